@@ -1,0 +1,19 @@
+/** Turning errors into Temporal failures that carry the seed's error kind as `type`. */
+import { ApplicationFailure } from '@temporalio/common';
+import { AivyxError, type AivyxErrorData, type AivyxErrorKind } from '../core/errors.js';
+
+// Kinds where trying again cannot help: the same input fails the same way.
+const NON_RETRYABLE: ReadonlySet<AivyxErrorKind> = new Set(['Config', 'Crypto', 'CapabilityDenied', 'InvalidScope', 'Audit', 'NotFound', 'Cancelled', 'ToolEscalation']);
+
+/** Plain error data for anything thrown (an `AivyxError` keeps its kind; anything else is `Internal`). */
+export function errorData(err: unknown, fallback: AivyxErrorKind = 'Internal'): AivyxErrorData {
+  if (err instanceof AivyxError) return err.toData();
+  return { kind: fallback, message: err instanceof Error ? err.message : String(err) };
+}
+
+/** An `ApplicationFailure` whose `type` is the error kind and whose first detail is the error data. */
+export function toApplicationFailure(err: unknown): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  const data = errorData(err);
+  return ApplicationFailure.create({ type: data.kind, message: data.message, nonRetryable: NON_RETRYABLE.has(data.kind), details: [data], cause: err instanceof Error ? err : undefined });
+}

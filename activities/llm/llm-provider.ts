@@ -1,0 +1,20 @@
+/** The LLM provider port: one model step per activity call, streaming text best-effort. */
+import type { LlmStepRequest, LlmStepResult } from '../../core/llm.js';
+
+/** Where a provider streams to while a step runs. */
+export interface LlmStepSink {
+  /** A piece of assistant text, as it arrives (best-effort; the result carries the full text). */
+  text(chunk: string): void;
+  /** Activity heartbeat: call at least every few seconds while waiting on the model. */
+  heartbeat(): void;
+  /** Aborted when the step is cancelled; providers stop promptly and throw `signal.reason`. */
+  signal: AbortSignal;
+}
+
+/** A model behind the seed's `LlmProvider`: deterministic ids in, one step result out. */
+export interface LlmProvider {
+  /** Short name for logs and audit, e.g. `scripted`. */
+  readonly name: string;
+  /** Runs one step; throws AivyxError('Llm') for provider failures. */
+  step(req: LlmStepRequest, sink: LlmStepSink): Promise<LlmStepResult>;
+}

@@ -1,0 +1,38 @@
+/** The narrow ports the turn activities are built over (wired by the worker's composition root). */
+import type { AuditEvent } from '../core/audit-events.js';
+import type { TurnRequest } from '../core/channel.js';
+import type { TurnOutcome } from '../core/outcomes.js';
+import type { ChannelEvent } from '../infra/stream-hub.js';
+
+/** Appends audit entries idempotently by key. */
+export interface AuditPort {
+  /** Appends `event` under `idemKey`; the same key again returns the original sequence number. */
+  append(idemKey: string, event: AuditEvent): Promise<{ seq: number; duplicate: boolean }>;
+  /** True when an entry with this key exists (a retried activity whose first attempt already audited). */
+  has(idemKey: string): Promise<boolean>;
+}
+
+/** Verifies channel attestations. */
+export interface AttestationPort {
+  verify(req: TurnRequest): { ok: true } | { ok: false; reason: string };
+}
+
+/** Best-effort events from activities to the channel (seed `stream_event`). */
+export interface StreamPort {
+  publish(turnId: string, event: ChannelEvent): void;
+}
+
+/** Delivers a turn's outcome to its channel (seed `finalize`); must be idempotent. */
+export interface DeliveryPort {
+  deliver(req: TurnRequest, outcome: TurnOutcome): Promise<void>;
+}
+
+/** What the agent itself holds, before a tier ceiling narrows it. */
+export interface AgentConfig {
+  /** The agent's capability set (scope strings). */
+  capabilities: string[];
+  /** The turn budget: past it the turn ends `TimedOut` (seed: budget lives in the agent's config). */
+  budgetMs: number;
+  /** Tools that return `RequiresEscalation` instead of running (confirm-first). */
+  confirmFirst: string[];
+}

@@ -1,0 +1,105 @@
+/** `fs.read`: reads a UTF-8 text file over its real (symlink-resolved) path, up to a byte cap. */
+import { open, realpath } from 'node:fs/promises';
+import { AivyxError } from '../../core/errors.js';
+import { fsReadTool, parseFsReadInput } from '../../core/tool-catalog.js';
+import type { ToolImplementation } from './tool-implementation.js';
+
+/** Default and ceiling of `maxBytes`: 1 MiB keeps a file from flooding the model context and the history. */
+export const FS_READ_DEFAULT_MAX_BYTES = 1024 * 1024;
+
+/** Output of `fs.read`. `path` is the real path that was read; `bytes` counts the bytes returned. */
+export interface FsReadOutput {
+  path: string;
+  content: string;
+  bytes: number;
+  truncated: boolean;
+}
+
+/** Options of `createFsReadTool`. */
+export interface FsReadOptions {
+  /** Ceiling for `maxBytes` (default 1 MiB); larger requests are clamped to it. */
+  maxBytesLimit?: number;
+}
+
+function toolError(message: string, cause?: unknown): AivyxError {
+  return new AivyxError('Tool', `fs.read: ${message}`, { detail: { tool: 'fs.read' }, ...(cause === undefined ? {} : { cause }) });
+}
+
+function ioMessage(e: unknown, path: string): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return `no such file: ${path}`;
+  if (code === 'EACCES' || code === 'EPERM') return `permission denied: ${path}`;
+  if (code === 'ELOOP') return `too many symlinks: ${path}`;
+  return `${path}: ${(e as Error).message}`;
+}
+
+/** Resolves symlinks: the path the read really touches. */
+async function realFile(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch (e) {
+    throw toolError(ioMessage(e, path), e);
+  }
+}
+
+/**
+ * Drops a trailing incomplete UTF-8 sequence, so a cut inside a multi-byte character does not
+ * end the content with U+FFFD. Returns the byte length to keep.
+ */
+function utf8Boundary(buf: Uint8Array, length: number): number {
+  let i = length;
+  // Walk back over at most 3 continuation bytes to the lead byte of the last character.
+  while (i > 0 && length - i < 3 && ((buf[i - 1] as number) & 0xc0) === 0x80) i--;
+  if (i === 0) return length;
+  const lead = buf[i - 1] as number;
+  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return length - (i - 1) >= need ? length : i - 1;
+}
+
+/** Creates the `fs.read` implementation (reading is naturally idempotent). */
+export function createFsReadTool(options: FsReadOptions = {}): ToolImplementation {
+  const limit = options.maxBytesLimit ?? FS_READ_DEFAULT_MAX_BYTES;
+  return {
+    descriptor: fsReadTool,
+    async resolveScope(input) {
+      const { path } = parseFsReadInput(input);
+      return `fs.read:${await realFile(path)}`;
+    },
+    async run(input, ctx) {
+      const req = parseFsReadInput(input);
+      const maxBytes = Math.min(req.maxBytes ?? limit, limit);
+      ctx.signal.throwIfAborted();
+      // Re-resolve here and report the real path: what was read is what the scope re-check saw.
+      const path = await realFile(req.path);
+      let handle;
+      try {
+        handle = await open(path, 'r');
+      } catch (e) {
+        throw toolError(ioMessage(e, path), e);
+      }
+      try {
+        const stat = await handle.stat();
+        if (!stat.isFile()) throw toolError(`not a regular file: ${path}`);
+        // One byte past the cap tells "exactly maxBytes" from "more than maxBytes" without trusting stat.size.
+        const buf = new Uint8Array(maxBytes + 1);
+        let filled = 0;
+        while (filled < buf.length) {
+          ctx.signal.throwIfAborted();
+          const { bytesRead } = await handle.read(buf, filled, buf.length - filled, filled);
+          if (bytesRead === 0) break;
+          filled += bytesRead;
+        }
+        const truncated = filled > maxBytes;
+        const keep = truncated ? utf8Boundary(buf, maxBytes) : filled;
+        const content = Buffer.from(buf.buffer, 0, keep).toString('utf8');
+        const output: FsReadOutput = { path, content, bytes: keep, truncated };
+        return { kind: 'completed', output, verified: 'NotApplicable' };
+      } catch (e) {
+        if (e instanceof AivyxError || ctx.signal.aborted) throw e;
+        throw toolError(ioMessage(e, path), e);
+      } finally {
+        await handle.close();
+      }
+    },
+  };
+}

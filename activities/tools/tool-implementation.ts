@@ -1,0 +1,30 @@
+/** The contract every tool activity implementation satisfies (the Node-side half of a tool). */
+import type { Verification } from '../../core/outcomes.js';
+import type { ToolDescriptor } from '../../core/tools.js';
+
+/** What the activity hands a running tool. */
+export interface ToolRunContext {
+  /** Aborted when the activity is cancelled (turn cancelled, budget spent, worker shutting down). */
+  signal: AbortSignal;
+  /** Activity heartbeat: long-running tools call it so a dead worker is noticed quickly. */
+  heartbeat(details?: unknown): void;
+  /** `workflowId/activityId`: stable across retries, so it keys intents and deterministic names. */
+  idemKey: string;
+}
+
+/** What a tool run ends as; failures are thrown as AivyxError('Tool' | 'Cancelled' | ...). */
+export type ToolRunResult =
+  | { kind: 'completed'; output: unknown; verified: Verification }
+  | { kind: 'escalate'; reason: string };
+
+/** One tool implementation: its descriptor, its canonical scope re-check and its effect. */
+export interface ToolImplementation {
+  descriptor: ToolDescriptor;
+  /**
+   * The scope this call really touches, over canonical forms (symlinks resolved). The activity
+   * re-checks it against the held capabilities, so a symlink escaping a granted directory is caught.
+   */
+  resolveScope(input: unknown): Promise<string>;
+  /** Performs the call. Throws AivyxError for failures (kind `Tool` unless another kind fits better). */
+  run(input: unknown, ctx: ToolRunContext): Promise<ToolRunResult>;
+}

@@ -1,0 +1,219 @@
+/**
+ * The turn's activities, built by factory over narrow ports. Each one that writes audit keys
+ * its entry by workflow id + run id + activity id (never the attempt), so a retried activity
+ * never appends twice.
+ */
+import { Context } from '@temporalio/activity';
+import { CapabilitySet, Scope, channelTrustTier, tierCeiling } from '../core/capability/index.js';
+import type { TurnRequest } from '../core/channel.js';
+import { AivyxError, type AivyxErrorData } from '../core/errors.js';
+import type { LlmStepRequest, LlmStepResult } from '../core/llm.js';
+import { summarizeToolOutcome, summarizeTurnOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
+import type { ToolCall } from '../core/tools.js';
+import { canonicalJson, sha256Hex } from '../infra/crypto/index.js';
+import { errorData, toApplicationFailure } from './failure.js';
+import type { LlmProvider } from './llm/llm-provider.js';
+import type { AgentConfig, AttestationPort, AuditPort, DeliveryPort, StreamPort } from './ports.js';
+import type { ToolImplementation } from './tools/tool-implementation.js';
+
+/** Everything the turn activities need. */
+export interface TurnActivityDeps {
+  audit: AuditPort;
+  attestation: AttestationPort;
+  stream: StreamPort;
+  delivery: DeliveryPort;
+  agent: AgentConfig;
+  llm: LlmProvider;
+  tools: readonly ToolImplementation[];
+}
+
+/** Result of `openTurn`: the turn's effective capabilities, or why it may not run. */
+export type OpenTurnResult = { ok: true; effective: string[]; budgetMs: number } | { ok: false; error: AivyxErrorData };
+
+/** Input of `runTool`. */
+export interface RunToolInput {
+  turnId: string;
+  call: ToolCall;
+  /** The scope the workflow checked. */
+  scope: string;
+  effective: string[];
+}
+
+/** Stable idempotency key of the running activity: workflow id + run id + activity id. */
+export function activityKey(): string {
+  const info = Context.current().info;
+  const wf = info.workflowExecution;
+  if (!wf) throw new AivyxError('Internal', 'audited activities run only inside a workflow');
+  return `${wf.workflowId}/${wf.runId}/${info.activityId}`;
+}
+
+/** Keeps an activity's heartbeat going while `work` runs, so a dead worker is noticed quickly. */
+async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** SHA-256 of the canonical JSON of a tool input: what the audit log keeps instead of the input. */
+export function inputHash(input: unknown): string {
+  return sha256Hex(canonicalJson(input ?? null));
+}
+
+/** Builds the turn activities. */
+export function createTurnActivities(deps: TurnActivityDeps) {
+  const toolsById = new Map(deps.tools.map((t) => [t.descriptor.id, t]));
+  const agentCaps = CapabilitySet.from(deps.agent.capabilities);
+
+  async function denied(turnId: string, call: Pick<ToolCall, 'callId' | 'tool'>, scope: string, held: string[]): Promise<ToolOutcome> {
+    const parsed = Scope.tryParse(scope);
+    await deps.audit.append(activityKey(), {
+      type: 'ScopeDenied',
+      turnId,
+      callId: call.callId,
+      toolAttempted: call.tool,
+      scopeRequested: parsed?.base ?? scope,
+      scopeQualifier: parsed?.qualifier ?? null,
+      heldCapabilities: held,
+    });
+    return { status: 'Denied', scope, held };
+  }
+
+  return {
+    /** Verifies the attestation, resolves the tier, computes effective capabilities once, writes `TurnStarted`. */
+    async openTurn(req: TurnRequest): Promise<OpenTurnResult> {
+      const verdict = deps.attestation.verify(req);
+      let reason = verdict.ok ? undefined : verdict.reason;
+      let tier;
+      if (verdict.ok) {
+        try {
+          tier = channelTrustTier(req.channel.trustTier);
+        } catch (e) {
+          reason = errorData(e).message;
+        }
+      }
+      if (reason !== undefined || tier === undefined) {
+        await deps.audit.append(activityKey(), {
+          type: 'TurnRejected',
+          turnId: req.turnId,
+          sessionId: req.channel.sessionId,
+          channel: req.channel.platform,
+          channelName: req.channel.name,
+          claimedTrustTier: String(req.channel.trustTier),
+          reason: reason ?? 'unknown trust tier',
+        });
+        return {
+          ok: false,
+          error: { kind: 'CapabilityDenied', message: `turn refused: ${reason}`, hint: 'turns must come through a channel adapter that holds the attestation key', detail: { scope: 'channel.attestation', held: [] } },
+        };
+      }
+      const effective = agentCaps.intersect(tierCeiling(tier)).toJSON();
+      await deps.audit.append(activityKey(), {
+        type: 'TurnStarted',
+        turnId: req.turnId,
+        sessionId: req.channel.sessionId,
+        channel: req.channel.platform,
+        channelName: req.channel.name,
+        trustTier: tier,
+        effectiveCapabilities: effective,
+      });
+      return { ok: true, effective, budgetMs: deps.agent.budgetMs };
+    },
+
+    /** One LLM step: streams text to the channel as it arrives, returns the whole step. */
+    async llmStep(req: LlmStepRequest): Promise<LlmStepResult> {
+      const ctx = Context.current();
+      // A retried step re-streams from the start: tell the channel to drop what it showed.
+      if (ctx.info.attempt > 1) deps.stream.publish(req.turnId, { type: 'step_restarted', step: req.step });
+      try {
+        return await withHeartbeat(() =>
+          deps.llm.step(req, {
+            text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),
+            heartbeat: () => ctx.heartbeat(),
+            signal: ctx.cancellationSignal,
+          }),
+        );
+      } catch (err) {
+        throw toApplicationFailure(err);
+      }
+    },
+
+    /** Audits a denial the workflow decided (the deterministic half of the scope check). */
+    async recordScopeDenied(input: { turnId: string; call: Pick<ToolCall, 'callId' | 'tool'>; scope: string; held: string[] }): Promise<void> {
+      await denied(input.turnId, input.call, input.scope, input.held);
+    },
+
+    /** Re-checks the scope on canonical forms, runs the tool, and appends its `ToolCall` entry. */
+    async runTool(input: RunToolInput): Promise<ToolOutcome> {
+      const { turnId, call } = input;
+      const impl = toolsById.get(call.tool);
+      if (!impl) return { status: 'Failed', error: { kind: 'NotFound', message: `this worker has no tool "${call.tool}"`, detail: { kind: 'tool', id: call.tool } } };
+      const held = CapabilitySet.fromJSON(input.effective);
+      const key = activityKey();
+      let scope: string;
+      try {
+        // The workflow checked the lexical scope; the activity re-checks the declared and the resolved
+        // (symlinks followed) forms, so a link out of the granted tree is caught here.
+        const declared = Scope.parse(impl.descriptor.requiredScope(call.input)).toString();
+        const resolved = Scope.parse(await impl.resolveScope(call.input)).toString();
+        for (const s of [declared, resolved]) if (!held.grants(s)) return await denied(turnId, call, s, input.effective);
+        scope = resolved;
+      } catch (e) {
+        return { status: 'Failed', error: errorData(e, 'Tool') };
+      }
+
+      const started = Date.now();
+      let outcome: ToolOutcome;
+      if (deps.agent.confirmFirst.includes(call.tool)) {
+        outcome = { status: 'RequiresEscalation', reason: `${call.tool} is confirm-first: a person must approve this exact call` };
+      } else {
+        deps.stream.publish(turnId, { type: 'tool_started', tool: call.tool, callId: call.callId });
+        try {
+          const ctx = Context.current();
+          const result = await withHeartbeat(() => impl.run(call.input, { signal: ctx.cancellationSignal, heartbeat: (d) => ctx.heartbeat(d), idemKey: key }));
+          outcome = result.kind === 'completed' ? { status: 'Completed', output: result.output, verified: result.verified } : { status: 'RequiresEscalation', reason: result.reason };
+        } catch (e) {
+          outcome = { status: 'Failed', error: errorData(e, 'Tool') };
+        }
+        deps.stream.publish(turnId, { type: 'tool_finished', tool: call.tool, callId: call.callId, summary: summarizeToolOutcome(outcome) });
+      }
+      // A retry whose first attempt already audited this call must not append a second entry.
+      if (!(Context.current().info.attempt > 1 && (await deps.audit.has(key)))) {
+        await deps.audit.append(key, {
+          type: 'ToolCall',
+          turnId,
+          callId: call.callId,
+          toolId: call.tool,
+          scopeUsed: scope,
+          inputHash: inputHash(call.input),
+          outcome: summarizeToolOutcome(outcome),
+          durationMs: Date.now() - started,
+        });
+      }
+      return outcome;
+    },
+
+    /** Writes `TurnEnded` and delivers the outcome to the channel. */
+    async finalizeTurn(input: { request: TurnRequest; outcome: TurnOutcome; durationMs: number }): Promise<void> {
+      const { request, outcome } = input;
+      await deps.audit.append(activityKey(), {
+        type: 'TurnEnded',
+        turnId: request.turnId,
+        outcome: summarizeTurnOutcome(outcome),
+        toolCallsMade: outcome.toolCallsMade,
+        durationMs: input.durationMs,
+      });
+      try {
+        await deps.delivery.deliver(request, outcome);
+      } catch (e) {
+        throw toApplicationFailure(e instanceof AivyxError ? e : new AivyxError('Channel', `delivery failed: ${errorData(e).message}`));
+      }
+    },
+  };
+}
+
+/** The activity object a worker registers. */
+export type TurnActivities = ReturnType<typeof createTurnActivities>;

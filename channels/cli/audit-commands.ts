@@ -1,0 +1,42 @@
+/** `aivyx audit verify|tail` without a running stack: open the database and keys directly. */
+import { join } from 'node:path';
+import { tailAuditEntries, verifyAuditChain } from '../../infra/audit/index.js';
+import type { AivyxConfig } from '../../infra/config.js';
+import { openDatabase } from '../../infra/db/index.js';
+import { lockHome } from '../../infra/home-lock.js';
+import { openKeyring } from '../../infra/keyring.js';
+
+/** Runs an audit command against the database named by the configuration. */
+export async function runAuditDirect(config: AivyxConfig, sub: 'verify' | 'tail', n: number, passphrase: string): Promise<unknown> {
+  // PGlite has one owner at a time; PostgreSQL needs no lock.
+  const lock = config.databaseUrl ? undefined : lockHome(config.home);
+  const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') });
+  try {
+    const master = await openKeyring(db.db, passphrase);
+    return sub === 'verify' ? await verifyAuditChain(db.db, master.subkey('audit')) : await tailAuditEntries(db.db, n);
+  } finally {
+    await db.close();
+    lock?.release();
+  }
+}
+
+/** Prints an audit result for a person (or as JSON) and returns the exit status. */
+export function printAudit(sub: 'verify' | 'tail', result: unknown, json: boolean): number {
+  if (sub === 'verify') {
+    const r = result as { ok: boolean; count: number; headSeq?: number; firstBadSeq?: number; reason?: string };
+    if (json) process.stdout.write(`${JSON.stringify(r)}\n`);
+    else if (r.ok) process.stdout.write(`audit chain OK: ${r.count} entries, head at seq ${r.headSeq}\n`);
+    else process.stdout.write(`audit chain BROKEN at seq ${r.firstBadSeq}: ${r.reason} (${r.count} entries verified before it)\n`);
+    return r.ok ? 0 : 1;
+  }
+  const rows = result as Array<{ seq: number; recordedAt?: string; event: { type: string; turnId?: string } & Record<string, unknown> }>;
+  for (const row of rows) {
+    if (json) {
+      process.stdout.write(`${JSON.stringify(row)}\n`);
+      continue;
+    }
+    const { type, turnId, ...rest } = row.event;
+    process.stdout.write(`#${row.seq}  ${row.recordedAt ?? ''}  ${type.padEnd(12)} ${turnId ?? ''}  ${JSON.stringify(rest)}\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,125 @@
+/**
+ * The `aivyx` command: the composition root of the CLI. Only here (and in other entry points)
+ * is configuration read from the environment.
+ *
+ *   aivyx up                      start everything and keep running
+ *   aivyx chat [-m TEXT] [--session ID]
+ *   aivyx audit verify | tail [-n N] [--json]
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { AivyxError, describeError } from '../../core/errors.js';
+import type { TurnOutcome } from '../../core/outcomes.js';
+import { loadConfig, type AivyxConfig } from '../../infra/config.js';
+import { findRunningStack } from '../../infra/home-lock.js';
+import { promptHidden, resolvePassphrase } from '../../infra/passphrase.js';
+import { restToken, startStack, type Stack } from '../../infra/stack.js';
+import { printAudit, runAuditDirect } from './audit-commands.js';
+import { chatRepl, chatTurn, OUTCOME_EXIT_CODES } from './chat.js';
+import type { RestTarget } from './rest-client.js';
+
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+const USAGE = `usage:
+  aivyx up                               start Temporal, the database, the worker and the local channels
+  aivyx chat [-m TEXT] [--session ID]    talk to the assistant (REPL, or one message with -m)
+  aivyx audit verify                     check the audit chain; exits non-zero at the first bad entry
+  aivyx audit tail [-n N] [--json]       show the newest audit entries`;
+
+function passphrase(): Promise<string> {
+  return resolvePassphrase({ env: process.env, ...(process.stdin.isTTY ? { prompt: () => promptHidden('aivyx passphrase: ') } : {}) });
+}
+
+function start(config: AivyxConfig, extra: { restPort?: number; headless?: boolean; quiet?: boolean }, pass: string): Promise<Stack> {
+  return startStack({ config, passphrase: pass, projectRoot, env: process.env, ...extra, log: extra.quiet ? () => undefined : (l) => process.stderr.write(`aivyx: ${l}\n`) });
+}
+
+/** The REST channel of a running `aivyx up`, or a stack started here for this command. */
+async function target(config: AivyxConfig): Promise<{ target: RestTarget; stop(): Promise<void> }> {
+  const running = findRunningStack(config.home);
+  if (running) return { target: { url: running.restUrl, token: restToken(config.home) }, stop: async () => undefined };
+  const stack = await start(config, { restPort: 0, headless: true, quiet: true }, await passphrase());
+  return { target: { url: stack.restUrl, token: stack.restToken }, stop: () => stack.stop() };
+}
+
+async function up(config: AivyxConfig): Promise<number> {
+  const stack = await start(config, {}, await passphrase());
+  process.stdout.write(
+    [
+      'aivyx is up.',
+      `  Temporal UI:  ${stack.uiUrl ?? `(external cluster at ${stack.temporalAddress})`}`,
+      `  Temporal:     ${stack.temporalAddress}`,
+      `  REST channel: ${stack.restUrl}  (bearer token in ${config.home}/rest-token)`,
+      `  Talk to it:   npm run aivyx -- chat        (Ctrl-C here stops everything)`,
+      '',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  process.stderr.write('aivyx: stopping…\n');
+  await stack.stop();
+  return 0;
+}
+
+async function chat(config: AivyxConfig, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { message: { type: 'string', short: 'm' }, session: { type: 'string' } } });
+  const t = await target(config);
+  try {
+    if (values.message === undefined) {
+      await chatRepl(t.target, values.session);
+      return 0;
+    }
+    const outcome: TurnOutcome = await chatTurn(t.target, values.message, values.session ?? `cli-${randomUUID()}`, {
+      out: (s) => process.stdout.write(s),
+      err: (s) => process.stderr.write(s),
+    });
+    return OUTCOME_EXIT_CODES[outcome.status];
+  } finally {
+    await t.stop();
+  }
+}
+
+async function audit(config: AivyxConfig, args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values } = parseArgs({ args: rest, options: { n: { type: 'string', short: 'n' }, json: { type: 'boolean' } } });
+  if (sub !== 'verify' && sub !== 'tail') throw new AivyxError('Config', `unknown audit command "${sub ?? ''}"`, { hint: USAGE });
+  const n = values.n === undefined ? 20 : Number(values.n);
+  if (!Number.isInteger(n) || n <= 0) throw new AivyxError('Config', `-n must be a positive integer, got "${values.n}"`);
+  const running = findRunningStack(config.home);
+  const result = running
+    ? await (await import('./rest-client.js')).restJson({ url: running.restUrl, token: restToken(config.home) }, 'GET', sub === 'verify' ? '/v1/audit/verify' : `/v1/audit/tail?n=${n}`)
+    : await runAuditDirect(config, sub, n, await passphrase());
+  return printAudit(sub, result, Boolean(values.json));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  const config = loadConfig(process.env, projectRoot);
+  switch (command) {
+    case 'up':
+      return up(config);
+    case 'chat':
+      return chat(config, args);
+    case 'audit':
+      return audit(config, args);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`aivyx: unknown command "${command}"\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`aivyx: ${err instanceof AivyxError ? describeError(err.toData()) : err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

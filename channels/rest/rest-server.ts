@@ -1,0 +1,146 @@
+/**
+ * The local REST channel (Trusted: bound to loopback only, bearer token from the data
+ * directory). `aivyx chat` talks to `aivyx up` through it.
+ *
+ *   POST /v1/messages            {text, sessionId?, messageId?, channel?: 'cli'} → SSE stream, last event `outcome`
+ *   POST /v1/turns/:id/cancel    cancel a running turn
+ *   GET  /v1/audit/verify        {ok, count, ...}
+ *   GET  /v1/audit/tail?n=20     recent audit rows
+ *   GET  /v1/health
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ChannelFacts } from '../../core/channel.js';
+import { AivyxError } from '../../core/errors.js';
+import { assertMessageFits, MAX_MESSAGE_BYTES } from '../../core/limits.js';
+import { textContent } from '../../core/message.js';
+import type { TurnGateway } from '../turn-gateway.js';
+
+/** What the REST channel serves besides turns. */
+export interface RestAuditPort {
+  verify(): Promise<unknown>;
+  tail(n: number): Promise<unknown>;
+}
+
+/** Options for the REST channel. */
+export interface RestServerOptions {
+  gateway: TurnGateway;
+  token: string;
+  audit: RestAuditPort;
+  host?: string;
+  port?: number;
+  info?: Record<string, unknown>;
+}
+
+// Room for the JSON envelope around a maximal message.
+const MAX_BODY_BYTES = MAX_MESSAGE_BYTES + 64 * 1024;
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new HttpError(413, `request body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}`, 'send a shorter message');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`, 'send a shorter message');
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+    return parsed as Record<string, unknown>;
+  } catch {
+    throw new HttpError(400, 'request body must be a JSON object');
+  }
+}
+
+function authorized(req: IncomingMessage, token: string): boolean {
+  const header = req.headers.authorization ?? '';
+  const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+/** Starts the REST channel; resolves with its URL and a stop function. */
+export async function startRestServer(opts: RestServerOptions): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!LOOPBACK.has(host)) {
+    throw new AivyxError('Config', `the REST channel is Trusted and binds to loopback only, not ${host}`, { hint: 'remote access belongs to a SemiTrusted channel (Telegram, email)' });
+  }
+
+  async function handleMessage(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJson(req);
+    if (typeof body.text !== 'string' || body.text.length === 0) throw new HttpError(400, 'field "text" must be a non-empty string');
+    const sessionId = typeof body.sessionId === 'string' && body.sessionId ? body.sessionId : `rest-${randomUUID()}`;
+    const messageId = typeof body.messageId === 'string' && body.messageId ? body.messageId : randomUUID();
+    const isCli = body.channel === 'cli';
+    const facts: ChannelFacts = { name: isCli ? 'cli' : 'rest', platform: isCli ? 'Local' : 'Rest', trustTier: 'Trusted', sessionId, sender: isCli ? 'local-user' : 'rest-client' };
+    const message = { id: messageId, sessionId, content: textContent(body.text), receivedAt: Date.now() };
+    // Refuse an oversized message while we can still answer with a status code.
+    assertMessageFits(message);
+
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const emit = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    try {
+      const turn = await opts.gateway.start(facts, message, (e) => emit(e.type, e));
+      emit('turn', { turnWorkflowId: turn.turnWorkflowId, duplicate: turn.duplicate, sessionId });
+      emit('outcome', await turn.outcome);
+    } catch (err) {
+      const e = err instanceof AivyxError ? err.toData() : { kind: 'Internal', message: err instanceof Error ? err.message : String(err) };
+      emit('error', e);
+    }
+    res.end();
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const route = `${req.method} ${url.pathname}`;
+    void (async () => {
+      try {
+        if (route === 'GET /v1/health') return send(res, 200, { ok: true, ...opts.info });
+        if (!authorized(req, opts.token)) throw new HttpError(401, 'missing or wrong bearer token', 'the token is in <AIVYX_HOME>/rest-token');
+        if (route === 'POST /v1/messages') return await handleMessage(req, res);
+        const cancel = /^POST \/v1\/turns\/(.+)\/cancel$/.exec(route);
+        if (cancel?.[1]) {
+          await opts.gateway.cancel(decodeURIComponent(cancel[1]));
+          return send(res, 202, { ok: true });
+        }
+        if (route === 'GET /v1/audit/verify') return send(res, 200, await opts.audit.verify());
+        if (route === 'GET /v1/audit/tail') return send(res, 200, await opts.audit.tail(Math.min(Number(url.searchParams.get('n') ?? 20) || 20, 10_000)));
+        throw new HttpError(404, `no route ${route}`);
+      } catch (err) {
+        if (res.headersSent) return res.end();
+        if (err instanceof HttpError) return send(res, err.status, { error: { message: err.message, hint: err.hint } });
+        if (err instanceof AivyxError) return send(res, err.kind === 'Channel' ? 413 : 500, { error: err.toData() });
+        return send(res, 500, { error: { message: err instanceof Error ? err.message : String(err) } });
+      }
+    })();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

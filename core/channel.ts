@@ -1,0 +1,64 @@
+/** What a channel tells the core about itself, and the turn request it sends (seed D3 `ChannelContext`). */
+import type { TrustTier } from './capability/index.js';
+import type { Message } from './message.js';
+
+/** Platforms a channel can run on (seed D3 `ChannelPlatform`). */
+export type ChannelPlatform = 'Local' | 'Rest' | 'Telegram' | 'Email' | 'Discord' | 'Slack' | 'Matrix';
+
+/** Facts about the inbound channel, attested by the adapter that received the message. */
+export interface ChannelFacts {
+  /** Channel instance name, e.g. `cli`, `rest`, `telegram`. */
+  name: string;
+  platform: ChannelPlatform;
+  /** Resolved by the adapter from verified transport facts, never from message text. */
+  trustTier: TrustTier;
+  sessionId: string;
+  /** Platform identity of the sender (user id, address); used for approvals. */
+  sender: string;
+}
+
+/**
+ * A channel attestation: MAC over the canonical form of the request body under a
+ * key derived from the master key. The worker recomputes it before the first LLM step.
+ */
+export interface ChannelAttestation {
+  /** Which attestation key version produced the MAC. */
+  keyId: string;
+  /** Epoch ms when the adapter attested the request. */
+  issuedAt: number;
+  /** hex HMAC-SHA256 */
+  mac: string;
+}
+
+/** Everything a turn needs, as sent by a channel adapter to `turnWorkflow`. */
+export interface TurnRequest {
+  turnId: string;
+  message: Message;
+  channel: ChannelFacts;
+  /** Earlier exchanges of the session, oldest first (text only). */
+  history?: HistoryEntry[];
+  attestation?: ChannelAttestation;
+}
+
+/** One earlier exchange carried into the next turn of a session. */
+export interface HistoryEntry {
+  role: 'user' | 'assistant';
+  text: string;
+}
+
+/** Owned form of seed D3 `StreamEvent`: best-effort events from activities to the channel. */
+export type StreamEvent =
+  | { type: 'text'; text: string }
+  | { type: 'status'; text: string }
+  | { type: 'tool_started'; tool: string; callId: string }
+  | { type: 'tool_finished'; tool: string; callId: string; summary: string }
+  /** An LLM step was retried: text already shown for it should be discarded. */
+  | { type: 'step_restarted'; step: number };
+
+/**
+ * The part of a turn request the attestation MAC covers: turn id, channel facts and message.
+ * `history` is excluded because the session workflow (trusted code) adds it after the channel attested.
+ */
+export function attestedBody(req: TurnRequest, issuedAt: number): Record<string, unknown> {
+  return { v: 1, turnId: req.turnId, message: req.message, channel: req.channel, issuedAt };
+}

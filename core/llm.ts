@@ -1,0 +1,32 @@
+/** The LLM step contract (seed `LlmProvider`), shared by the workflow and the provider activities. */
+import type { HistoryEntry } from './channel.js';
+import type { Message } from './message.js';
+import type { ToolCall, ToolResult } from './tools.js';
+
+/** What the model has seen so far inside this turn, after the user's message. */
+export type TranscriptItem =
+  | { role: 'assistant'; text?: string; calls: ToolCall[] }
+  | { role: 'tool'; results: ToolResult[] };
+
+/** A tool as the model is shown it. */
+export interface ToolSpec {
+  id: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** Input of one LLM step. */
+export interface LlmStepRequest {
+  turnId: string;
+  /** 0-based index of this step within the turn. */
+  step: number;
+  history: HistoryEntry[];
+  message: Message;
+  transcript: TranscriptItem[];
+  tools: ToolSpec[];
+}
+
+/** Result of one LLM step: a final assistant message, or a batch of tool calls to run in parallel. */
+export type LlmStepResult =
+  | { type: 'final'; text: string }
+  | { type: 'tool_calls'; text?: string; calls: ToolCall[] };

@@ -1,0 +1,46 @@
+/** Seed D3 outcome types: what a tool call and a whole turn can end as. */
+import type { AivyxErrorData } from './errors.js';
+
+/** Whether a tool confirmed that its intended effect happened (not just that it returned). */
+export type Verification = 'Verified' | 'Unverified' | 'NotApplicable';
+
+/** The result of one tool call, as the model and the audit log see it. */
+export type ToolOutcome =
+  | { status: 'Completed'; output: unknown; verified: Verification }
+  | { status: 'Denied'; scope: string; held: string[] }
+  | { status: 'RequiresEscalation'; reason: string }
+  | { status: 'Failed'; error: AivyxErrorData };
+
+/** The five ways a turn ends. Durations are milliseconds. */
+export type TurnOutcome =
+  | { status: 'Completed'; finalMessage: string; toolCallsMade: number; durationMs: number }
+  | { status: 'Escalated'; reason: string; pendingTool: string; pendingInput?: unknown; toolCallsMade: number }
+  | { status: 'TimedOut'; toolCallsMade: number; elapsedMs: number }
+  | { status: 'Cancelled'; toolCallsMade: number }
+  | { status: 'Failed'; error: AivyxErrorData; toolCallsMade: number };
+
+/** Short audit-friendly summary of a tool outcome (no output bodies). */
+export function summarizeToolOutcome(o: ToolOutcome): string {
+  switch (o.status) {
+    case 'Completed':
+      return `Completed(${o.verified})`;
+    case 'Denied':
+      return `Denied(${o.scope})`;
+    case 'RequiresEscalation':
+      return `RequiresEscalation`;
+    case 'Failed':
+      return `Failed(${o.error.kind})`;
+  }
+}
+
+/** Short summary of a turn outcome for `TurnEnded` and status lines. */
+export function summarizeTurnOutcome(o: TurnOutcome): string {
+  switch (o.status) {
+    case 'Failed':
+      return `Failed(${o.error.kind})`;
+    case 'Escalated':
+      return `Escalated(${o.pendingTool})`;
+    default:
+      return o.status;
+  }
+}

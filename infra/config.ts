@@ -1,0 +1,59 @@
+/** Configuration from the environment: read only by composition roots (CLI entry points, worker). */
+import { resolve } from 'node:path';
+import { AivyxError } from '../core/errors.js';
+
+/** Resolved runtime configuration. */
+export interface AivyxConfig {
+  /** Data directory: PGlite, the dev server's SQLite file, tokens, logs. */
+  home: string;
+  /** PostgreSQL URL; unset → PGlite under `home`. */
+  databaseUrl: string | undefined;
+  /** An existing Temporal frontend; unset → a dev server is started under `home`. */
+  temporalAddress: string | undefined;
+  namespace: string;
+  taskQueue: string;
+  /** `scripted:<file>` (default: the offline demo script). */
+  llm: string;
+  temporalPort: number;
+  uiPort: number;
+  restPort: number;
+  turnBudgetMs: number;
+  /** The agent's own capability set, before tier ceilings. */
+  capabilities: string[];
+  confirmFirst: string[];
+}
+
+/** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
+export const DEFAULT_AGENT_CAPABILITIES = ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'llm.call', 'memory.read', 'memory.write', 'memory.forget', 'audit.read', 'config.read'];
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new AivyxError('Config', `${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+function listFrom(env: NodeJS.ProcessEnv, name: string, fallback: string[]): string[] {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Reads the configuration; `projectRoot` locates the bundled demo script. */
+export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxConfig {
+  return {
+    home: resolve(env.AIVYX_HOME || '.aivyx'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    namespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueue: env.AIVYX_TASK_QUEUE || 'aivyx',
+    llm: env.AIVYX_LLM || `scripted:${resolve(projectRoot, 'docs/examples/demo-script.json')}`,
+    temporalPort: intFrom(env, 'AIVYX_TEMPORAL_PORT', 7233),
+    uiPort: intFrom(env, 'AIVYX_UI_PORT', 8233),
+    restPort: intFrom(env, 'AIVYX_REST_PORT', 8787),
+    turnBudgetMs: intFrom(env, 'AIVYX_TURN_BUDGET_MS', 5 * 60_000),
+    capabilities: listFrom(env, 'AIVYX_CAPABILITIES', DEFAULT_AGENT_CAPABILITIES),
+    confirmFirst: listFrom(env, 'AIVYX_CONFIRM_FIRST', []),
+  };
+}

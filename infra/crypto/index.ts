@@ -1,0 +1,15 @@
+/** Key schedule (Argon2id + HKDF domains) and canonical JSON / MAC helpers. */
+export {
+  type KeyDomain,
+  type KdfParams,
+  KEY_DOMAINS,
+  DEFAULT_KDF_PARAMS,
+  KEY_SCHEDULE_VERSION,
+  KEY_LENGTH,
+  assertKdfParams,
+  deriveMasterKey,
+  deriveSubkey,
+  keyCheckValue,
+  MasterKey,
+} from './key-schedule.js';
+export { canonicalJson, sha256Hex, hmacSha256Hex, timingSafeEqualHex, timingSafeEqualBytes } from './canonical-json.js';

@@ -1,0 +1,81 @@
+/**
+ * The kysely schema of the aivyx database: one `*Table` interface per table, with
+ * `Selectable`/`Insertable` aliases. Column names are snake_case as in SQL; int8 columns
+ * are `number` because `openDatabase` installs an int8 → Number parser (see there).
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** The single install row (id = 1): how to re-derive and recognise the master key. */
+export interface InstallTable {
+  /** Always 1; a CHECK constraint makes a second install impossible. */
+  id: number;
+  /** Argon2id salt, lower-case hex (16 random bytes). */
+  kdf_salt: string;
+  /** Argon2id parameters as JSON text, e.g. `{"m":65536,"p":4,"t":3}`. */
+  kdf_params: string;
+  /** Key-check value (hex), see `keyCheckValue`. */
+  kcv: string;
+  created_at: Generated<Date>;
+}
+
+/** One audit entry; `mac` chains it to the previous entry's `mac`. */
+export interface AuditEntryTable {
+  /** 1, 2, 3… without gaps; assigned under the audit_head row lock. */
+  seq: number;
+  /** Caller's idempotency key, e.g. `${workflowId}/${activityId}`; unique. */
+  idem_key: string;
+  /** The event's turnId when it has one (for per-turn views); not MACed separately. */
+  turn_id: string | null;
+  /** The event's `type`, denormalized for filtering. */
+  event_type: string;
+  /** RFC 8785 canonical JSON of the AuditEvent, exactly the bytes that were MACed. */
+  event: string;
+  recorded_at: Date;
+  /** The previous entry's mac (64 zeros for seq 1). */
+  prev_mac: string;
+  /** Hex HMAC-SHA256(audit key, prevMac bytes ‖ utf8(body)). */
+  mac: string;
+}
+
+/** The chain head (id = 1): its row lock serializes appends; seq/mac of the last entry. */
+export interface AuditHeadTable {
+  id: number;
+  seq: number;
+  mac: string;
+}
+
+/** Intent record for at-most-once tools: written 'started' before the effect, 'finished' after. */
+export interface ToolIntentTable {
+  idem_key: string;
+  tool: string;
+  input_hash: string;
+  state: 'started' | 'finished';
+  /** Outcome JSON once finished. */
+  outcome: string | null;
+  created_at: Generated<Date>;
+}
+
+/** The whole schema, as kysely's `Kysely<Database>` type parameter. */
+export interface Database {
+  install: InstallTable;
+  audit_entries: AuditEntryTable;
+  audit_head: AuditHeadTable;
+  tool_intents: ToolIntentTable;
+}
+
+/** A row read from `install`. */
+export type InstallRow = Selectable<InstallTable>;
+/** A row to insert into `install`. */
+export type NewInstall = Insertable<InstallTable>;
+/** A row read from `audit_entries` (event still as canonical JSON text). */
+export type AuditEntryRecord = Selectable<AuditEntryTable>;
+/** A row to insert into `audit_entries`. */
+export type NewAuditEntry = Insertable<AuditEntryTable>;
+/** A row read from `audit_head`. */
+export type AuditHeadRow = Selectable<AuditHeadTable>;
+/** A row read from `tool_intents`. */
+export type ToolIntentRow = Selectable<ToolIntentTable>;
+/** A row to insert into `tool_intents`. */
+export type NewToolIntent = Insertable<ToolIntentTable>;
+/** A change to a `tool_intents` row. */
+export type ToolIntentUpdate = Updateable<ToolIntentTable>;

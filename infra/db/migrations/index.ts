@@ -1,0 +1,16 @@
+/**
+ * Static migration list. Not FileMigrationProvider: we run under tsx and may be bundled,
+ * so there is no directory to scan. Names sort by date prefix; kysely runs them in that order.
+ */
+import type { Migration, MigrationProvider } from 'kysely';
+import * as foundation from './2026-12-02-0001-foundation.js';
+
+/** Every migration, keyed by its frozen name. */
+export const migrations: Record<string, Migration> = {
+  '2026-12-02-0001-foundation': foundation,
+};
+
+/** kysely MigrationProvider over the static list. */
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};

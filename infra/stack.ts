@@ -1,0 +1,133 @@
+/**
+ * The whole assistant on one machine: database, keys, Temporal (a dev server unless
+ * TEMPORAL_ADDRESS is set), the worker and the local REST channel. `aivyx up` runs it until
+ * stopped; `aivyx chat` runs it for one conversation when no `aivyx up` is around.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { loadScriptedProvider } from '../activities/llm/scripted-provider.js';
+import type { LlmProvider } from '../activities/llm/llm-provider.js';
+import { startRestServer } from '../channels/rest/rest-server.js';
+import { TurnGateway } from '../channels/turn-gateway.js';
+import { AivyxError } from '../core/errors.js';
+import { createAttestor } from './attestation.js';
+import { tailAuditEntries, verifyAuditChain } from './audit/index.js';
+import type { AivyxConfig } from './config.js';
+import { openDatabase } from './db/index.js';
+import { openKeyring } from './keyring.js';
+import { lockHome } from './home-lock.js';
+import { StreamHub } from './stream-hub.js';
+import { ensureNamespaceSetup, findTemporalCli, startDevServer } from './temporal/index.js';
+import { wireTurnActivities } from './wiring.js';
+import { createAivyxWorker } from './worker.js';
+
+/** A running stack. */
+export interface Stack {
+  restUrl: string;
+  restToken: string;
+  temporalAddress: string;
+  uiUrl: string | undefined;
+  client: Client;
+  worker: Worker;
+  /** Stops everything started here, in reverse order. */
+  stop(): Promise<void>;
+}
+
+/** Options beyond the configuration. */
+export interface StackOptions {
+  config: AivyxConfig;
+  passphrase: string;
+  projectRoot: string;
+  env: NodeJS.ProcessEnv;
+  /** Bind the REST channel to the configured port (`up`) or any free port (`chat` standalone). */
+  restPort?: number;
+  /** Start the dev server without the UI (standalone chat). */
+  headless?: boolean;
+  /** Progress lines for the person starting it. */
+  log?: (line: string) => void;
+  llm?: LlmProvider;
+}
+
+/** The REST channel's bearer token, created on first start and readable only by this user. */
+export function restToken(home: string): string {
+  const file = join(home, 'rest-token');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** Starts the stack; on failure everything already started is stopped again. */
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const { config } = opts;
+  const log = opts.log ?? (() => undefined);
+  mkdirSync(config.home, { recursive: true, mode: 0o700 });
+  const lock = lockHome(config.home);
+  const cleanups: Array<() => Promise<void> | void> = [() => lock.release()];
+  const stop = async () => {
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch {
+        // keep stopping the rest
+      }
+    }
+  };
+  try {
+    const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') });
+    cleanups.push(() => db.close());
+    log(`database: ${db.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${join(config.home, 'pglite')}`}`);
+    const master = await openKeyring(db.db, opts.passphrase);
+
+    let address: string;
+    let uiUrl: string | undefined;
+    if (config.temporalAddress) address = config.temporalAddress;
+    else {
+      const cliPath = findTemporalCli({ env: opts.env, projectRoot: opts.projectRoot });
+      log('starting the Temporal dev server…');
+      const server = await startDevServer({ cliPath, home: config.home, port: config.temporalPort, ...(opts.headless ? { headless: true } : { uiPort: config.uiPort }) });
+      cleanups.push(() => server.stop());
+      address = server.address;
+      uiUrl = server.uiUrl;
+    }
+    const connection = await Connection.connect({ address });
+    cleanups.push(() => connection.close());
+    if (config.temporalAddress) await ensureNamespaceSetup(connection, config.namespace);
+    const client = new Client({ connection, namespace: config.namespace });
+    const nativeConnection = await NativeConnection.connect({ address });
+    cleanups.push(() => nativeConnection.close());
+
+    const hub = new StreamHub();
+    const llm = opts.llm ?? (await loadLlm(config.llm));
+    const activities = wireTurnActivities({ db: db.db, master, hub, llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } });
+    const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities });
+    const running = worker.run();
+    cleanups.push(async () => {
+      worker.shutdown();
+      await running;
+    });
+
+    const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor: createAttestor(master.subkey('attestation')), hub });
+    const token = restToken(config.home);
+    const auditKey = master.subkey('audit');
+    const rest = await startRestServer({
+      gateway,
+      token,
+      port: opts.restPort ?? config.restPort,
+      audit: { verify: () => verifyAuditChain(db.db, auditKey), tail: (n) => tailAuditEntries(db.db, n) },
+      info: { temporalUi: uiUrl ?? null, temporalAddress: address },
+    });
+    cleanups.push(() => rest.stop());
+    lock.publish({ restUrl: rest.url, temporalAddress: address, ...(uiUrl ? { uiUrl } : {}) });
+    return { restUrl: rest.url, restToken: token, temporalAddress: address, uiUrl, client, worker, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function loadLlm(spec: string): Promise<LlmProvider> {
+  if (spec.startsWith('scripted:')) return loadScriptedProvider(spec);
+  throw new AivyxError('Config', `unknown LLM provider "${spec}"`, { hint: 'set AIVYX_LLM=scripted:<file> (real providers arrive with the providers issue)' });
+}

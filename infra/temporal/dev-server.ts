@@ -1,0 +1,201 @@
+/**
+ * Runs `temporal server start-dev` ourselves instead of through TestWorkflowEnvironment: the
+ * SDK kills a server that is not up within 5 s, which a loaded 2-core machine misses. Also
+ * applies the namespace setup (retention, search attributes) that a reused SQLite file
+ * would otherwise lack, because start-dev ignores `--search-attribute` on an existing db.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import type { SearchAttributeType } from '@temporalio/common';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
+import { msToTs, optionalTsToMs } from '@temporalio/common/lib/time.js';
+import { AivyxError } from '../../core/errors.js';
+import { AIVYX_SEARCH_ATTRIBUTES } from '../../core/search-attributes.js';
+import { freePort } from './free-port.js';
+
+/** Closed workflows stay visible this long; the server default (24 h) loses yesterday's turns. */
+export const MIN_RETENTION_HOURS = 720;
+
+const HEALTH_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 5_000;
+
+/** Options of `startDevServer`. */
+export interface DevServerOptions {
+  cliPath: string;
+  /** Data directory: holds `temporal.sqlite` and the server log. */
+  home: string;
+  ip?: string;
+  /** gRPC port; default: a free port. */
+  port?: number;
+  /** UI port; default: a free port (ignored when headless). */
+  uiPort?: number;
+  headless?: boolean;
+  /** Remote codec endpoint the UI calls to decode payloads. */
+  uiCodecEndpoint?: string;
+  namespace?: string;
+  /** Default: `<home>/temporal-server.log`. */
+  logFile?: string;
+}
+
+/** A running dev server. */
+export interface DevServer {
+  /** `host:port` for `Connection.connect` / `NativeConnection.connect`. */
+  address: string;
+  uiUrl?: string;
+  namespace: string;
+  pid: number;
+  /** The exact argv passed to the CLI (after the executable). */
+  argv: readonly string[];
+  logFile: string;
+  /** SIGTERM, then SIGKILL if still running after 5 s. */
+  stop(): Promise<void>;
+}
+
+/** Starts a dev server on `<home>/temporal.sqlite` and resolves once it serves a set-up namespace. */
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  mkdirSync(opts.home, { recursive: true });
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? (await freePort());
+  const namespace = opts.namespace ?? 'default';
+  const uiPort = opts.headless ? undefined : (opts.uiPort ?? (await freePort()));
+  const logFile = opts.logFile ?? join(opts.home, 'temporal-server.log');
+  const argv = [
+    'server', 'start-dev',
+    '--db-filename', join(opts.home, 'temporal.sqlite'),
+    '--ip', ip,
+    '--port', String(port),
+    ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
+    '--namespace', namespace,
+    '--log-level', 'warn',
+    // Only honoured on a fresh db file; ensureNamespaceSetup covers existing ones.
+    ...AIVYX_SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=${cliTypeName(k.type)}`]),
+    ...(opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []),
+  ];
+
+  const logFd = openSync(logFile, 'a');
+  const child = spawn(opts.cliPath, argv, { stdio: ['ignore', logFd, logFd] });
+  closeSync(logFd); // the child holds its own copy
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let spawnError: Error | undefined;
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve();
+    });
+    child.once('error', (err) => {
+      exited ??= { code: null, signal: null };
+      spawnError = err;
+      resolve();
+    });
+  });
+
+  const stop = async (): Promise<void> => {
+    if (exited || child.pid === undefined) return;
+    child.kill('SIGTERM');
+    const killed = await Promise.race([exit.then(() => true), delay(STOP_GRACE_MS).then(() => false)]);
+    if (!killed) {
+      child.kill('SIGKILL');
+      await exit;
+    }
+  };
+
+  const address = `${ip}:${port}`;
+  const died = (): AivyxError =>
+    new AivyxError('Config', `Temporal dev server exited early (${spawnError?.message ?? `code ${exited?.code}, signal ${exited?.signal}`})`, {
+      hint: `see ${logFile}:\n${tailOf(logFile, 20)}`,
+      detail: { logFile, argv },
+    });
+
+  try {
+    const connection = await waitHealthy(address, namespace, exit, () => exited !== undefined, died);
+    try {
+      await ensureNamespaceSetup(connection, namespace);
+    } finally {
+      await connection.close();
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    address,
+    ...(uiPort === undefined ? {} : { uiUrl: `http://${ip}:${uiPort}` }),
+    namespace,
+    pid: child.pid ?? -1,
+    argv,
+    logFile,
+    stop,
+  };
+}
+
+/**
+ * Makes a namespace fit for aivyx: retention ≥ 720 h and every custom search attribute
+ * registered. Idempotent; also run by `aivyx up` against a cluster given by TEMPORAL_ADDRESS.
+ */
+export async function ensureNamespaceSetup(connection: Connection, namespace: string): Promise<void> {
+  const described = await connection.workflowService.describeNamespace({ namespace });
+  const retentionMs = optionalTsToMs(described.config?.workflowExecutionRetentionTtl) ?? 0;
+  if (retentionMs < MIN_RETENTION_HOURS * 3_600_000) {
+    await connection.workflowService.updateNamespace({ namespace, config: { workflowExecutionRetentionTtl: msToTs(`${MIN_RETENTION_HOURS}h`) } });
+  }
+
+  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+  const existing = customAttributes ?? {};
+  const missing: Record<string, number> = {};
+  for (const key of AIVYX_SEARCH_ATTRIBUTES) {
+    const want = encodeSearchAttributeIndexedValueType(key.type);
+    if (want === undefined) throw new AivyxError('Internal', `unknown search attribute type ${key.type}`);
+    const have = existing[key.name];
+    if (have === undefined) missing[key.name] = want;
+    else if (have !== want) {
+      throw new AivyxError('Config', `search attribute ${key.name} exists in namespace ${namespace} with another type`, {
+        hint: `it must be ${key.type}; remove it with \`temporal operator search-attribute remove --name ${key.name}\` or use another namespace`,
+      });
+    }
+  }
+  if (Object.keys(missing).length > 0) {
+    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+  }
+}
+
+/** Polls until the frontend answers for `namespace`; fails fast if the process died. */
+async function waitHealthy(address: string, namespace: string, exit: Promise<void>, hasExited: () => boolean, died: () => Error): Promise<Connection> {
+  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (hasExited()) throw died();
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      // The default namespace is registered a moment after the port opens.
+      await connection.workflowService.describeNamespace({ namespace });
+      return connection;
+    } catch (err) {
+      lastError = err;
+      await connection?.close().catch(() => undefined);
+    }
+    // Wake early when the process dies, so a crash reports in milliseconds, not at the deadline.
+    await Promise.race([delay(250), exit]);
+  }
+  if (hasExited()) throw died();
+  throw new AivyxError('Timeout', `Temporal dev server at ${address} not healthy after ${HEALTH_TIMEOUT_MS / 1000} s`, {
+    hint: `last error: ${String(lastError)}`,
+    cause: lastError,
+  });
+}
+
+/** The CLI spells types `Keyword`, `KeywordList`, … where the SDK says `KEYWORD`, `KEYWORD_LIST`. */
+function cliTypeName(t: SearchAttributeType): string {
+  return t.toLowerCase().split('_').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
+function tailOf(file: string, lines: number): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

@@ -1,0 +1,39 @@
+/** Wiring the turn activities to real adapters: shared by `aivyx up`, `aivyx chat`, tests and benchmarks. */
+import type { Kysely } from 'kysely';
+import type { LlmProvider } from '../activities/llm/llm-provider.js';
+import type { AgentConfig } from '../activities/ports.js';
+import { createStarterTools } from '../activities/tools/index.js';
+import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
+import { createTurnActivities } from '../activities/turn-activities.js';
+import { createAttestor } from './attestation.js';
+import { createAuditPort } from './audit-port.js';
+import type { MasterKey } from './crypto/index.js';
+import type { Database } from './db/index.js';
+import type { StreamHub } from './stream-hub.js';
+import { createIntentStore } from './tool-intent-store.js';
+
+/** Inputs of `wireTurnActivities`. */
+export interface WiringInput {
+  db: Kysely<Database>;
+  master: MasterKey;
+  hub: StreamHub;
+  llm: LlmProvider;
+  agent: AgentConfig;
+  /** Replaces the starter tools (tests add slow or failing tools here). */
+  tools?: readonly ToolImplementation[];
+}
+
+/** The worker's activities over PostgreSQL/PGlite, the master key's subkeys and the stream hub. */
+export function wireTurnActivities(input: WiringInput) {
+  const attestor = createAttestor(input.master.subkey('attestation'));
+  return createTurnActivities({
+    audit: createAuditPort(input.db, input.master.subkey('audit')),
+    attestation: attestor,
+    stream: input.hub,
+    // Local channels live in this process and hear the outcome through the hub.
+    delivery: { deliver: async (req, outcome) => input.hub.publish(req.turnId, { type: 'final', outcome }) },
+    agent: input.agent,
+    llm: input.llm,
+    tools: input.tools ?? createStarterTools({ intents: createIntentStore(input.db) }),
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * The README's promise, end to end through real processes: `aivyx up` on the embedded defaults
+ * (dev server + PGlite), `aivyx chat -m` against it, `aivyx audit verify|tail`, then
+ * `aivyx chat -m` on its own once `up` has stopped, and the errors a person sees.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../infra/temporal/index.js';
+
+const home = mkdtempSync(join(tmpdir(), 'aivyx-e2e-'));
+const script = join(home, 'script.json');
+writeFileSync(script, JSON.stringify({ rules: [{ match: 'hello', steps: [{ say: 'Hello from aivyx!' }] }, { match: 'run', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'hi'] } }] }, { say: 'ran: {{result.0.output.stdout}}' }] }] }));
+
+async function baseEnv(): Promise<NodeJS.ProcessEnv> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AIVYX_HOME: home,
+    AIVYX_PASSPHRASE: 'e2e passphrase',
+    AIVYX_LLM: `scripted:${script}`,
+    AIVYX_TEMPORAL_PORT: String(await freePort()),
+    AIVYX_UI_PORT: String(await freePort()),
+    AIVYX_REST_PORT: String(await freePort()),
+  };
+  delete env.DATABASE_URL;
+  delete env.TEMPORAL_ADDRESS;
+  return env;
+}
+
+function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000, ...(input === undefined ? {} : { input }) });
+}
+
+let up: ChildProcess | undefined;
+afterAll(() => {
+  up?.kill('SIGKILL');
+});
+
+describe('aivyx CLI', () => {
+  it('up → chat -m → audit verify/tail → stop → chat -m standalone', async () => {
+    const env = await baseEnv();
+    up = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', 'up'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    up.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    up.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    for (let i = 0; i < 600 && !out.includes('aivyx is up'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toContain('aivyx is up');
+    expect(out).toMatch(/Temporal UI: +http:\/\/127\.0\.0\.1:\d+/);
+
+    const chat = aivyx(['chat', '-m', 'hello there'], env);
+    expect(chat.stdout).toContain('Hello from aivyx!');
+    expect(chat.stderr).toContain('[Completed');
+    expect(chat.status).toBe(0);
+
+    const ran = aivyx(['chat', '-m', 'run something'], env);
+    expect(ran.stdout).toContain('ran: hi');
+    expect(ran.stderr).toContain('shell.exec');
+
+    const verify = aivyx(['audit', 'verify'], env);
+    expect(verify.stdout).toMatch(/audit chain OK: \d+ entries/);
+    expect(verify.status).toBe(0);
+    const tail = aivyx(['audit', 'tail', '-n', '3', '--json'], env);
+    const rows = tail.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: { type: string } });
+    expect(rows).toHaveLength(3);
+    expect(rows.at(-1)?.event.type).toBe('TurnEnded');
+
+    up.kill('SIGINT');
+    await new Promise((r) => up?.once('exit', r));
+    expect(existsSync(join(home, 'running.json'))).toBe(false);
+
+    // Without `up`, chat starts its own stack on the same data directory and audit continues the chain.
+    const alone = aivyx(['chat', '-m', 'hello again'], env);
+    expect(alone.stdout).toContain('Hello from aivyx!');
+    expect(alone.status).toBe(0);
+    const again = aivyx(['audit', 'verify'], env);
+    expect(again.stdout).toMatch(/audit chain OK/);
+  }, 300_000);
+
+  it('a wrong passphrase is a clear error and writes nothing', async () => {
+    const env = { ...(await baseEnv()), AIVYX_PASSPHRASE: 'not the passphrase' };
+    const r = aivyx(['audit', 'verify'], env);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/wrong passphrase/);
+  }, 120_000);
+
+  it('refuses to start without any passphrase source and says how to give one', async () => {
+    const env = await baseEnv();
+    delete env.AIVYX_PASSPHRASE;
+    const r = aivyx(['audit', 'verify'], env, '');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/AIVYX_PASSPHRASE/);
+  }, 60_000);
+});

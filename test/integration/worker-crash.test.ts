@@ -1,0 +1,86 @@
+/**
+ * Must-show 5: the worker is SIGKILLed mid-turn and a new one started; the turn completes,
+ * the audit chain verifies, and no ToolCall entry is duplicated.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it, inject } from 'vitest';
+import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../../channels/turn-client.js';
+import { createAttestor } from '../../infra/attestation.js';
+import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
+import { openDatabase } from '../../infra/db/index.js';
+import { openKeyring } from '../../infra/keyring.js';
+import { textContent } from '../../core/message.js';
+import { createTestDatabase } from '../support/postgres.js';
+import { testConnection, uniqueTaskQueue } from '../support/temporal.js';
+import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'aivyx-crash-'));
+const target = join(dir, 'out.txt');
+const scriptFile = join(dir, 'script.json');
+writeFileSync(
+  scriptFile,
+  JSON.stringify({
+    rules: [{ steps: [{ call: [{ tool: 'fs.write', input: { path: target, content: 'survived' } }] }, { say: 'after the crash: {{result.0.status}}', delayMs: 6000 }] }],
+  }),
+);
+
+let pg: Awaited<ReturnType<typeof createTestDatabase>>;
+const children: ChildProcess[] = [];
+
+function startWorker(taskQueue: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+    env: { ...process.env, DATABASE_URL: pg.url, AIVYX_TEST_TEMPORAL_ADDRESS: inject('temporalAddress'), AIVYX_TASK_QUEUE: taskQueue, AIVYX_SCRIPT: scriptFile },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => d.toString().includes('worker ready') && resolve(child));
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+  });
+}
+
+beforeAll(async () => {
+  pg = await createTestDatabase('crash');
+});
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await pg?.drop();
+});
+
+it('survives a SIGKILLed worker mid-turn without duplicating audit entries', async () => {
+  const { db, close } = await openDatabase({ databaseUrl: pg.url });
+  try {
+    const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
+    const { client } = await testConnection();
+    const taskQueue = uniqueTaskQueue('crash');
+    const first = await startWorker(taskQueue);
+
+    const channel = { name: 'test', platform: 'Local' as const, trustTier: 'Trusted' as const, sessionId: `s-${randomUUID()}`, sender: 't' };
+    const req = buildTurnRequest(channel, { id: randomUUID(), sessionId: channel.sessionId, content: textContent('write then think'), receivedAt: Date.now() });
+    const { turnWorkflowId } = await submitTurn({ client, taskQueue, attestor: createAttestor(master.subkey('attestation')) }, req);
+
+    // Wait until the tool has run and been audited, then kill the worker during the slow LLM step.
+    for (let i = 0; i < 200; i++) {
+      const rows = await auditEntriesForTurn(db, turnWorkflowId);
+      if (rows.some((r) => r.event.type === 'ToolCall')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    await startWorker(taskQueue);
+
+    const outcome = await awaitTurnOutcome(client, turnWorkflowId);
+    expect(outcome).toMatchObject({ status: 'Completed', finalMessage: 'after the crash: Completed', toolCallsMade: 1 });
+    expect(readFileSync(target, 'utf8')).toBe('survived');
+    const events = (await auditEntriesForTurn(db, turnWorkflowId)).map((r) => r.event.type);
+    expect(events).toEqual(['TurnStarted', 'ToolCall', 'TurnEnded']);
+    expect(await verifyAuditChain(db, master.subkey('audit'))).toMatchObject({ ok: true });
+  } finally {
+    await close();
+  }
+}, 120_000);

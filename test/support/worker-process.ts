@@ -1,0 +1,24 @@
+/**
+ * A worker in its own process, so a test can SIGKILL it mid-turn and start another.
+ * Env: DATABASE_URL, AIVYX_TEST_TEMPORAL_ADDRESS, AIVYX_TASK_QUEUE, AIVYX_SCRIPT (JSON file).
+ */
+import { readFileSync } from 'node:fs';
+import { NativeConnection } from '@temporalio/worker';
+import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
+import { openDatabase } from '../../infra/db/index.js';
+import { openKeyring } from '../../infra/keyring.js';
+import { StreamHub } from '../../infra/stream-hub.js';
+import { wireTurnActivities } from '../../infra/wiring.js';
+import { createAivyxWorker } from '../../infra/worker.js';
+import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
+
+const env = process.env;
+const { db } = await openDatabase({ databaseUrl: env.DATABASE_URL ?? '' });
+const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
+const llm = createScriptedProvider(JSON.parse(readFileSync(env.AIVYX_SCRIPT ?? '', 'utf8')));
+const activities = wireTurnActivities({ db, master, hub: new StreamHub(), llm, agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec'], budgetMs: 120_000, confirmFirst: [] } });
+const connection = await NativeConnection.connect({ address: env.AIVYX_TEST_TEMPORAL_ADDRESS ?? '' });
+const worker = await createAivyxWorker({ connection, namespace: 'default', taskQueue: env.AIVYX_TASK_QUEUE ?? '', activities });
+const running = worker.run();
+process.stdout.write('worker ready\n');
+await running;

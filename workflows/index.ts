@@ -1,0 +1,3 @@
+/** The workflows a worker registers (the bundler's entry point). */
+export { sessionWorkflow } from './session-workflow.js';
+export { turnWorkflow } from './turn-workflow.js';

@@ -1,0 +1,112 @@
+/**
+ * `sessionWorkflow`: orders the turns of one session. Channels submit messages with
+ * update-with-start; turns run one at a time, in arrival order, as child `turnWorkflow`s whose
+ * ids come from the message ids, so a redelivered message never runs a second turn.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  ParentClosePolicy,
+  setHandler,
+  startChild,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import type { HistoryEntry, TurnRequest } from '../core/channel.js';
+import { messageText } from '../core/message.js';
+import type { TurnOutcome } from '../core/outcomes.js';
+import { sessionStatusQuery, submitTurnUpdate, type SubmitTurnResult } from './messages.js';
+import { turnWorkflow } from './turn-workflow.js';
+
+/** State a session carries across continue-as-new. */
+export interface SessionState {
+  sessionId: string;
+  history: HistoryEntry[];
+  /** Turn ids already accepted (bounded), for cheap duplicate answers. */
+  seen: string[];
+  turnsCompleted: number;
+}
+
+/** How many exchanges a session hands to the next turn as context. */
+export const SESSION_HISTORY_LIMIT = 40;
+const SEEN_LIMIT = 500;
+// An idle session closes; the next message starts a fresh run with the same id and no cost meanwhile.
+const IDLE_TIMEOUT = '24 hours';
+
+/** The session workflow. */
+export async function sessionWorkflow(state: SessionState): Promise<void> {
+  const history = [...state.history];
+  const seen = new Set(state.seen);
+  const queue: TurnRequest[] = [];
+  const started = new Set<string>();
+  let running: string | null = null;
+  let turnsCompleted = state.turnsCompleted;
+
+  setHandler(
+    submitTurnUpdate,
+    async (req): Promise<SubmitTurnResult> => {
+      if (seen.has(req.turnId)) return { turnWorkflowId: req.turnId, duplicate: true };
+      seen.add(req.turnId);
+      queue.push(req);
+      // Answer once the turn exists, so the caller can await its result by id.
+      await condition(() => started.has(req.turnId));
+      return { turnWorkflowId: req.turnId, duplicate: false };
+    },
+    {
+      description: 'Queue a message as the next turn of this session (channels use update-with-start).',
+      validator: (req) => {
+        if (req.message.sessionId !== state.sessionId) throw new Error(`message is for session ${req.message.sessionId}, not ${state.sessionId}`);
+      },
+    },
+  );
+  setHandler(sessionStatusQuery, () => ({ sessionId: state.sessionId, running, queued: queue.map((q) => q.turnId), turnsCompleted }), {
+    description: 'Current turn, queued turns and count of completed turns.',
+  });
+
+  for (;;) {
+    const gotWork = await condition(() => queue.length > 0, IDLE_TIMEOUT);
+    if (!gotWork) break;
+    const req = queue.shift();
+    if (!req) continue;
+    running = req.turnId;
+    const outcome = await runTurn({ ...req, history: history.slice(-SESSION_HISTORY_LIMIT) }, started);
+    running = null;
+    turnsCompleted++;
+    if (outcome && outcome.status === 'Completed') {
+      history.push({ role: 'user', text: messageText(req.message.content) }, { role: 'assistant', text: outcome.finalMessage });
+    }
+    // Continue-as-new only with an empty queue: queued submitters are waiting for their turn to start here.
+    if (queue.length === 0 && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000)) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof sessionWorkflow>({
+        sessionId: state.sessionId,
+        history: history.slice(-SESSION_HISTORY_LIMIT),
+        seen: [...seen].slice(-SEEN_LIMIT),
+        turnsCompleted,
+      });
+    }
+  }
+  await condition(allHandlersFinished);
+}
+
+/** Starts one turn as a child and waits for it; a turn id that already ran is not run again. */
+async function runTurn(req: TurnRequest, started: Set<string>): Promise<TurnOutcome | undefined> {
+  try {
+    const child = await startChild(turnWorkflow, {
+      workflowId: req.turnId,
+      args: [req],
+      // The turn outlives a session continue-as-new or close; its id is its message: never reuse it.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      staticSummary: `Turn ${req.turnId} on ${req.channel.name} (${req.channel.trustTier})`,
+    });
+    started.add(req.turnId);
+    return await child.result();
+  } catch {
+    // WorkflowExecutionAlreadyStartedError: a redelivered message whose turn ran before; not run again.
+    // Anything else is a failed turn, which has already written TurnEnded and told its channel.
+    started.add(req.turnId);
+    return undefined;
+  }
+}

@@ -1,0 +1,16 @@
+/** Deterministic workflow ids: a redelivered message maps to the same turn, so it never runs twice. */
+
+function slug(s: string): string {
+  // Workflow ids are free text, but keep them readable and free of separators we use.
+  return s.replace(/[^A-Za-z0-9._@-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** Id of the turn workflow for a message received on a channel. */
+export function turnWorkflowId(channelName: string, messageId: string): string {
+  return `turn/${slug(channelName)}/${slug(messageId)}`;
+}
+
+/** Id of the session workflow that orders a session's turns. */
+export function sessionWorkflowId(channelName: string, sessionId: string): string {
+  return `session/${slug(channelName)}/${slug(sessionId)}`;
+}

@@ -1,0 +1,167 @@
+/**
+ * `turnWorkflow`: the seed's Deliverable 1 paragraph as a Temporal workflow. The workflow is
+ * the turn: attestation and trust tier first, then the tool-calling loop, then exactly one of
+ * the five outcomes, always followed by `TurnEnded` and finalize.
+ */
+import { CancellationScope, condition, isCancellation, proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
+import type { createTurnActivities } from '../activities/turn-activities.js';
+import { CapabilitySet, Scope } from '../core/capability/index.js';
+import type { TurnRequest } from '../core/channel.js';
+import { AivyxError, type AivyxErrorData } from '../core/errors.js';
+import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
+import { summarizeToolOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
+import { findTool, toolSpecs } from '../core/tool-catalog.js';
+import type { ToolCall, ToolResult } from '../core/tools.js';
+import { failureToErrorData, turnFailure } from './failures.js';
+
+type TurnActivities = ReturnType<typeof createTurnActivities>;
+
+// Bookkeeping activities: quick, idempotent by audit key, retried freely.
+const bookkeeping = proxyActivities<Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'finalizeTurn'>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 ms', maximumInterval: '5 seconds', nonRetryableErrorTypes: ['Audit', 'Config', 'Crypto', 'InvalidScope'] },
+});
+// An LLM step heartbeats while it streams, so a dead worker is noticed in seconds, not minutes.
+const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: ['Config', 'InvalidScope', 'Cancelled'] },
+});
+// Tools decide their own retry story (natural / keyed / at-most-once) inside the activity.
+const tools = proxyActivities<Pick<TurnActivities, 'runTool'>>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+type Race<T> = { kind: 'done'; value: T } | { kind: 'error'; error: unknown } | { kind: 'timeout' } | { kind: 'cancel' };
+
+/** Runs `fn` in its own cancellable scope, racing the turn budget and a channel cancel. */
+async function raceStep<T>(fn: () => Promise<T>, remainingMs: number, isCancelled: () => boolean, cancelWork: boolean): Promise<Race<T>> {
+  const work = new CancellationScope();
+  const watchers = new CancellationScope();
+  const outcome = work.run(fn).then(
+    (value): Race<T> => ({ kind: 'done', value }),
+    (error: unknown): Race<T> => ({ kind: 'error', error }),
+  );
+  const timer = watchers.run(() => sleep(remainingMs)).then(
+    (): Race<T> => ({ kind: 'timeout' }),
+    () => new Promise<Race<T>>(() => undefined),
+  );
+  const cancel = cancelWork
+    ? watchers.run(() => condition(isCancelled)).then(
+        (): Race<T> => ({ kind: 'cancel' }),
+        () => new Promise<Race<T>>(() => undefined),
+      )
+    : new Promise<Race<T>>(() => undefined);
+  const winner = await Promise.race([outcome, timer, cancel]);
+  watchers.cancel();
+  if (winner.kind === 'timeout' || winner.kind === 'cancel') work.cancel();
+  return winner;
+}
+
+/** Scope-checks one call against the turn's effective set: the deterministic half of the check. */
+function checkCall(call: ToolCall, effective: CapabilitySet): { ok: true; scope: string } | { ok: false; outcome: ToolOutcome; scope?: string } {
+  const tool = findTool(call.tool);
+  if (!tool) {
+    return { ok: false, outcome: { status: 'Failed', error: { kind: 'NotFound', message: `no tool named "${call.tool}"`, detail: { kind: 'tool', id: call.tool } } } };
+  }
+  let scope: Scope;
+  try {
+    scope = Scope.parse(tool.requiredScope(call.input));
+  } catch (e) {
+    const data: AivyxErrorData = e instanceof AivyxError ? e.toData() : { kind: 'InvalidScope', message: String(e) };
+    return { ok: false, outcome: { status: 'Failed', error: data } };
+  }
+  if (!effective.grants(scope)) {
+    return { ok: false, scope: scope.toString(), outcome: { status: 'Denied', scope: scope.toString(), held: effective.toJSON() } };
+  }
+  return { ok: true, scope: scope.toString() };
+}
+
+/** The turn workflow: returns a `TurnOutcome`; a `Failed` outcome also fails the workflow with its kind as type. */
+export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
+  const startedAt = Date.now();
+  let cancelRequested = false;
+  // Root-scope cancellation is the channel's cancel: note it and check between LLM steps.
+  CancellationScope.current().cancelRequested.catch(() => {
+    cancelRequested = true;
+  });
+  let toolCallsMade = 0;
+
+  const outcome = await CancellationScope.nonCancellable(async (): Promise<TurnOutcome> => {
+    const opened = await bookkeeping.openTurn(req);
+    if (!opened.ok) return { status: 'Failed', error: opened.error, toolCallsMade };
+    const effective = CapabilitySet.fromJSON(opened.effective);
+    const transcript: TranscriptItem[] = [];
+    const specs = toolSpecs();
+
+    for (let step = 0; ; step++) {
+      if (cancelRequested) return { status: 'Cancelled', toolCallsMade };
+      const remaining = opened.budgetMs - (Date.now() - startedAt);
+      if (remaining <= 0) return { status: 'TimedOut', toolCallsMade, elapsedMs: Date.now() - startedAt };
+      setCurrentDetails(`**LLM step ${step + 1}** · ${toolCallsMade} tool call(s) so far`);
+
+      const stepRace = await raceStep<LlmStepResult>(
+        () => llm.llmStep({ turnId: req.turnId, step, history: req.history ?? [], message: req.message, transcript, tools: specs }),
+        remaining,
+        () => cancelRequested,
+        true,
+      );
+      if (stepRace.kind === 'timeout') return { status: 'TimedOut', toolCallsMade, elapsedMs: Date.now() - startedAt };
+      if (stepRace.kind === 'cancel') return { status: 'Cancelled', toolCallsMade };
+      if (stepRace.kind === 'error') {
+        if (isCancellation(stepRace.error) && cancelRequested) return { status: 'Cancelled', toolCallsMade };
+        return { status: 'Failed', error: failureToErrorData(stepRace.error), toolCallsMade };
+      }
+      const result = stepRace.value;
+      if (result.type === 'final') {
+        return { status: 'Completed', finalMessage: result.text, toolCallsMade, durationMs: Date.now() - startedAt };
+      }
+
+      // A batch: deterministic scope checks here, then every granted call as its own activity, in parallel.
+      const calls = result.calls;
+      const batch = await raceStep<ToolResult[]>(
+        () =>
+          Promise.all(
+            calls.map(async (call): Promise<ToolResult> => {
+              const checked = checkCall(call, effective);
+              if (!checked.ok) {
+                if (checked.outcome.status === 'Denied' && checked.scope) {
+                  await bookkeeping.recordScopeDenied({ turnId: req.turnId, call: { callId: call.callId, tool: call.tool }, scope: checked.scope, held: effective.toJSON() });
+                }
+                return { callId: call.callId, tool: call.tool, outcome: checked.outcome };
+              }
+              toolCallsMade++;
+              try {
+                const out = await tools.runTool({ turnId: req.turnId, call, scope: checked.scope, effective: effective.toJSON() });
+                return { callId: call.callId, tool: call.tool, outcome: out };
+              } catch (err) {
+                return { callId: call.callId, tool: call.tool, outcome: { status: 'Failed', error: failureToErrorData(err) } };
+              }
+            }),
+          ),
+        opened.budgetMs - (Date.now() - startedAt),
+        () => cancelRequested,
+        // An in-flight tool always finishes: cancellation is only checked between LLM steps.
+        false,
+      );
+      if (batch.kind === 'timeout') return { status: 'TimedOut', toolCallsMade, elapsedMs: Date.now() - startedAt };
+      if (batch.kind !== 'done') return { status: 'Failed', error: failureToErrorData(batch.kind === 'error' ? batch.error : 'cancelled'), toolCallsMade };
+
+      transcript.push({ role: 'assistant', ...(result.text ? { text: result.text } : {}), calls });
+      transcript.push({ role: 'tool', results: batch.value });
+      setCurrentDetails(`**Step ${step + 1}**: ${batch.value.map((r) => `${r.tool} → ${summarizeToolOutcome(r.outcome)}`).join(', ')}`);
+
+      const escalation = batch.value.find((r) => r.outcome.status === 'RequiresEscalation');
+      if (escalation && escalation.outcome.status === 'RequiresEscalation') {
+        const pending = calls.find((c) => c.callId === escalation.callId);
+        return { status: 'Escalated', reason: escalation.outcome.reason, pendingTool: escalation.tool, pendingInput: pending?.input, toolCallsMade };
+      }
+    }
+  }).catch((err: unknown): TurnOutcome => ({ status: 'Failed', error: failureToErrorData(err), toolCallsMade }));
+
+  await CancellationScope.nonCancellable(() => bookkeeping.finalizeTurn({ request: req, outcome, durationMs: Date.now() - startedAt }));
+  if (outcome.status === 'Failed') throw turnFailure(outcome.error, outcome);
+  return outcome;
+}
