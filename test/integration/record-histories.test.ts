@@ -4,8 +4,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { findTemporalCli } from '../../infra/temporal/index.js';
+import { testTemporalAddress } from '../support/temporal.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';
 
 describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', () => {
@@ -21,11 +23,13 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', (
     const sessionId = 'recorded-session';
     const a = await h.turn('read and run', { sessionId, messageId: 'm1' });
     const b = await h.turn('this is denied', { sessionId, messageId: 'm2', tier: 'SemiTrusted' });
-    const save = async (workflowId: string, name: string) => {
-      const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
-      writeFileSync(join(import.meta.dirname, '../histories', `${name}.json`), historyToJSON(history));
+    // The CLI writes the same JSON the UI downloads (historyToJSON trips over vitest's module loading).
+    const cli = findTemporalCli({ env: process.env, projectRoot: join(import.meta.dirname, '../..') });
+    const save = (workflowId: string, name: string) => {
+      const json = execFileSync(cli, ['workflow', 'show', '--workflow-id', workflowId, '--address', testTemporalAddress(), '--output', 'json'], { encoding: 'utf8' });
+      writeFileSync(join(import.meta.dirname, '../histories', `${name}.json`), json);
     };
-    await save(a.turnId, 'turn-tools');
-    await save(b.turnId, 'turn-denied');
+    save(a.turnId, 'turn-tools');
+    save(b.turnId, 'turn-denied');
   });
 });
