@@ -58,6 +58,10 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<OpenDatab
   let kind: DatabaseKind;
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10, types: pgTypes });
+    // An idle connection dropped by the server (restart, failover, `drop database … with (force)`)
+    // is reported here; without a listener it would crash the process. The pool replaces it, and
+    // a query on a dead connection still fails loudly where it runs.
+    pool.on('error', () => undefined);
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     kind = 'postgres';
   } else {
