@@ -173,7 +173,18 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         deps.stream.publish(turnId, { type: 'tool_started', tool: call.tool, callId: call.callId });
         try {
           const ctx = Context.current();
-          const result = await withHeartbeat(() => impl.run(call.input, { signal: ctx.cancellationSignal, heartbeat: (d) => ctx.heartbeat(d), idemKey: key }));
+          const result = await withHeartbeat(() =>
+            impl.run(call.input, {
+              signal: ctx.cancellationSignal,
+              heartbeat: (d) => ctx.heartbeat(d),
+              idemKey: key,
+              turnId,
+              held: input.effective,
+              recordMemoryAccess: async (entry) => {
+                await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });
+              },
+            }),
+          );
           outcome = result.kind === 'completed' ? { status: 'Completed', output: result.output, verified: result.verified } : { status: 'RequiresEscalation', reason: result.reason };
         } catch (e) {
           outcome = { status: 'Failed', error: errorData(e, 'Tool') };

@@ -1,4 +1,5 @@
 /** The contract every tool activity implementation satisfies (the Node-side half of a tool). */
+import type { MemoryOperation } from '../../core/audit-events.js';
 import type { Verification } from '../../core/outcomes.js';
 import type { ToolDescriptor } from '../../core/tools.js';
 
@@ -8,8 +9,14 @@ export interface ToolRunContext {
   signal: AbortSignal;
   /** Activity heartbeat: long-running tools call it so a dead worker is noticed quickly. */
   heartbeat(details?: unknown): void;
-  /** `workflowId/activityId`: stable across retries, so it keys intents and deterministic names. */
+  /** `workflowId/runId/activityId`: stable across retries, so it keys intents and deterministic names. */
   idemKey: string;
+  /** The turn this call belongs to. */
+  turnId: string;
+  /** The capabilities the turn holds (scope strings), for tools whose effect depends on them. */
+  held: readonly string[];
+  /** Appends the dedicated `MemoryAccess` audit entry (seed D4); idempotent per call and operation. */
+  recordMemoryAccess(entry: { operation: MemoryOperation; scope: string; queryOrKey: string }): Promise<void>;
 }
 
 /** What a tool run ends as; failures are thrown as AivyxError('Tool' | 'Cancelled' | ...). */

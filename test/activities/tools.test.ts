@@ -11,7 +11,15 @@ const root = realpathSync(mkdtempSync(join(tmpdir(), 'aivyx-tools-')));
 let keys = 0;
 
 function ctx(overrides: Partial<ToolRunContext> = {}): ToolRunContext {
-  return { signal: new AbortController().signal, heartbeat: () => undefined, idemKey: `wf/act-${++keys}`, ...overrides };
+  return {
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    idemKey: `wf/run/act-${++keys}`,
+    turnId: 'turn-test',
+    held: [],
+    recordMemoryAccess: async () => undefined,
+    ...overrides,
+  };
 }
 
 async function failure(p: Promise<unknown>): Promise<AivyxError> {
