@@ -78,7 +78,9 @@ export async function chatRepl(target: RestTarget, sessionId = `cli-${randomUUID
   let current: string | undefined;
   let busy = false;
   let lastSigint = 0;
-  rl.on('SIGINT', () => {
+  // A terminal's Ctrl-C reaches readline as 'SIGINT'; a real signal (kill -INT, a non-TTY stdin)
+  // reaches the process. Both mean the same thing here: cancel the turn, not the process.
+  const onSigint = () => {
     if (busy) {
       if (current) {
         io.err('\n· cancelling this turn (the running tool finishes first)…\n');
@@ -90,7 +92,9 @@ export async function chatRepl(target: RestTarget, sessionId = `cli-${randomUUID
     lastSigint = Date.now();
     io.err('\n(Ctrl-C again or Ctrl-D to quit)\n');
     rl.prompt();
-  });
+  };
+  rl.on('SIGINT', onSigint);
+  process.on('SIGINT', onSigint);
   io.err(`session ${sessionId} — type a message; Ctrl-C cancels a running turn\n`);
   rl.prompt();
   for await (const line of rl) {
@@ -108,5 +112,6 @@ export async function chatRepl(target: RestTarget, sessionId = `cli-${randomUUID
     }
     rl.prompt();
   }
+  process.off('SIGINT', onSigint);
   rl.close();
 }

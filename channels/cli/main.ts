@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { AivyxError, describeError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { loadConfig, type AivyxConfig } from '../../infra/config.js';
@@ -96,6 +97,9 @@ async function audit(config: AivyxConfig, args: string[]): Promise<number> {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  // Our own handlers decide what a signal means (chat: cancel the turn; up: stop everything), so
+  // the SDK must not shut the worker down on SIGINT; and a person's terminal wants warnings only.
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
   const config = loadConfig(process.env, projectRoot);
   switch (command) {
     case 'up':

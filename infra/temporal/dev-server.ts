@@ -76,7 +76,9 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   ];
 
   const logFd = openSync(logFile, 'a');
-  const child = spawn(opts.cliPath, argv, { stdio: ['ignore', logFd, logFd] });
+  // Its own process group: a terminal's Ctrl-C (meant to cancel a chat turn) must not reach the
+  // server; the owning process stops it explicitly with stop().
+  const child = spawn(opts.cliPath, argv, { stdio: ['ignore', logFd, logFd], detached: true });
   closeSync(logFd); // the child holds its own copy
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawnError: Error | undefined;

@@ -93,3 +93,59 @@ describe('aivyx CLI', () => {
     expect(r.stderr).toMatch(/AIVYX_PASSPHRASE/);
   }, 60_000);
 });
+
+describe('aivyx chat REPL', () => {
+  it('Ctrl-C cancels the running turn, not the process; /exit quits', async () => {
+    const env = await baseEnv();
+    const replScript = join(home, 'repl-script.json');
+    writeFileSync(replScript, JSON.stringify({ rules: [{ match: 'slow', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sleep', '2'] } }] }, { say: 'should not be said' }] }, { steps: [{ say: 'still here' }] }] }));
+    env.AIVYX_LLM = `scripted:${replScript}`;
+    const chat = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', 'chat'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    chat.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    chat.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    const waitFor = async (s: string) => {
+      for (let i = 0; i < 600 && !out.includes(s); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain(s);
+    };
+    await waitFor('type a message');
+    chat.stdin?.write('slow please\n');
+    await waitFor('running shell.exec');
+    chat.kill('SIGINT');
+    await waitFor('[Cancelled');
+    expect(out).not.toContain('should not be said');
+    chat.stdin?.write('anything\n');
+    await waitFor('still here');
+    chat.stdin?.write('/exit\n');
+    const code = await new Promise<number | null>((r) => chat.once('exit', r));
+    expect(code).toBe(0);
+  }, 180_000);
+});
+
+describe('aivyx audit verify on a tampered log', () => {
+  it('exits non-zero and names the first bad sequence number', async () => {
+    const { createTestDatabase } = await import('../support/postgres.js');
+    const { openDatabase } = await import('../../infra/db/index.js');
+    const { openKeyring } = await import('../../infra/keyring.js');
+    const { appendAuditEntry } = await import('../../infra/audit/index.js');
+    const { sql } = await import('kysely');
+    const pg = await createTestDatabase('cli_tamper');
+    const { db, close } = await openDatabase({ databaseUrl: pg.url });
+    try {
+      const master = await openKeyring(db, 'tamper passphrase', { kdfParams: { m: 256, t: 1, p: 1 } });
+      for (let i = 1; i <= 5; i++) await appendAuditEntry(db, master.subkey('audit'), { idemKey: `k${i}`, event: { type: 'TurnEnded', turnId: `t${i}`, outcome: 'Completed', toolCallsMade: 0, durationMs: i } });
+      const env = { ...(await baseEnv()), DATABASE_URL: pg.url, AIVYX_PASSPHRASE: 'tamper passphrase', AIVYX_HOME: mkdtempSync(join(tmpdir(), 'aivyx-tamper-')) };
+      expect(aivyx(['audit', 'verify'], env).stdout).toMatch(/audit chain OK: 5 entries/);
+
+      await sql`update audit_entries set event = replace(event, '"durationMs":3', '"durationMs":30') where seq = 3`.execute(db);
+      const r = aivyx(['audit', 'verify'], env);
+      expect(r.status).toBe(1);
+      expect(r.stdout).toMatch(/BROKEN at seq 3/);
+      const json = aivyx(['audit', 'verify', '--json'], env);
+      expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, firstBadSeq: 3 });
+    } finally {
+      await close();
+      await pg.drop();
+    }
+  }, 120_000);
+});
