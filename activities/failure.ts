@@ -15,5 +15,9 @@ export function errorData(err: unknown, fallback: AivyxErrorKind = 'Internal'): 
 export function toApplicationFailure(err: unknown): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const data = errorData(err);
-  return ApplicationFailure.create({ type: data.kind, message: data.message, nonRetryable: NON_RETRYABLE.has(data.kind), details: [data], cause: err instanceof Error ? err : undefined });
+  // An error may say for itself that retrying cannot help, or when to retry (a provider's retry-after).
+  const nonRetryable = NON_RETRYABLE.has(data.kind) || data.detail?.retryable === false;
+  const retryAfterMs = data.detail?.retryAfterMs;
+  const nextRetryDelay = !nonRetryable && typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
+  return ApplicationFailure.create({ type: data.kind, message: data.message, nonRetryable, details: [data], cause: err instanceof Error ? err : undefined, ...(nextRetryDelay === undefined ? {} : { nextRetryDelay }) });
 }

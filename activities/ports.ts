@@ -1,6 +1,6 @@
 /** The narrow ports the turn activities are built over (wired by the worker's composition root). */
 import type { AuditEvent } from '../core/audit-events.js';
-import type { TurnRequest } from '../core/channel.js';
+import type { HistoryEntry, TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import type { ChannelEvent } from '../infra/stream-hub.js';
 
@@ -25,6 +25,14 @@ export interface StreamPort {
 /** Delivers a turn's outcome to its channel (seed `finalize`); must be idempotent. */
 export interface DeliveryPort {
   deliver(req: TurnRequest, outcome: TurnOutcome): Promise<void>;
+}
+
+/** A session's conversation history, kept sealed in the `sessions` domain. */
+export interface SessionHistoryPort {
+  /** The newest `limit` messages of a session, oldest first. */
+  load(sessionKey: string, limit: number): Promise<HistoryEntry[]>;
+  /** Records one turn's exchange; recording the same turn again overwrites it (idempotent). */
+  record(sessionKey: string, turn: { turnId: string; receivedAt: number; entries: HistoryEntry[] }): Promise<void>;
 }
 
 /** What the agent itself holds, before a tier ceiling narrows it. */

@@ -7,13 +7,14 @@ import { Context } from '@temporalio/activity';
 import { CapabilitySet, Scope, channelTrustTier, tierCeiling } from '../core/capability/index.js';
 import type { TurnRequest } from '../core/channel.js';
 import { AivyxError, type AivyxErrorData } from '../core/errors.js';
-import type { LlmStepRequest, LlmStepResult } from '../core/llm.js';
+import type { LlmStepInput, LlmStepResult } from '../core/llm.js';
+import { messageText } from '../core/message.js';
 import { summarizeToolOutcome, summarizeTurnOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import type { ToolCall } from '../core/tools.js';
 import { canonicalJson, sha256Hex } from '../infra/crypto/index.js';
 import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
-import type { AgentConfig, AttestationPort, AuditPort, DeliveryPort, StreamPort } from './ports.js';
+import type { AgentConfig, AttestationPort, AuditPort, DeliveryPort, SessionHistoryPort, StreamPort } from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
 
 /** Everything the turn activities need. */
@@ -22,6 +23,7 @@ export interface TurnActivityDeps {
   attestation: AttestationPort;
   stream: StreamPort;
   delivery: DeliveryPort;
+  history: SessionHistoryPort;
   agent: AgentConfig;
   llm: LlmProvider;
   tools: readonly ToolImplementation[];
@@ -38,6 +40,9 @@ export interface RunToolInput {
   scope: string;
   effective: string[];
 }
+
+/** How many earlier messages of the session an LLM step sees. */
+export const SESSION_HISTORY_LIMIT = 40;
 
 /** Stable idempotency key of the running activity: workflow id + run id + activity id. */
 export function activityKey(): string {
@@ -123,12 +128,14 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       return { ok: true, effective, budgetMs: deps.agent.budgetMs };
     },
 
-    /** One LLM step: streams text to the channel as it arrives, returns the whole step. */
-    async llmStep(req: LlmStepRequest): Promise<LlmStepResult> {
+    /** One LLM step: loads the session's history, streams text to the channel as it arrives, returns the whole step. */
+    async llmStep(input: LlmStepInput): Promise<LlmStepResult> {
       const ctx = Context.current();
+      const { sessionKey, ...rest } = input;
       // A retried step re-streams from the start: tell the channel to drop what it showed.
-      if (ctx.info.attempt > 1) deps.stream.publish(req.turnId, { type: 'step_restarted', step: req.step });
+      if (ctx.info.attempt > 1) deps.stream.publish(input.turnId, { type: 'step_restarted', step: input.step });
       try {
+        const req = { ...rest, history: await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT) };
         return await withHeartbeat(() =>
           deps.llm.step(req, {
             text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),
@@ -207,9 +214,19 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       return outcome;
     },
 
-    /** Writes `TurnEnded` and delivers the outcome to the channel. */
-    async finalizeTurn(input: { request: TurnRequest; outcome: TurnOutcome; durationMs: number }): Promise<void> {
+    /** Writes `TurnEnded`, records a completed exchange in the session history, and delivers the outcome. */
+    async finalizeTurn(input: { request: TurnRequest; sessionKey: string; outcome: TurnOutcome; durationMs: number }): Promise<void> {
       const { request, outcome } = input;
+      if (outcome.status === 'Completed') {
+        await deps.history.record(input.sessionKey, {
+          turnId: request.turnId,
+          receivedAt: request.message.receivedAt,
+          entries: [
+            { role: 'user', text: messageText(request.message.content) },
+            { role: 'assistant', text: outcome.finalMessage },
+          ],
+        });
+      }
       await deps.audit.append(activityKey(), {
         type: 'TurnEnded',
         turnId: request.turnId,

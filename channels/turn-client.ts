@@ -35,7 +35,7 @@ export async function submitTurn(deps: TurnClientDeps, request: TurnRequest): Pr
   const start = new WithStartWorkflowOperation('sessionWorkflow', {
     workflowId: sessionWorkflowId(request.channel.name, sessionId),
     taskQueue: deps.taskQueue,
-    args: [{ sessionId, history: [], seen: [], turnsCompleted: 0 }],
+    args: [{ sessionId, seen: [], turnsCompleted: 0 }],
     workflowIdConflictPolicy: 'USE_EXISTING',
     staticSummary: `Session ${sessionId} on ${request.channel.name}`,
   });

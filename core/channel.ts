@@ -35,12 +35,10 @@ export interface TurnRequest {
   turnId: string;
   message: Message;
   channel: ChannelFacts;
-  /** Earlier exchanges of the session, oldest first (text only). */
-  history?: HistoryEntry[];
   attestation?: ChannelAttestation;
 }
 
-/** One earlier exchange carried into the next turn of a session. */
+/** One earlier message of a session, as the LLM step loads it from the sealed `sessions` domain. */
 export interface HistoryEntry {
   role: 'user' | 'assistant';
   text: string;
@@ -57,7 +55,6 @@ export type StreamEvent =
 
 /**
  * The part of a turn request the attestation MAC covers: turn id, channel facts and message.
- * `history` is excluded because the session workflow (trusted code) adds it after the channel attested.
  */
 export function attestedBody(req: TurnRequest, issuedAt: number): Record<string, unknown> {
   return { v: 1, turnId: req.turnId, message: req.message, channel: req.channel, issuedAt };

@@ -15,7 +15,13 @@ export interface ToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
-/** Input of one LLM step. */
+/** What the workflow sends to the LLM-step activity; the activity adds the session history. */
+export type LlmStepInput = Omit<LlmStepRequest, 'history'> & {
+  /** Which session's history to load (the session workflow id). */
+  sessionKey: string;
+};
+
+/** Input of one LLM step, as a provider sees it. */
 export interface LlmStepRequest {
   turnId: string;
   /** 0-based index of this step within the turn. */

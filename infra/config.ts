@@ -12,8 +12,12 @@ export interface AivyxConfig {
   temporalAddress: string | undefined;
   namespace: string;
   taskQueue: string;
-  /** `scripted:<file>` (default: the offline demo script). */
-  llm: string;
+  /** `openai:<model>`, `anthropic:<model>`, `ollama:<model>` or `scripted:<file>`; unset → Ollama if it answers, else the demo. */
+  llm: string | undefined;
+  /** The offline demo script used when no model is configured. */
+  demoScript: string;
+  /** The model `aivyx up` uses when it finds Ollama on localhost and AIVYX_LLM is unset. */
+  ollamaModel: string;
   temporalPort: number;
   uiPort: number;
   restPort: number;
@@ -48,7 +52,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxCo
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     namespace: env.TEMPORAL_NAMESPACE || 'default',
     taskQueue: env.AIVYX_TASK_QUEUE || 'aivyx',
-    llm: env.AIVYX_LLM || `scripted:${resolve(projectRoot, 'docs/examples/demo-script.json')}`,
+    llm: env.AIVYX_LLM || undefined,
+    demoScript: resolve(projectRoot, 'docs/examples/demo-script.json'),
+    ollamaModel: env.AIVYX_OLLAMA_MODEL || 'llama3.2',
     temporalPort: intFrom(env, 'AIVYX_TEMPORAL_PORT', 7233),
     uiPort: intFrom(env, 'AIVYX_UI_PORT', 8233),
     restPort: intFrom(env, 'AIVYX_REST_PORT', 8787),

@@ -4,21 +4,22 @@
  * stopped; `aivyx chat` runs it for one conversation when no `aivyx up` is around.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { loadScriptedProvider } from '../activities/llm/scripted-provider.js';
+import { detectOllama, providerFromSpec } from '../activities/llm/provider-from-config.js';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
-import { AivyxError } from '../core/errors.js';
 import { createAttestor } from './attestation.js';
+import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
 import { tailAuditEntries, verifyAuditChain } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
 import { openDatabase } from './db/index.js';
-import { openKeyring } from './keyring.js';
 import { lockHome } from './home-lock.js';
+import { getSecret } from './secrets.js';
+import { SealedStorage, unlockStorageKeyring } from './storage/index.js';
 import { StreamHub } from './stream-hub.js';
 import { ensureNamespaceSetup, findTemporalCli, startDevServer } from './temporal/index.js';
 import { wireTurnActivities } from './wiring.js';
@@ -30,6 +31,8 @@ export interface Stack {
   restToken: string;
   temporalAddress: string;
   uiUrl: string | undefined;
+  /** The codec server the Temporal UI decodes payloads through (not started for a headless stack). */
+  codecUrl: string | undefined;
   client: Client;
   worker: Worker;
   /** Stops everything started here, in reverse order. */
@@ -58,6 +61,18 @@ export function restToken(home: string): string {
   return readFileSync(file, 'utf8').trim();
 }
 
+/** The codec server's bearer token, created once (never overwritten), readable only by this user. */
+export function codecToken(home: string): string {
+  const file = join(home, 'codec-token');
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+    writeFileSync(file, randomBytes(32).toString('hex'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
 /** Starts the stack; on failure everything already started is stopped again. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const { config } = opts;
@@ -78,15 +93,33 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') });
     cleanups.push(() => db.close());
     log(`database: ${db.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${join(config.home, 'pglite')}`}`);
-    const master = await openKeyring(db.db, opts.passphrase);
+    const keys = await unlockStorageKeyring(db.db, opts.passphrase);
+    const master = keys.master;
+    const storage = SealedStorage.open(db.db, keys);
+    // Every client and worker of ours encrypts payloads: histories on the server hold no plaintext.
+    const codec = createPayloadCodec(master.subkey('payload'));
+    const dataConverter = aivyxDataConverter(codec);
 
     let address: string;
     let uiUrl: string | undefined;
+    let codecServer: CodecServer | undefined;
     if (config.temporalAddress) address = config.temporalAddress;
     else {
       const cliPath = findTemporalCli({ env: opts.env, projectRoot: opts.projectRoot });
+      if (!opts.headless) {
+        // Started first so the UI can be pointed at it; it answers CORS for the UI's origins only.
+        const ui = `http://127.0.0.1:${config.uiPort}`;
+        codecServer = await startCodecServer({ codec, token: codecToken(config.home), allowedOrigin: [ui, `http://localhost:${config.uiPort}`], uiUrl: ui });
+        cleanups.push(() => codecServer?.stop());
+      }
       log('starting the Temporal dev server…');
-      const server = await startDevServer({ cliPath, home: config.home, port: config.temporalPort, ...(opts.headless ? { headless: true } : { uiPort: config.uiPort }) });
+      const server = await startDevServer({
+        cliPath,
+        home: config.home,
+        port: config.temporalPort,
+        ...(opts.headless ? { headless: true } : { uiPort: config.uiPort }),
+        ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
+      });
       cleanups.push(() => server.stop());
       address = server.address;
       uiUrl = server.uiUrl;
@@ -94,14 +127,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const connection = await Connection.connect({ address });
     cleanups.push(() => connection.close());
     if (config.temporalAddress) await ensureNamespaceSetup(connection, config.namespace);
-    const client = new Client({ connection, namespace: config.namespace });
+    const client = new Client({ connection, namespace: config.namespace, dataConverter });
     const nativeConnection = await NativeConnection.connect({ address });
     cleanups.push(() => nativeConnection.close());
 
     const hub = new StreamHub();
-    const llm = opts.llm ?? (await loadLlm(config.llm));
+    const llm = opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name)));
     const activities = wireTurnActivities({ db: db.db, master, hub, llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } });
-    const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities });
+    const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter });
     const running = worker.run();
     cleanups.push(async () => {
       worker.shutdown();
@@ -120,14 +153,20 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
     cleanups.push(() => rest.stop());
     lock.publish({ restUrl: rest.url, temporalAddress: address, ...(uiUrl ? { uiUrl } : {}) });
-    return { restUrl: rest.url, restToken: token, temporalAddress: address, uiUrl, client, worker, stop };
+    return { restUrl: rest.url, restToken: token, temporalAddress: address, uiUrl, codecUrl: codecServer?.url, client, worker, stop };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-async function loadLlm(spec: string): Promise<LlmProvider> {
-  if (spec.startsWith('scripted:')) return loadScriptedProvider(spec);
-  throw new AivyxError('Config', `unknown LLM provider "${spec}"`, { hint: 'set AIVYX_LLM=scripted:<file> (real providers arrive with the providers issue)' });
+/** The configured model; unset → Ollama when it answers on localhost, else the offline demo script. */
+async function chooseLlm(config: AivyxConfig, log: (line: string) => void): Promise<string> {
+  if (config.llm) return config.llm;
+  if (await detectOllama()) {
+    log(`model: Ollama on localhost (${config.ollamaModel}; set AIVYX_OLLAMA_MODEL or AIVYX_LLM to change)`);
+    return `ollama:${config.ollamaModel}`;
+  }
+  log('model: none configured — using the offline demo script. Set AIVYX_LLM=openai:<model>, anthropic:<model> or ollama:<model> (docs/LLM-PROVIDERS.md)');
+  return `scripted:${config.demoScript}`;
 }

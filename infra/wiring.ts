@@ -2,13 +2,15 @@
 import type { Kysely } from 'kysely';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
 import type { AgentConfig } from '../activities/ports.js';
-import { createStarterTools } from '../activities/tools/index.js';
+import { createMemoryStore, createStarterTools } from '../activities/tools/index.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
 import { createAttestor } from './attestation.js';
 import { createAuditPort } from './audit-port.js';
 import type { MasterKey } from './crypto/index.js';
 import type { Database } from './db/index.js';
+import { createSessionHistory } from './session-history.js';
+import { SealedStorage } from './storage/index.js';
 import type { StreamHub } from './stream-hub.js';
 import { createIntentStore } from './tool-intent-store.js';
 
@@ -26,14 +28,16 @@ export interface WiringInput {
 /** The worker's activities over PostgreSQL/PGlite, the master key's subkeys and the stream hub. */
 export function wireTurnActivities(input: WiringInput) {
   const attestor = createAttestor(input.master.subkey('attestation'));
+  const storage = SealedStorage.open(input.db, input.master);
   return createTurnActivities({
     audit: createAuditPort(input.db, input.master.subkey('audit')),
     attestation: attestor,
     stream: input.hub,
     // Local channels live in this process and hear the outcome through the hub.
     delivery: { deliver: async (req, outcome) => input.hub.publish(req.turnId, { type: 'final', outcome }) },
+    history: createSessionHistory(storage.domain('sessions')),
     agent: input.agent,
     llm: input.llm,
-    tools: input.tools ?? createStarterTools({ intents: createIntentStore(input.db) }),
+    tools: input.tools ?? createStarterTools({ intents: createIntentStore(input.db), memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }) }),
   });
 }

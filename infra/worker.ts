@@ -1,15 +1,22 @@
 /** Creating the worker: workflows bundled once per process, activities injected by the composition root. */
 import { fileURLToPath } from 'node:url';
+import type { DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 
 /** Absolute path of the workflows entry point (what the bundler and replay tests load). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+// Keyed by failure converter path: the sandbox's failure converter is compiled into the bundle.
+const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
 /** The workflow bundle, built on first use and shared by every worker of this process. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+export function workflowBundle(failureConverterPath?: string): Promise<WorkflowBundleWithSourceMap> {
+  const key = failureConverterPath ?? '';
+  let bundle = bundles.get(key);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger, ...(failureConverterPath ? { failureConverterPath } : {}) });
+    bundles.set(key, bundle);
+  }
   return bundle;
 }
 
@@ -30,6 +37,8 @@ export interface AivyxWorkerOptions {
   activities: object;
   /** Stop waiting for activities on shutdown after this long. */
   shutdownGraceTime?: string;
+  /** Payload codec and failure converter (the aivyx one encrypts); the SDK default when absent. */
+  dataConverter?: DataConverter;
 }
 
 /** A worker polling the aivyx task queue with our workflows and the given activities. */
@@ -38,8 +47,9 @@ export async function createAivyxWorker(opts: AivyxWorkerOptions): Promise<Worke
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workflowBundle(opts.dataConverter?.failureConverterPath),
     activities: opts.activities,
+    ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '5s',
   });
 }

@@ -13,30 +13,24 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import type { HistoryEntry, TurnRequest } from '../core/channel.js';
-import { messageText } from '../core/message.js';
-import type { TurnOutcome } from '../core/outcomes.js';
+import type { TurnRequest } from '../core/channel.js';
 import { sessionStatusQuery, submitTurnUpdate, type SubmitTurnResult } from './messages.js';
 import { turnWorkflow } from './turn-workflow.js';
 
 /** State a session carries across continue-as-new. */
 export interface SessionState {
   sessionId: string;
-  history: HistoryEntry[];
   /** Turn ids already accepted (bounded), for cheap duplicate answers. */
   seen: string[];
   turnsCompleted: number;
 }
 
-/** How many exchanges a session hands to the next turn as context. */
-export const SESSION_HISTORY_LIMIT = 40;
 const SEEN_LIMIT = 500;
 // An idle session closes; the next message starts a fresh run with the same id and no cost meanwhile.
 const IDLE_TIMEOUT = '24 hours';
 
 /** The session workflow. */
 export async function sessionWorkflow(state: SessionState): Promise<void> {
-  const history = [...state.history];
   const seen = new Set(state.seen);
   const queue: TurnRequest[] = [];
   const started = new Set<string>();
@@ -70,18 +64,15 @@ export async function sessionWorkflow(state: SessionState): Promise<void> {
     const req = queue.shift();
     if (!req) continue;
     running = req.turnId;
-    const outcome = await runTurn({ ...req, history: history.slice(-SESSION_HISTORY_LIMIT) }, started);
+    // The turn records its exchange in the sealed `sessions` domain; the next turn's LLM step loads it.
+    await runTurn(req, started);
     running = null;
     turnsCompleted++;
-    if (outcome && outcome.status === 'Completed') {
-      history.push({ role: 'user', text: messageText(req.message.content) }, { role: 'assistant', text: outcome.finalMessage });
-    }
     // Continue-as-new only with an empty queue: queued submitters are waiting for their turn to start here.
     if (queue.length === 0 && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000)) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof sessionWorkflow>({
         sessionId: state.sessionId,
-        history: history.slice(-SESSION_HISTORY_LIMIT),
         seen: [...seen].slice(-SEEN_LIMIT),
         turnsCompleted,
       });
@@ -91,7 +82,7 @@ export async function sessionWorkflow(state: SessionState): Promise<void> {
 }
 
 /** Starts one turn as a child and waits for it; a turn id that already ran is not run again. */
-async function runTurn(req: TurnRequest, started: Set<string>): Promise<TurnOutcome | undefined> {
+async function runTurn(req: TurnRequest, started: Set<string>): Promise<void> {
   try {
     const child = await startChild(turnWorkflow, {
       workflowId: req.turnId,
@@ -102,11 +93,10 @@ async function runTurn(req: TurnRequest, started: Set<string>): Promise<TurnOutc
       staticSummary: `Turn ${req.turnId} on ${req.channel.name} (${req.channel.trustTier})`,
     });
     started.add(req.turnId);
-    return await child.result();
+    await child.result();
   } catch {
     // WorkflowExecutionAlreadyStartedError: a redelivered message whose turn ran before; not run again.
     // Anything else is a failed turn, which has already written TurnEnded and told its channel.
     started.add(req.turnId);
-    return undefined;
   }
 }

@@ -13,6 +13,7 @@ import { summarizeToolOutcome, type ToolOutcome, type TurnOutcome } from '../cor
 import { findTool, toolSpecs } from '../core/tool-catalog.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { failureToErrorData, turnFailure } from './failures.js';
+import { sessionWorkflowId } from './turn-ids.js';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 
@@ -82,6 +83,7 @@ function checkCall(call: ToolCall, effective: CapabilitySet): { ok: true; scope:
 /** The turn workflow: returns a `TurnOutcome`; a `Failed` outcome also fails the workflow with its kind as type. */
 export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
   const startedAt = Date.now();
+  const sessionKey = sessionWorkflowId(req.channel.name, req.channel.sessionId);
   let cancelRequested = false;
   // Root-scope cancellation is the channel's cancel: note it and check between LLM steps.
   CancellationScope.current().cancelRequested.catch(() => {
@@ -103,7 +105,7 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
       setCurrentDetails(`**LLM step ${step + 1}** · ${toolCallsMade} tool call(s) so far`);
 
       const stepRace = await raceStep<LlmStepResult>(
-        () => llm.llmStep({ turnId: req.turnId, step, history: req.history ?? [], message: req.message, transcript, tools: specs }),
+        () => llm.llmStep({ turnId: req.turnId, step, sessionKey, message: req.message, transcript, tools: specs }),
         remaining,
         () => cancelRequested,
         true,
@@ -161,7 +163,7 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
     }
   }).catch((err: unknown): TurnOutcome => ({ status: 'Failed', error: failureToErrorData(err), toolCallsMade }));
 
-  await CancellationScope.nonCancellable(() => bookkeeping.finalizeTurn({ request: req, outcome, durationMs: Date.now() - startedAt }));
+  await CancellationScope.nonCancellable(() => bookkeeping.finalizeTurn({ request: req, sessionKey, outcome, durationMs: Date.now() - startedAt }));
   if (outcome.status === 'Failed') throw turnFailure(outcome.error, outcome);
   return outcome;
 }

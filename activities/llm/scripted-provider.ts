@@ -33,6 +33,8 @@ interface TemplateScope {
   step: number;
   match: RegExpExecArray | undefined;
   results: ToolResult[];
+  /** The message's `receivedAt` (epoch ms): dates come from it, never the clock, so a retried step answers the same. */
+  receivedAt: number;
 }
 
 function escapeRegex(s: string): string {
@@ -94,6 +96,18 @@ function lookup(root: unknown, path: readonly string[]): unknown {
   return cur;
 }
 
+const DAY_MS = 86_400_000;
+
+/** `date.*`: the UTC day of `receivedAt`; `start` is inclusive, `end` (the next midnight) exclusive. */
+function dateVariable(rest: readonly string[], receivedAt: number): unknown {
+  const [which, edge, unit] = rest;
+  if (which === 'now') return edge === 'ms' ? receivedAt : new Date(receivedAt).toISOString();
+  const start = Math.floor(receivedAt / DAY_MS) * DAY_MS - (which === 'yesterday' ? DAY_MS : 0);
+  if (edge === undefined) return new Date(start).toISOString().slice(0, 10);
+  const at = edge === 'end' ? start + DAY_MS : start;
+  return unit === 'ms' ? at : new Date(at).toISOString();
+}
+
 function variable(name: string, scope: TemplateScope): unknown {
   const [root, ...rest] = name.split('.');
   switch (root) {
@@ -101,6 +115,8 @@ function variable(name: string, scope: TemplateScope): unknown {
       return scope.message;
     case 'step':
       return scope.step;
+    case 'date':
+      return dateVariable(rest, scope.receivedAt);
     case 'results':
       return summarizeResults(scope.results);
     case 'match': {
@@ -121,13 +137,19 @@ function fill(text: string, scope: TemplateScope): string {
   return text.replace(TEMPLATE, (_, name: string) => render(variable(name, scope)));
 }
 
-/** Templates every string leaf of a call input; `{"$split": "..."}` becomes the words of its text. */
+/** Templates every string leaf of a call input; `{"$split": "..."}` becomes the words of its text, `{"$number": "..."}` a number. */
 function fillInput(value: unknown, scope: TemplateScope): unknown {
   if (typeof value === 'string') return fill(value, scope);
   if (Array.isArray(value)) return value.map((v) => fillInput(v, scope));
   if (typeof value !== 'object' || value === null) return value;
   const obj = value as Record<string, unknown>;
   if (typeof obj.$split === 'string') return fill(obj.$split, scope).split(/\s+/).filter(Boolean);
+  if (typeof obj.$number === 'string') {
+    const text = fill(obj.$number, scope).trim();
+    const n = Number(text);
+    if (text === '' || !Number.isFinite(n)) throw new AivyxError('Llm', `scripted: {"$number": …} filled to ${JSON.stringify(text)}, not a number`, { detail: { provider: 'scripted' } });
+    return n;
+  }
   return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, fillInput(v, scope)]));
 }
 
@@ -219,7 +241,7 @@ export function createScriptedProvider(script: ScriptedScript, source = '<inline
         if (pattern !== undefined && match === null) continue;
         const step = rule.steps[req.step];
         if (step === undefined) return say(SCRIPT_EXHAUSTED, sink);
-        return runStep(step, { message, step: req.step, match: match ?? undefined, results: lastResults(req) }, rule, sink);
+        return runStep(step, { message, step: req.step, match: match ?? undefined, results: lastResults(req), receivedAt: req.message.receivedAt }, rule, sink);
       }
       return say(SCRIPT_NO_MATCH, sink);
     },

@@ -48,7 +48,7 @@ export interface ScriptedCallStep {
   delayMs?: number;
 }
 
-/** One tool call; string leaves of `input` are templated, `{"$split": "..."}` becomes a word array. */
+/** One tool call; string leaves of `input` are templated, `{"$split": "..."}` becomes a word array, `{"$number": "..."}` a number. */
 export interface ScriptedCall {
   tool: string;
   input?: unknown;
@@ -61,7 +61,7 @@ export interface ScriptedFailStep {
 }
 
 /** Template variables a script may use; anything else is a load-time error. */
-const TEMPLATE_VAR = /^(message|results|step|match\.[A-Za-z0-9_]+|result\.\d+(\.[A-Za-z0-9_$-]+)*)$/;
+const TEMPLATE_VAR = /^(message|results|step|match\.[A-Za-z0-9_]+|result\.\d+(\.[A-Za-z0-9_$-]+)*|date\.now(\.ms)?|date\.(today|yesterday)(\.(start|end)(\.ms)?)?)$/;
 /** `{{ name }}` with optional inner spaces. */
 export const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
@@ -87,7 +87,7 @@ function onlyKeys(p: Problem, path: string, obj: Record<string, unknown>, allowe
 function checkTemplate(p: Problem, path: string, text: unknown): void {
   if (typeof text !== 'string') throw p(path, 'must be a string');
   for (const m of text.matchAll(TEMPLATE)) {
-    if (!TEMPLATE_VAR.test(m[1] as string)) throw p(path, `unknown template variable {{${m[1]}}} (use message, step, results, match.N, result.N.<path>)`);
+    if (!TEMPLATE_VAR.test(m[1] as string)) throw p(path, `unknown template variable {{${m[1]}}} (use message, step, results, match.N, result.N.<path>, date.now, date.today[.start|.end], date.yesterday[.start|.end], .ms)`);
   }
 }
 
@@ -103,6 +103,10 @@ function checkInput(p: Problem, path: string, v: unknown): void {
   if ('$split' in v) {
     onlyKeys(p, path, v, ['$split']);
     return checkTemplate(p, key(path, '$split'), v.$split);
+  }
+  if ('$number' in v) {
+    onlyKeys(p, path, v, ['$number']);
+    return checkTemplate(p, key(path, '$number'), v.$number);
   }
   for (const [k, x] of Object.entries(v)) checkInput(p, key(path, k), x);
 }

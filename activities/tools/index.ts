@@ -1,7 +1,9 @@
-/** The starter tool implementations (fs.read, fs.write, shell.exec) and their contract. */
+/** The starter tool implementations (fs.read, fs.write, shell.exec, and memory.* when given a store) and their contract. */
 import { createFsReadTool } from './fs-read.js';
 import { createFsWriteTool } from './fs-write.js';
 import type { IntentStore } from './intent-store.js';
+import type { MemoryStore } from './memory-store.js';
+import { createMemoryTools } from './memory-tools.js';
 import { createShellExecTool, type ShellExecDeps } from './shell-exec.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
@@ -10,15 +12,20 @@ export type { IntentStore, IntentRecord, MemoryIntentStore } from './intent-stor
 export { createMemoryIntentStore } from './intent-store.js';
 export { createFsReadTool, FS_READ_DEFAULT_MAX_BYTES, type FsReadOutput, type FsReadOptions } from './fs-read.js';
 export { createFsWriteTool, type FsWriteOutput } from './fs-write.js';
+export { createMemoryStore, tokenize, type MemoryStore, type MemoryStoreDeps, type MemoryEntry, type RecallResult } from './memory-store.js';
+export { createMemoryTools, type MemoryToolDeps, type MemoryWriteOutput, type MemoryRecallOutput, type MemoryRecallEntry, type MemoryForgetOutput } from './memory-tools.js';
 export { createShellExecTool, SHELL_DEFAULT_TIMEOUT_MS, SHELL_OUTPUT_CAP_BYTES, SHELL_ENV_ALLOWLIST, type ShellExecDeps, type ShellExecOutput } from './shell-exec.js';
 
-/** Ports of the starter tools: the intent store (required) plus optional shell settings. */
+/** Ports of the starter tools: the intent store (required), optional shell settings, and the memory store. */
 export interface StarterToolDeps {
   intents: IntentStore;
   shell?: Omit<ShellExecDeps, 'intents'>;
+  /** With a store, memory.write/recall/forget are added; without, a call to them fails NotFound. */
+  memory?: MemoryStore;
 }
 
-/** The three starter tools, in catalog order. */
+/** The starter tools in catalog order: fs.read, fs.write, shell.exec, then the memory tools when `memory` is given. */
 export function createStarterTools(deps: StarterToolDeps): ToolImplementation[] {
-  return [createFsReadTool(), createFsWriteTool(), createShellExecTool({ intents: deps.intents, ...deps.shell })];
+  const tools = [createFsReadTool(), createFsWriteTool(), createShellExecTool({ intents: deps.intents, ...deps.shell })];
+  return deps.memory === undefined ? tools : [...tools, ...createMemoryTools({ store: deps.memory })];
 }

@@ -4,20 +4,42 @@ import { tailAuditEntries, verifyAuditChain } from '../../infra/audit/index.js';
 import type { AivyxConfig } from '../../infra/config.js';
 import { openDatabase } from '../../infra/db/index.js';
 import { lockHome } from '../../infra/home-lock.js';
-import { openKeyring } from '../../infra/keyring.js';
+import { SealedStorage, unlockStorageKeyring } from '../../infra/storage/index.js';
+import { cliPassphrase } from './passphrase.js';
+
+/**
+ * Opens the database and keys directly (no running stack needed) for a one-off command.
+ * PGlite has one owner at a time, so the data directory is locked meanwhile; PostgreSQL needs no lock.
+ */
+export async function withStorage<T>(config: AivyxConfig, fn: (storage: SealedStorage) => Promise<T>, passphrase?: string): Promise<T> {
+  const lock = config.databaseUrl ? undefined : lockHome(config.home);
+  try {
+    const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') });
+    try {
+      const keys = await unlockStorageKeyring(db.db, passphrase ?? (await cliPassphrase()));
+      try {
+        return await fn(SealedStorage.open(db.db, keys));
+      } finally {
+        keys.destroy();
+      }
+    } finally {
+      await db.close();
+    }
+  } finally {
+    lock?.release();
+  }
+}
 
 /** Runs an audit command against the database named by the configuration. */
 export async function runAuditDirect(config: AivyxConfig, sub: 'verify' | 'tail', n: number, passphrase: string): Promise<unknown> {
-  // PGlite has one owner at a time; PostgreSQL needs no lock.
-  const lock = config.databaseUrl ? undefined : lockHome(config.home);
-  const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') });
-  try {
-    const master = await openKeyring(db.db, passphrase);
-    return sub === 'verify' ? await verifyAuditChain(db.db, master.subkey('audit')) : await tailAuditEntries(db.db, n);
-  } finally {
-    await db.close();
-    lock?.release();
-  }
+  return withStorage(
+    config,
+    async (storage) => {
+      const auditKey = storage.keys.master.subkey('audit');
+      return sub === 'verify' ? await verifyAuditChain(storage.db, auditKey) : await tailAuditEntries(storage.db, n);
+    },
+    passphrase,
+  );
 }
 
 /** Prints an audit result for a person (or as JSON) and returns the exit status. */

@@ -14,9 +14,11 @@ import { AivyxError, describeError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { loadConfig, type AivyxConfig } from '../../infra/config.js';
 import { findRunningStack } from '../../infra/home-lock.js';
-import { promptHidden, resolvePassphrase } from '../../infra/passphrase.js';
+import { promptHidden } from '../../infra/passphrase.js';
+import { cliPassphrase as passphrase } from './passphrase.js';
 import { restToken, startStack, type Stack } from '../../infra/stack.js';
-import { printAudit, runAuditDirect } from './audit-commands.js';
+import { printAudit, runAuditDirect, withStorage } from './audit-commands.js';
+import { runRotateCommand, runSecretsCommand } from './secrets-commands.js';
 import { chatRepl, chatTurn, OUTCOME_EXIT_CODES } from './chat.js';
 import type { RestTarget } from './rest-client.js';
 
@@ -25,11 +27,11 @@ const USAGE = `usage:
   aivyx up                               start Temporal, the database, the worker and the local channels
   aivyx chat [-m TEXT] [--session ID]    talk to the assistant (REPL, or one message with -m)
   aivyx audit verify                     check the audit chain; exits non-zero at the first bad entry
-  aivyx audit tail [-n N] [--json]       show the newest audit entries`;
+  aivyx audit tail [-n N] [--json]       show the newest audit entries
+  aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
+  aivyx secrets list                     names of stored secrets (never values)
+  aivyx storage rotate-keys              re-seal every stored row under the next key-schedule version (resumable)`;
 
-function passphrase(): Promise<string> {
-  return resolvePassphrase({ env: process.env, ...(process.stdin.isTTY ? { prompt: () => promptHidden('aivyx passphrase: ') } : {}) });
-}
 
 function start(config: AivyxConfig, extra: { restPort?: number; headless?: boolean; quiet?: boolean }, pass: string): Promise<Stack> {
   return startStack({ config, passphrase: pass, projectRoot, env: process.env, ...extra, log: extra.quiet ? () => undefined : (l) => process.stderr.write(`aivyx: ${l}\n`) });
@@ -51,6 +53,9 @@ async function up(config: AivyxConfig): Promise<number> {
       `  Temporal UI:  ${stack.uiUrl ?? `(external cluster at ${stack.temporalAddress})`}`,
       `  Temporal:     ${stack.temporalAddress}`,
       `  REST channel: ${stack.restUrl}  (bearer token in ${config.home}/rest-token)`,
+      ...(stack.codecUrl
+        ? [`  Codec server: ${stack.codecUrl}  — to read decoded histories in the UI, sign in once at ${stack.codecUrl}/login with the token in ${config.home}/codec-token (docs/OPERATOR-UI.md)`]
+        : []),
       `  Talk to it:   npm run aivyx -- chat        (Ctrl-C here stops everything)`,
       '',
     ].join('\n'),
@@ -95,6 +100,12 @@ async function audit(config: AivyxConfig, args: string[]): Promise<number> {
   return printAudit(sub, result, Boolean(values.json));
 }
 
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   // Our own handlers decide what a signal means (chat: cancel the turn; up: stop everything), so
@@ -108,6 +119,12 @@ async function main(argv: string[]): Promise<number> {
       return chat(config, args);
     case 'audit':
       return audit(config, args);
+    case 'secrets':
+      return withStorage(config, (storage) =>
+        runSecretsCommand(args, { storage, readStdin, out: (s) => process.stdout.write(s), ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}) }),
+      );
+    case 'storage':
+      return withStorage(config, (storage) => runRotateCommand(args, { storage, out: (s) => process.stdout.write(s) }));
     case undefined:
     case 'help':
     case '--help':

@@ -119,6 +119,11 @@ export class MasterKey {
     return k;
   }
 
+  /** The same master key under another key-schedule version (key rotation reads old and new rows). */
+  atVersion(version: string): MasterKey {
+    return new MasterKey(this.#master, version);
+  }
+
   /** Hex key-check value stored in the install row to recognise the right passphrase. */
   keyCheckValue(): string {
     return keyCheckValue(this.#master, this.#version);

@@ -55,12 +55,48 @@ export interface ToolIntentTable {
   created_at: Generated<Date>;
 }
 
+/** One sealed value: XChaCha20-Poly1305 under the domain subkey of key-schedule `version`. */
+export interface SealedRecordTable {
+  /** A StorageDomain, e.g. 'sessions'; also bound into the AAD. */
+  domain: string;
+  /** Caller's key within the domain (collation "C"); also bound into the AAD. */
+  key: string;
+  /** Key-schedule version number: 1 = 'aivyx-v1-storage', 2 = 'aivyx-v2-storage', … */
+  version: number;
+  /** 24 random bytes. */
+  nonce: Uint8Array;
+  /** Ciphertext ‖ 16-byte Poly1305 tag. */
+  ciphertext: Uint8Array;
+  updated_at: Generated<Date>;
+}
+
+/** Rotation state (id = 1): the key-schedule version every process seals new writes with. */
+export interface StorageRotationTable {
+  id: number;
+  write_version: number;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** Memory blind index: HMAC of one normalized token (or tag) of one sealed memory entry. */
+export interface MemoryTokenTable {
+  /** Hex HMAC-SHA256 (128 bits) under the memory index key; never the token itself. */
+  token_mac: string;
+  /** The memory id (`m_…`), also the entry's sealed-record key suffix. */
+  memory_key: string;
+  /** The entry's creation time, epoch ms (see docs/MEMORY.md for why this is stored in clear). */
+  created_at_ms: number;
+}
+
 /** The whole schema, as kysely's `Kysely<Database>` type parameter. */
 export interface Database {
   install: InstallTable;
   audit_entries: AuditEntryTable;
   audit_head: AuditHeadTable;
   tool_intents: ToolIntentTable;
+  sealed_records: SealedRecordTable;
+  storage_rotation: StorageRotationTable;
+  memory_tokens: MemoryTokenTable;
 }
 
 /** A row read from `install`. */
@@ -79,3 +115,5 @@ export type ToolIntentRow = Selectable<ToolIntentTable>;
 export type NewToolIntent = Insertable<ToolIntentTable>;
 /** A change to a `tool_intents` row. */
 export type ToolIntentUpdate = Updateable<ToolIntentTable>;
+/** A row read from `sealed_records`. */
+export type SealedRecordRow = Selectable<SealedRecordTable>;

@@ -70,12 +70,12 @@ describe('tool catalog', () => {
   });
 
   it('finds tools and lists model-facing specs', () => {
-    expect(TOOL_CATALOG.map((t) => t.id)).toEqual(['fs.read', 'fs.write', 'shell.exec']);
+    expect(TOOL_CATALOG.map((t) => t.id)).toEqual(['fs.read', 'fs.write', 'shell.exec', 'memory.write', 'memory.recall', 'memory.forget']);
     expect(findTool('fs.read')).toBe(fsReadTool);
     expect(findTool('nope')).toBeUndefined();
     const specs = toolSpecs(['shell.exec']);
     expect(specs).toEqual([{ id: 'shell.exec', description: shellExecTool.description, inputSchema: shellExecTool.inputSchema }]);
-    expect(toolSpecs()).toHaveLength(3);
+    expect(toolSpecs()).toHaveLength(6);
     expect(kindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
     expect(shellExecTool.idempotency).toBe('at-most-once');
   });

@@ -4,7 +4,7 @@
  * `aivyx chat -m` on its own once `up` has stopped, and the errors a person sees.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -49,6 +49,25 @@ describe('aivyx CLI', () => {
     expect(out).toContain('aivyx is up');
     expect(out).toMatch(/Temporal UI: +http:\/\/127\.0\.0\.1:\d+/);
 
+    // The UI is pointed at our codec server; an operator signs in once and the cookie lets the UI decode.
+    const codecUrl = /Codec server: (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
+    expect(codecUrl).toBeDefined();
+    const uiUrl = /Temporal UI: +(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
+    const settings = (await (await fetch(`${uiUrl}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
+    expect(settings.Codec?.Endpoint).toBe(codecUrl);
+    const token = readFileSync(join(home, 'codec-token'), 'utf8').trim();
+    const wrong = await fetch(`${codecUrl}/login`, { method: 'POST', body: new URLSearchParams({ token: 'x'.repeat(64) }), redirect: 'manual' });
+    expect(wrong.status).toBe(401);
+    const login = await fetch(`${codecUrl}/login`, { method: 'POST', body: new URLSearchParams({ token }), redirect: 'manual' });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const decode = (headers: Record<string, string>) =>
+      fetch(`${codecUrl}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ payloads: [] }) });
+    expect((await decode({})).status).toBe(401);
+    expect((await decode({ cookie: cookie.split(';')[0] ?? '' })).status).toBe(200);
+
     const chat = aivyx(['chat', '-m', 'hello there'], env);
     expect(chat.stdout).toContain('Hello from aivyx!');
     expect(chat.stderr).toContain('[Completed');
@@ -76,6 +95,21 @@ describe('aivyx CLI', () => {
     expect(alone.status).toBe(0);
     const again = aivyx(['audit', 'verify'], env);
     expect(again.stdout).toMatch(/audit chain OK/);
+
+    // Secrets are stored sealed and listed by name only.
+    const set = aivyx(['secrets', 'set', 'OPENAI_API_KEY'], env, 'sk-very-secret-value\n');
+    expect(set.status).toBe(0);
+    const list = aivyx(['secrets', 'list'], env);
+    expect(list.stdout).toContain('OPENAI_API_KEY');
+    expect(list.stdout).not.toContain('sk-very-secret-value');
+    const bad = aivyx(['secrets', 'set', 'not a name'], env, 'x\n');
+    expect(bad.status).not.toBe(0);
+
+    // Key rotation re-seals every row; the assistant keeps working on the rotated store.
+    const rotate = aivyx(['storage', 'rotate-keys'], env);
+    expect(rotate.status).toBe(0);
+    const after = aivyx(['chat', '-m', 'hello after rotation'], env);
+    expect(after.stdout).toContain('Hello from aivyx!');
   }, 300_000);
 
   it('a wrong passphrase is a clear error and writes nothing', async () => {

@@ -13,7 +13,9 @@ import { startHarness, type Harness } from '../support/turn-harness.js';
 describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', () => {
   let h: Harness;
   beforeAll(async () => {
+    // Recorded in plaintext so the replay test needs no key (the codec does not change command order).
     h = await startHarness({
+      codec: false,
       script: { rules: [{ match: 'denied', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['id'] } }] }, { say: '{{results}}' }] }, { steps: [{ call: [{ tool: 'fs.read', input: { path: '/etc/hostname' } }, { tool: 'shell.exec', input: { argv: ['true'] } }] }, { say: 'done: {{results}}' }] }] },
     });
   });

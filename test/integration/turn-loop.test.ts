@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
 import type { LlmProvider } from '../../activities/llm/llm-provider.js';
+import type { HistoryEntry } from '../../core/channel.js';
 import { textContent } from '../../core/message.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
 import { buildTurnRequest, startHarness, submitTurn, type Harness } from '../support/turn-harness.js';
@@ -32,6 +33,7 @@ const script = {
 
 let h: Harness;
 let llmCalls = 0;
+const historySeen = new Map<string, HistoryEntry[]>();
 
 beforeAll(async () => {
   const inner = createScriptedProvider(script);
@@ -39,6 +41,7 @@ beforeAll(async () => {
     name: 'counting',
     step: (req, sink) => {
       llmCalls++;
+      historySeen.set(req.turnId, req.history);
       return inner.step(req, sink);
     },
   };
@@ -168,6 +171,15 @@ describe('turn loop', () => {
     };
     expect(endA && startB).toBeTruthy();
     expect(await seq(rb.turnId, 'TurnStarted')).toBeGreaterThan(await seq(ra.turnId, 'TurnEnded'));
+    // The second turn's model saw the first exchange, loaded from the sealed sessions domain…
+    expect(historySeen.get(rb.turnId)).toEqual([
+      { role: 'user', text: 'slow tool first' },
+      { role: 'assistant', text: 'done sleeping' },
+    ]);
+    // …which the database holds only as ciphertext.
+    const rows = await h.db.selectFrom('sealed_records').select(['domain', 'ciphertext']).where('domain', '=', 'sessions').execute();
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) expect(Buffer.from(r.ciphertext).toString('latin1')).not.toContain('slow tool first');
   });
 
   it('leaves a chain that verifies', async () => {

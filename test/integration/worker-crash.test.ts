@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it, inject } from 'vitest';
 import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../../channels/turn-client.js';
+import { Client } from '@temporalio/client';
 import { createAttestor } from '../../infra/attestation.js';
+import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
 import { openDatabase } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
@@ -55,7 +57,8 @@ it('survives a SIGKILLed worker mid-turn without duplicating audit entries', asy
   const { db, close } = await openDatabase({ databaseUrl: pg.url });
   try {
     const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
-    const { client } = await testConnection();
+    const shared = await testConnection();
+    const client = new Client({ connection: shared.client.connection, dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))) });
     const taskQueue = uniqueTaskQueue('crash');
     const first = await startWorker(taskQueue);
 

@@ -3,7 +3,7 @@
  * its own task queue of the shared dev server, and helpers to run turns and read the audit log.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
 import { createScriptedProvider, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
@@ -18,6 +18,7 @@ import type { TrustTier } from '../../core/capability/index.js';
 import { textContent } from '../../core/message.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { createAttestor, type Attestor } from '../../infra/attestation.js';
+import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
 import type { MasterKey } from '../../infra/crypto/index.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
@@ -45,6 +46,8 @@ export interface HarnessOptions {
   llm?: LlmProvider;
   agent?: Partial<AgentConfig>;
   tools?: readonly ToolImplementation[];
+  /** Encrypt payloads as production does (default); `false` only for tests that need plaintext histories. */
+  codec?: boolean;
 }
 
 /** A running test stack. */
@@ -74,7 +77,11 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const pg = await createTestDatabase('turn');
   const { db, close } = await openDatabase({ databaseUrl: pg.url });
   const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
-  const { client, connection, namespace } = await testConnection();
+  const shared = await testConnection();
+  const { connection, namespace } = shared;
+  // The shared client has no codec; an encrypting harness needs its own client on the same connection.
+  const dataConverter = opts.codec !== false ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'))) : undefined;
+  const client = dataConverter ? new Client({ connection: shared.client.connection, namespace, dataConverter }) : shared.client;
   const taskQueue = uniqueTaskQueue('turns');
   const hub = new StreamHub();
   const llm = opts.llm ?? createScriptedProvider(opts.script ?? { rules: [{ steps: [{ say: 'hello' }] }] });
@@ -85,7 +92,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.agent,
   };
   const activities = wireTurnActivities({ db, master, hub, llm, agent, ...(opts.tools ? { tools: opts.tools } : {}) });
-  const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities });
+  const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities, ...(dataConverter ? { dataConverter } : {}) });
   const running = worker.run();
   const attestor = createAttestor(master.subkey('attestation'));
   const gateway = new TurnGateway({ client, taskQueue, attestor, hub });

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { NativeConnection } from '@temporalio/worker';
 import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
+import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.js';
 import { openDatabase } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub } from '../../infra/stream-hub.js';
@@ -18,7 +19,8 @@ const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
 const llm = createScriptedProvider(JSON.parse(readFileSync(env.AIVYX_SCRIPT ?? '', 'utf8')));
 const activities = wireTurnActivities({ db, master, hub: new StreamHub(), llm, agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec'], budgetMs: 120_000, confirmFirst: [] } });
 const connection = await NativeConnection.connect({ address: env.AIVYX_TEST_TEMPORAL_ADDRESS ?? '' });
-const worker = await createAivyxWorker({ connection, namespace: 'default', taskQueue: env.AIVYX_TASK_QUEUE ?? '', activities });
+const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
+const worker = await createAivyxWorker({ connection, namespace: 'default', taskQueue: env.AIVYX_TASK_QUEUE ?? '', activities, dataConverter });
 const running = worker.run();
 process.stdout.write('worker ready\n');
 await running;

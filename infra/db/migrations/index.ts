@@ -4,10 +4,14 @@
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './2026-12-02-0001-foundation.js';
+import * as sealedRecords from './2026-12-02-0002-sealed-records.js';
+import * as memoryIndex from './2026-12-02-0003-memory-index.js';
 
 /** Every migration, keyed by its frozen name. */
 export const migrations: Record<string, Migration> = {
   '2026-12-02-0001-foundation': foundation,
+  '2026-12-02-0002-sealed-records': sealedRecords,
+  '2026-12-02-0003-memory-index': memoryIndex,
 };
 
 /** kysely MigrationProvider over the static list. */

@@ -1,0 +1,99 @@
+/**
+ * `memory.write`, `memory.recall`, `memory.forget`: the memory tools over a MemoryStore. Each call
+ * appends its MemoryAccess audit entry before touching memory (the ToolCall entry follows from
+ * runTool), and the audit only ever sees ids, scopes and keyed query tags — never memory text.
+ */
+import {
+  memoryForgetTool,
+  memoryRecallTool,
+  memoryWriteTool,
+  parseMemoryForgetInput,
+  parseMemoryRecallInput,
+  parseMemoryWriteInput,
+} from '../../core/tool-catalog.js';
+import type { MemoryEntry, MemoryStore } from './memory-store.js';
+import type { ToolImplementation } from './tool-implementation.js';
+
+/** Ports of the memory tools. */
+export interface MemoryToolDeps {
+  store: MemoryStore;
+  /** Clock for new entries (tests pin it); default Date.now. A retried write keeps its first time. */
+  now?: () => number;
+}
+
+/** Output of `memory.write`: the id and the stored time (ISO-8601). */
+export interface MemoryWriteOutput {
+  id: string;
+  at: string;
+}
+
+/** One recalled entry as the model sees it: the time as ISO-8601, tags only when set. */
+export type MemoryRecallEntry = Omit<MemoryEntry, 'at'> & { at: string };
+
+/** Output of `memory.recall`. */
+export interface MemoryRecallOutput {
+  entries: MemoryRecallEntry[];
+  more: boolean;
+}
+
+/** Output of `memory.forget`. */
+export interface MemoryForgetOutput {
+  forgotten: number;
+}
+
+function iso(ms: number | undefined): string {
+  return ms === undefined ? 'any' : new Date(ms).toISOString();
+}
+
+/** The three memory tools, in catalog order. */
+export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
+  const { store } = deps;
+  const now = deps.now ?? Date.now;
+
+  const write: ToolImplementation = {
+    descriptor: memoryWriteTool,
+    resolveScope: async (input) => memoryWriteTool.requiredScope(input),
+    async run(input, ctx) {
+      const req = parseMemoryWriteInput(input);
+      // Keyed by the activity, not the attempt: a retried write lands on the same id.
+      const id = store.idFor(ctx.idemKey);
+      await ctx.recordMemoryAccess({ operation: 'Write', scope: memoryWriteTool.requiredScope(input), queryOrKey: id });
+      ctx.signal.throwIfAborted();
+      const { entry } = await store.write(req, { id, at: now() });
+      const output: MemoryWriteOutput = { id: entry.id, at: iso(entry.at) };
+      return { kind: 'completed', output, verified: 'NotApplicable' };
+    },
+  };
+
+  const recall: ToolImplementation = {
+    descriptor: memoryRecallTool,
+    resolveScope: async (input) => memoryRecallTool.requiredScope(input),
+    async run(input, ctx) {
+      const req = parseMemoryRecallInput(input);
+      // The query is memory content too: the audit gets a keyed tag of its terms, and the range.
+      const queryOrKey = `query:${store.queryTag(req.query)} from:${iso(req.from)} to:${iso(req.to)}`;
+      await ctx.recordMemoryAccess({ operation: 'Read', scope: memoryRecallTool.requiredScope(input), queryOrKey });
+      ctx.signal.throwIfAborted();
+      const found = await store.recall(req);
+      const output: MemoryRecallOutput = { entries: found.entries.map((e) => ({ ...e, at: iso(e.at) })), more: found.more };
+      return { kind: 'completed', output, verified: 'NotApplicable' };
+    },
+  };
+
+  const forget: ToolImplementation = {
+    descriptor: memoryForgetTool,
+    resolveScope: async (input) => memoryForgetTool.requiredScope(input),
+    async run(input, ctx) {
+      const req = parseMemoryForgetInput(input);
+      const queryOrKey = req.id ?? `filter from:${iso(req.from)} to:${iso(req.to)}`;
+      await ctx.recordMemoryAccess({ operation: 'Forget', scope: memoryForgetTool.requiredScope(input), queryOrKey });
+      ctx.signal.throwIfAborted();
+      const output: MemoryForgetOutput = await store.forget(req);
+      // Read back by id: a forgotten entry must be gone (a filter forget has no single thing to check).
+      const verified = req.id === undefined || output.forgotten === 0 ? 'NotApplicable' : (await store.has(req.id)) ? 'Unverified' : 'Verified';
+      return { kind: 'completed', output, verified };
+    },
+  };
+
+  return [write, recall, forget];
+}

@@ -1,0 +1,166 @@
+/** The payload codec and codec server on their own: no Temporal server needed. */
+import { randomBytes } from 'node:crypto';
+import { ApplicationFailure, defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { decodeOptionalFailureToOptionalError, encodeErrorToFailure, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AivyxError } from '../../core/errors.js';
+import { aivyxDataConverter, createPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, startCodecServer, type CodecServer } from '../../infra/codec/index.js';
+
+const key = new Uint8Array(randomBytes(32));
+const codec = createPayloadCodec(key);
+const utf8 = (b: Uint8Array | null | undefined): string => Buffer.from(b ?? new Uint8Array()).toString('utf8');
+const SECRET = 'aivyx-secret-codec-unit';
+const plain = (): Payload => defaultPayloadConverter.toPayload({ text: SECRET, n: 1 });
+
+/** The rejection of `p`, asserted to be an AivyxError of kind Crypto. */
+async function cryptoError(p: Promise<unknown>): Promise<AivyxError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(AivyxError);
+  expect((err as AivyxError).kind).toBe('Crypto');
+  return err as AivyxError;
+}
+
+describe('payload codec', () => {
+  it('round-trips a payload and leaves no plaintext (not even the encoding) on the wire', async () => {
+    const original = plain();
+    const [sealed] = await codec.encode([original]);
+    expect(utf8(sealed!.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
+    expect(utf8(sealed!.metadata![KEY_ID_METADATA])).toBe('payload-v1');
+    expect(Object.keys(sealed!.metadata!).sort()).toEqual(['encoding', KEY_ID_METADATA].sort());
+    expect(utf8(sealed!.data)).not.toContain(SECRET);
+    expect(utf8(sealed!.data)).not.toContain('json/plain');
+    const [opened] = await codec.decode([sealed!]);
+    expect(utf8(opened!.data)).toBe(utf8(original.data));
+    expect(utf8(opened!.metadata!.encoding)).toBe('json/plain');
+    expect(defaultPayloadConverter.fromPayload(opened!)).toEqual({ text: SECRET, n: 1 });
+  });
+
+  it('uses a fresh nonce per payload', async () => {
+    const [a, b] = await codec.encode([plain(), plain()]);
+    expect(Buffer.from(a!.data!).equals(Buffer.from(b!.data!))).toBe(false);
+  });
+
+  it('passes through payloads it did not encrypt', async () => {
+    const p = plain();
+    const [out] = await codec.decode([p]);
+    expect(out).toBe(p);
+  });
+
+  it('refuses tampered ciphertext with a Crypto error, leaving the input as it was', async () => {
+    const [sealed] = await codec.encode([plain()]);
+    sealed!.data![sealed!.data!.length - 1]! ^= 1;
+    const before = Buffer.from(sealed!.data!);
+    const err = await cryptoError(codec.decode([sealed!]));
+    expect(err.message).toMatch(/failed authentication/);
+    expect(Buffer.from(sealed!.data!).equals(before)).toBe(true);
+  });
+
+  it('refuses an encrypted payload without a key id', async () => {
+    const [sealed] = await codec.encode([plain()]);
+    delete sealed!.metadata![KEY_ID_METADATA];
+    const err = await cryptoError(codec.decode([sealed!]));
+    expect(err.message).toMatch(/no "encryption-key-id" metadata/);
+  });
+
+  it('refuses a payload sealed under another key id, naming both ids', async () => {
+    const [sealed] = await codec.encode([plain()]);
+    const err = await cryptoError(createPayloadCodec(key, 'payload-v2').decode([sealed!]));
+    expect(err.message).toContain('"payload-v1"');
+    expect(err.message).toContain('"payload-v2"');
+  });
+
+  it('binds the key id: relabelling a payload fails authentication even with the right key', async () => {
+    const [sealed] = await codec.encode([plain()]);
+    sealed!.metadata![KEY_ID_METADATA] = Buffer.from('payload-v2');
+    const err = await cryptoError(createPayloadCodec(key, 'payload-v2').decode([sealed!]));
+    expect(err.message).toMatch(/failed authentication/);
+  });
+
+  it('refuses a payload sealed under another key (wrong passphrase)', async () => {
+    const [sealed] = await codec.encode([plain()]);
+    await cryptoError(createPayloadCodec(new Uint8Array(randomBytes(32))).decode([sealed!]));
+  });
+
+  it('refuses a key of the wrong length', () => {
+    expect(() => createPayloadCodec(new Uint8Array(16))).toThrow(/32 bytes/);
+  });
+
+  it('encrypts failure messages and stack traces (encodeCommonAttributes) and restores them on decode', async () => {
+    const converter = loadDataConverter(aivyxDataConverter(codec));
+    const failure = await encodeErrorToFailure(converter, ApplicationFailure.nonRetryable(`tool said ${SECRET}`, 'Tool'));
+    expect(failure.message).toBe('Encoded failure');
+    expect(failure.stackTrace).toBe('');
+    expect(utf8(failure.encodedAttributes!.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
+    expect(utf8(failure.encodedAttributes!.data)).not.toContain(SECRET);
+    const back = await decodeOptionalFailureToOptionalError(converter, failure);
+    expect(back).toBeInstanceOf(ApplicationFailure);
+    expect((back as ApplicationFailure).message).toBe(`tool said ${SECRET}`);
+    expect((back as ApplicationFailure).type).toBe('Tool');
+  });
+});
+
+describe('codec server', () => {
+  const token = randomBytes(32).toString('hex');
+  const origin = 'http://127.0.0.1:8233';
+  let server: CodecServer;
+  beforeAll(async () => {
+    server = await startCodecServer({ codec, token, allowedOrigin: origin, bodyLimit: 64 * 1024 });
+  });
+  afterAll(async () => server?.stop());
+
+  const post = (path: string, body: string, headers: Record<string, string> = { authorization: `Bearer ${token}` }) =>
+    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const json = (p: Payload) => ({
+    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
+    data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+  });
+
+  it('listens on loopback', () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('encodes and decodes in the UI JSON shape, at any mount depth', async () => {
+    const enc = await post('/encode', JSON.stringify({ payloads: [json(plain())] }));
+    expect(enc.status).toBe(200);
+    const { payloads } = (await enc.json()) as { payloads: Array<{ metadata: Record<string, string>; data: string }> };
+    expect(Buffer.from(payloads[0]!.metadata.encoding!, 'base64').toString()).toBe(ENCRYPTED_ENCODING);
+    const dec = await post('/some/prefix/decode', JSON.stringify({ payloads }));
+    expect(dec.status).toBe(200);
+    const out = (await dec.json()) as { payloads: Array<{ data: string }> };
+    expect(Buffer.from(out.payloads[0]!.data, 'base64').toString()).toContain(SECRET);
+  });
+
+  it('answers 401 without the token, with a wrong token, and with a non-bearer scheme', async () => {
+    const body = JSON.stringify({ payloads: [] });
+    const attempts: Array<Record<string, string>> = [{}, { authorization: `Bearer ${token}x` }, { authorization: `Basic ${token}` }];
+    for (const headers of attempts) {
+      const res = await post('/decode', body, headers);
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { error: string }).error).toMatch(/bearer token/);
+    }
+  });
+
+  it('answers 400 on malformed JSON or shape, 413 over the body cap, 422 when the codec refuses', async () => {
+    expect((await post('/decode', '{not json')).status).toBe(400);
+    expect((await post('/decode', JSON.stringify({ payload: [] }))).status).toBe(400);
+    expect((await post('/decode', JSON.stringify({ payloads: [{ data: '***' }] }))).status).toBe(400);
+    expect((await post('/decode', 'x'.repeat(65 * 1024))).status).toBe(413);
+    const [sealed] = await codec.encode([plain()]);
+    delete sealed!.metadata![KEY_ID_METADATA];
+    const res = await post('/decode', JSON.stringify({ payloads: [json(sealed!)] }));
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({ kind: 'Crypto', error: expect.stringMatching(/encryption-key-id/) as unknown });
+  });
+
+  it('grants CORS to the UI origin only', async () => {
+    const preflight = (o: string) =>
+      fetch(`${server.url}/decode`, { method: 'OPTIONS', headers: { origin: o, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-namespace' } });
+    const ok = await preflight(origin);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(ok.headers.get('access-control-allow-credentials')).toBe('true');
+    expect(ok.headers.get('access-control-allow-headers')).toBe('x-namespace, content-type, authorization');
+    const foreign = await preflight('http://evil.example');
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+    expect(foreign.headers.get('access-control-allow-headers')).toBeNull();
+  });
+});
