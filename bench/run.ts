@@ -2,7 +2,8 @@
  * `npm run bench`: measures, in one run on this machine, and writes docs/BENCHMARKS.md:
  *  1. per-tool-call overhead of a turn vs bare Temporal activity round trips (same dev server);
  *  2. audit appends/s with 1 and 8 concurrent appenders on local PostgreSQL;
- *  3. `audit verify` entries/s.
+ *  3. `audit verify` entries/s;
+ *  4. memory recall p50/p95 at 10k and 100k entries.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import pg from 'pg';
 import { createScriptedProvider } from '../activities/llm/scripted-provider.js';
+import { benchMemoryRecall } from './memory.js';
 import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../channels/turn-client.js';
 import { textContent } from '../core/message.js';
 import { createAttestor } from '../infra/attestation.js';
@@ -140,6 +142,9 @@ async function main(): Promise<void> {
     await native.close();
     await connection.close();
 
+    // 4. Memory recall latency at 10k and 100k entries (PostgreSQL).
+    const memoryLines = await benchMemoryRecall(db, master);
+
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
     const ratioPair = turn.perCall / (2 * bare);
     const ratioSingle = turn.perCall / bare;
@@ -168,6 +173,8 @@ async function main(): Promise<void> {
       `| appends/s, 1 appender | ${a1.toFixed(0)} |`,
       `| appends/s, 8 concurrent appenders | ${a8.toFixed(0)} (target ≥ 800) |`,
       `| \`audit verify\` entries/s (${verified.count} entries) | ${verifyRate.toFixed(0)} (target ≥ 50,000) |`,
+      '',
+      ...memoryLines,
       '',
     );
     writeFileSync(join(root, 'docs/BENCHMARKS.md'), lines.join('\n'));

@@ -61,7 +61,8 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
       ctx.signal.throwIfAborted();
       const { entry } = await store.write(req, { id, at: now() });
       const output: MemoryWriteOutput = { id: entry.id, at: iso(entry.at) };
-      return { kind: 'completed', output, verified: 'NotApplicable' };
+      // Tool success is not intent: confirm the sealed entry is really there.
+      return { kind: 'completed', output, verified: (await store.has(entry.id)) ? 'Verified' : 'Unverified' };
     },
   };
 

@@ -110,7 +110,9 @@ describe('memory scenario (seed scenario 1)', () => {
     expect(id).toMatch(/^m_[0-9a-f]{32}$/);
     const found = await store.recall({ query: 'memory tools friday', limit: 5 });
     expect(found.entries.map((e) => e.id)).toEqual([id]);
-    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'MemoryAccess', operation: 'Write', scope: 'memory.write:topic:notes', queryOrKey: id }));
+    const audit = await h.audit(turnId);
+    expect(audit).toContainEqual(expect.objectContaining({ type: 'MemoryAccess', operation: 'Write', scope: 'memory.write:topic:notes', queryOrKey: id }));
+    expect(audit).toContainEqual(expect.objectContaining({ type: 'ToolCall', toolId: 'memory.write', outcome: 'Completed(Verified)' }));
   });
 
   it('denies an Untrusted turn a non-public recall, and lets it read the public space only', async () => {
