@@ -2,85 +2,16 @@
  * The Anthropic Messages provider against a local HTTP server replaying recorded message streams
  * (test/fixtures/llm): request mapping, streamed text, tool_use assembly, errors, abort.
  */
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { aivyxFailure } from '../support/aivyx-failure.js';
+import { closeReplayServers, fixture, replay, sink, type Reply } from '../support/llm-replay.js';
 import { toApplicationFailure } from '../../activities/failure.js';
 import { ANTHROPIC_VERSION, createAnthropicProvider } from '../../activities/llm/anthropic.js';
-import type { LlmStepSink } from '../../activities/llm/llm-provider.js';
-import { AivyxError } from '../../core/errors.js';
 import type { LlmStepRequest } from '../../core/llm.js';
 
-const fixtures = join(import.meta.dirname, '../fixtures/llm');
-const fixture = (name: string) => readFileSync(join(fixtures, name), 'utf8').replaceAll('{{DIR}}', '/tmp/work');
+afterEach(closeReplayServers);
+const replayAt = (replies: Parameters<typeof replay>[0]) => replay(replies, '');
 const KEY = 'sk-ant-api03-SECRETSECRETSECRET-AAAA';
-
-// ---- a tiny replay server (each reply is streamed in small chunks to cut events anywhere) ----
-interface Reply {
-  status?: number;
-  headers?: Record<string, string>;
-  body?: string;
-  /** Bytes per written chunk (default 7). */
-  chunk?: number;
-  /** Stop after writing this many bytes and keep the connection open. */
-  hangAfter?: number;
-}
-interface Seen {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: Record<string, unknown>;
-  at: number;
-}
-const servers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of servers.splice(0)) await close();
-});
-async function replay(replies: Reply[]): Promise<{ url: string; seen: Seen[]; closed: Promise<void>[] }> {
-  const seen: Seen[] = [];
-  const closed: Promise<void>[] = [];
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d: Buffer) => (raw += d.toString('utf8')));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {}, at: Date.now() });
-      closed.push(new Promise((done) => res.on('close', () => done())));
-      const r = replies[Math.min(seen.length - 1, replies.length - 1)] ?? { status: 500 };
-      const status = r.status ?? 200;
-      res.writeHead(status, { 'content-type': status === 200 ? 'text/event-stream' : 'application/json', ...r.headers });
-      const bytes = Buffer.from(r.body ?? '', 'utf8');
-      const limit = r.hangAfter ?? bytes.length;
-      const step = r.chunk ?? 7;
-      let i = 0;
-      const pump = () => {
-        if (i >= limit) {
-          if (r.hangAfter === undefined) res.end();
-          return;
-        }
-        res.write(bytes.subarray(i, Math.min(i + step, limit)));
-        i += step;
-        setImmediate(pump);
-      };
-      pump();
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  servers.push(
-    () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, closed };
-}
-
-function sink(signal = new AbortController().signal): LlmStepSink & { chunks: string[]; beats: number } {
-  const s = { chunks: [] as string[], beats: 0, signal, text: (c: string) => void s.chunks.push(c), heartbeat: () => void s.beats++ };
-  return s;
-}
 
 const tools = [
   { id: 'fs.read', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
@@ -91,21 +22,12 @@ function req(over: Partial<LlmStepRequest> = {}): LlmStepRequest {
   return { turnId: 't1', step: 0, history: [], message: { id: 'm1', sessionId: 's1', content: [{ type: 'text', text: 'read both' }], receivedAt: 0 }, transcript: [], tools, ...over };
 }
 
-async function failure(p: Promise<unknown>): Promise<AivyxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof AivyxError) return e;
-    throw e;
-  }
-  throw new Error('expected the step to fail');
-}
 
 const provider = (url: string, extra: Partial<Parameters<typeof createAnthropicProvider>[0]> = {}) => createAnthropicProvider({ baseUrl: url, model: 'claude-sonnet-4-5', apiKey: KEY, ...extra });
 
 describe('Anthropic provider: request mapping', () => {
   it('POSTs /v1/messages with the version header, image and document blocks, tool_use/tool_result turns and mapped tool names', async () => {
-    const srv = await replay([{ body: fixture('anthropic-text.sse') }]);
+    const srv = await replayAt([{ body: fixture('anthropic-text.sse') }]);
     await provider(srv.url, { maxTokens: 1000, system: 'You are aivyx.' }).step(
       req({
         history: [
@@ -180,7 +102,7 @@ describe('Anthropic provider: request mapping', () => {
   });
 
   it('defaults max_tokens to 4096, omits system and tools when there are none, and merges same-role neighbours', async () => {
-    const srv = await replay([{ body: fixture('anthropic-text.sse') }]);
+    const srv = await replayAt([{ body: fixture('anthropic-text.sse') }]);
     await provider(srv.url).step(req({ tools: [], history: [{ role: 'user', text: 'unanswered' }] }), sink());
     const body = srv.seen[0]?.body;
     expect(body?.max_tokens).toBe(4096);
@@ -190,8 +112,8 @@ describe('Anthropic provider: request mapping', () => {
   });
 
   it('refuses a document type Anthropic cannot read, before sending anything', async () => {
-    const srv = await replay([{ body: fixture('anthropic-text.sse') }]);
-    const e = await failure(provider(srv.url).step(req({ message: { id: 'm', sessionId: 's', receivedAt: 0, content: [{ type: 'document', mime: 'application/msword', data: 'AA==' }] } }), sink()));
+    const srv = await replayAt([{ body: fixture('anthropic-text.sse') }]);
+    const e = await aivyxFailure(provider(srv.url).step(req({ message: { id: 'm', sessionId: 's', receivedAt: 0, content: [{ type: 'document', mime: 'application/msword', data: 'AA==' }] } }), sink()));
     expect(e.kind).toBe('Llm');
     expect(e.detail).toMatchObject({ retryable: false });
     expect(srv.seen).toHaveLength(0);
@@ -200,7 +122,7 @@ describe('Anthropic provider: request mapping', () => {
 
 describe('Anthropic provider: streaming', () => {
   it('streams text deltas to the sink in order (ping ignored) and returns the final text', async () => {
-    const srv = await replay([{ body: fixture('anthropic-text.sse'), chunk: 4 }]);
+    const srv = await replayAt([{ body: fixture('anthropic-text.sse'), chunk: 4 }]);
     const s = sink();
     const result = await provider(srv.url).step(req(), s);
     expect(s.chunks).toEqual(['Both', ' files', ' say hello', ' – ünïcödé ✓.']);
@@ -209,7 +131,7 @@ describe('Anthropic provider: streaming', () => {
   });
 
   it('assembles two tool_use blocks from input_json_delta fragments, with the text before them', async () => {
-    const srv = await replay([{ body: fixture('anthropic-tool-use.sse'), chunk: 3 }]);
+    const srv = await replayAt([{ body: fixture('anthropic-tool-use.sse'), chunk: 3 }]);
     const s = sink();
     const result = await provider(srv.url).step(req(), s);
     expect(result).toEqual({
@@ -224,16 +146,16 @@ describe('Anthropic provider: streaming', () => {
   });
 
   it('malformed input JSON is a non-retryable Llm error', async () => {
-    const srv = await replay([{ body: fixture('anthropic-tool-use.sse').replace('"partial_json":"xt\\"}"', '"partial_json":"xt"') }]);
-    const e = await failure(provider(srv.url).step(req(), sink()));
+    const srv = await replayAt([{ body: fixture('anthropic-tool-use.sse').replace('"partial_json":"xt\\"}"', '"partial_json":"xt"') }]);
+    const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(e.message).toMatch(/arguments of the fs\.read tool call are not valid JSON/);
     expect(e.detail).toMatchObject({ provider: 'anthropic', retryable: false });
   });
 
   it('an overloaded_error event mid-stream is a retryable Llm error', async () => {
-    const srv = await replay([{ body: fixture('anthropic-overloaded-midstream.sse') }]);
+    const srv = await replayAt([{ body: fixture('anthropic-overloaded-midstream.sse') }]);
     const s = sink();
-    const e = await failure(provider(srv.url).step(req(), s));
+    const e = await aivyxFailure(provider(srv.url).step(req(), s));
     expect(e.kind).toBe('Llm');
     expect(e.message).toMatch(/overloaded/);
     expect(e.detail).toMatchObject({ provider: 'anthropic', status: null, retryable: true, errorType: 'overloaded_error' });
@@ -243,19 +165,19 @@ describe('Anthropic provider: streaming', () => {
 
   it('a stream without message_stop is a retryable Llm error', async () => {
     const text = fixture('anthropic-text.sse');
-    const srv = await replay([{ body: text.slice(0, text.indexOf('event: message_stop')) }]);
-    const e = await failure(provider(srv.url).step(req(), sink()));
+    const srv = await replayAt([{ body: text.slice(0, text.indexOf('event: message_stop')) }]);
+    const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(e.detail).toMatchObject({ retryable: true });
     expect(e.message).toMatch(/message_stop/);
   });
 });
 
 describe('Anthropic provider: errors', () => {
-  const errorReply = (status: number, file: string, headers: Record<string, string> = {}): Reply => ({ status, headers, body: readFileSync(join(fixtures, file), 'utf8') });
+  const errorReply = (status: number, file: string, headers: Record<string, string> = {}): Reply => ({ status, headers, body: fixture(file) });
 
   it('401 → Config naming the API key setting, never the key', async () => {
-    const srv = await replay([errorReply(401, 'anthropic-401.json')]);
-    const e = await failure(provider(srv.url).step(req(), sink()));
+    const srv = await replayAt([errorReply(401, 'anthropic-401.json')]);
+    const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(e.kind).toBe('Config');
     expect(e.hint).toMatch(/AIVYX_LLM_API_KEY/);
     expect(e.detail).toMatchObject({ provider: 'anthropic', status: 401, retryable: false, errorType: 'authentication_error' });
@@ -263,36 +185,36 @@ describe('Anthropic provider: errors', () => {
   });
 
   it('403 → Config too', async () => {
-    const srv = await replay([{ status: 403, body: '{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}' }]);
-    expect((await failure(provider(srv.url).step(req(), sink()))).kind).toBe('Config');
+    const srv = await replayAt([{ status: 403, body: '{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}' }]);
+    expect((await aivyxFailure(provider(srv.url).step(req(), sink()))).kind).toBe('Config');
   });
 
   it('429 → retryable Llm with retryAfterMs from retry-after; nextRetryDelay on the failure', async () => {
-    const srv = await replay([errorReply(429, 'anthropic-429.json', { 'retry-after': '7' })]);
-    const e = await failure(provider(srv.url).step(req(), sink()));
+    const srv = await replayAt([errorReply(429, 'anthropic-429.json', { 'retry-after': '7' })]);
+    const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(e.detail).toMatchObject({ provider: 'anthropic', status: 429, retryable: true, retryAfterMs: 7000, errorType: 'rate_limit_error' });
     expect(toApplicationFailure(e).nextRetryDelay).toBe(7000);
   });
 
   it('529 overloaded → retryable Llm, honouring retry-after when sent', async () => {
-    const srv = await replay([errorReply(529, 'anthropic-529.json'), errorReply(529, 'anthropic-529.json', { 'retry-after': '2' })]);
-    const first = await failure(provider(srv.url).step(req(), sink()));
+    const srv = await replayAt([errorReply(529, 'anthropic-529.json'), errorReply(529, 'anthropic-529.json', { 'retry-after': '2' })]);
+    const first = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(first.kind).toBe('Llm');
     expect(first.message).toMatch(/overloaded/);
     expect(first.detail).toMatchObject({ status: 529, retryable: true });
     expect(first.detail).not.toHaveProperty('retryAfterMs');
-    expect((await failure(provider(srv.url).step(req(), sink()))).detail).toMatchObject({ retryAfterMs: 2000 });
+    expect((await aivyxFailure(provider(srv.url).step(req(), sink()))).detail).toMatchObject({ retryAfterMs: 2000 });
   });
 
   it('500 → retryable Llm', async () => {
-    const srv = await replay([errorReply(500, 'anthropic-500.json')]);
-    const e = await failure(provider(srv.url).step(req(), sink()));
+    const srv = await replayAt([errorReply(500, 'anthropic-500.json')]);
+    const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(e.detail).toMatchObject({ status: 500, retryable: true, errorType: 'api_error' });
   });
 
   it('400 "prompt is too long" → non-retryable Llm saying so, with a hint to shorten history', async () => {
-    const srv = await replay([errorReply(400, 'anthropic-400-context.json')]);
-    const e = await failure(provider(srv.url).step(req(), sink()));
+    const srv = await replayAt([errorReply(400, 'anthropic-400-context.json')]);
+    const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(e.kind).toBe('Llm');
     expect(e.message).toMatch(/too long for the model's context window.*prompt is too long/);
     expect(e.hint).toMatch(/shorten the history/);
@@ -301,8 +223,8 @@ describe('Anthropic provider: errors', () => {
   });
 
   it('another 400 → non-retryable Llm', async () => {
-    const srv = await replay([{ status: 400, body: '{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}' }]);
-    const e = await failure(provider(srv.url).step(req(), sink()));
+    const srv = await replayAt([{ status: 400, body: '{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}' }]);
+    const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(e.detail).toMatchObject({ status: 400, retryable: false });
     expect(e.detail).not.toHaveProperty('contextOverflow');
   });
@@ -311,7 +233,7 @@ describe('Anthropic provider: errors', () => {
 describe('Anthropic provider: abort', () => {
   it('abort while the stream is silent stops promptly with the abort reason and closes the connection', async () => {
     const text = fixture('anthropic-text.sse');
-    const srv = await replay([{ body: text, hangAfter: text.indexOf('\n\n', text.indexOf('" files"')) + 2 }]);
+    const srv = await replayAt([{ body: text, hangAfter: text.indexOf('\n\n', text.indexOf('" files"')) + 2 }]);
     const ctrl = new AbortController();
     const s = sink(ctrl.signal);
     const reason = new Error('step cancelled');

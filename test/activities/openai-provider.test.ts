@@ -2,85 +2,18 @@
  * The OpenAI-compatible provider against a local HTTP server replaying recorded chat-completions
  * streams (test/fixtures/llm): request mapping, streamed text, tool-call assembly, errors, abort.
  */
-import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { aivyxFailure } from '../support/aivyx-failure.js';
+import { closeReplayServers, fixture, replay, sink, type Reply } from '../support/llm-replay.js';
 import { toApplicationFailure } from '../../activities/failure.js';
-import type { LlmStepSink } from '../../activities/llm/llm-provider.js';
 import { createOpenAiCompatibleProvider, wireToolName } from '../../activities/llm/openai-compatible.js';
 import { detectOllama, providerFromSpec } from '../../activities/llm/provider-from-config.js';
-import { AivyxError } from '../../core/errors.js';
 import type { LlmStepRequest } from '../../core/llm.js';
 
-const fixtures = join(import.meta.dirname, '../fixtures/llm');
-const fixture = (name: string) => readFileSync(join(fixtures, name), 'utf8').replaceAll('{{DIR}}', '/tmp/work');
-
-// ---- a tiny replay server (each reply is streamed in small chunks to cut events anywhere) ----
-interface Reply {
-  status?: number;
-  headers?: Record<string, string>;
-  body?: string;
-  /** Bytes per written chunk (default 7). */
-  chunk?: number;
-  /** Stop after writing this many bytes and keep the connection open. */
-  hangAfter?: number;
-}
-interface Seen {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: Record<string, unknown>;
-  at: number;
-}
-const servers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of servers.splice(0)) await close();
-});
-async function replay(replies: Reply[]): Promise<{ url: string; seen: Seen[]; closed: Promise<void>[] }> {
-  const seen: Seen[] = [];
-  const closed: Promise<void>[] = [];
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d: Buffer) => (raw += d.toString('utf8')));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {}, at: Date.now() });
-      closed.push(new Promise((done) => res.on('close', () => done())));
-      const r = replies[Math.min(seen.length - 1, replies.length - 1)] ?? { status: 500 };
-      const status = r.status ?? 200;
-      res.writeHead(status, { 'content-type': status === 200 ? 'text/event-stream' : 'application/json', ...r.headers });
-      const bytes = Buffer.from(r.body ?? '', 'utf8');
-      const limit = r.hangAfter ?? bytes.length;
-      const step = r.chunk ?? 7;
-      let i = 0;
-      const pump = () => {
-        if (i >= limit) {
-          if (r.hangAfter === undefined) res.end();
-          return;
-        }
-        res.write(bytes.subarray(i, Math.min(i + step, limit)));
-        i += step;
-        setImmediate(pump);
-      };
-      pump();
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  servers.push(
-    () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, seen, closed };
-}
-
-function sink(signal = new AbortController().signal): LlmStepSink & { chunks: string[]; beats: number } {
-  const s = { chunks: [] as string[], beats: 0, signal, text: (c: string) => void s.chunks.push(c), heartbeat: () => void s.beats++ };
-  return s;
-}
+afterEach(closeReplayServers);
+const replayAt = (replies: Parameters<typeof replay>[0]) => replay(replies, '/v1');
 
 const tools = [
   { id: 'fs.read', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
@@ -91,19 +24,10 @@ function req(over: Partial<LlmStepRequest> = {}): LlmStepRequest {
   return { turnId: 't1', step: 0, history: [], message: { id: 'm1', sessionId: 's1', content: [{ type: 'text', text: 'read both' }], receivedAt: 0 }, transcript: [], tools, ...over };
 }
 
-async function failure(p: Promise<unknown>): Promise<AivyxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof AivyxError) return e;
-    throw e;
-  }
-  throw new Error('expected the step to fail');
-}
 
 describe('OpenAI-compatible provider: request mapping', () => {
   it('POSTs a streaming chat completion with history, image and document parts, the transcript and mapped tool names', async () => {
-    const srv = await replay([{ body: fixture('openai-text.sse') }]);
+    const srv = await replayAt([{ body: fixture('openai-text.sse') }]);
     const llm = createOpenAiCompatibleProvider({ baseUrl: `${srv.url}/`, model: 'gpt-4o-mini', apiKey: 'sk-test-123456789', headers: { 'openai-organization': 'org-1' } });
     await llm.step(
       req({
@@ -161,7 +85,7 @@ describe('OpenAI-compatible provider: request mapping', () => {
   });
 
   it('sends a text-only message as a plain string, no tools field without tools, and no Authorization without a key', async () => {
-    const srv = await replay([{ body: fixture('openai-text.sse') }]);
+    const srv = await replayAt([{ body: fixture('openai-text.sse') }]);
     await createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'llama3.1' }).step(req({ tools: [] }), sink());
     expect(srv.seen[0]?.body.messages).toEqual([{ role: 'user', content: 'read both' }]);
     expect(srv.seen[0]?.body).not.toHaveProperty('tools');
@@ -178,7 +102,7 @@ describe('OpenAI-compatible provider: request mapping', () => {
 
 describe('OpenAI-compatible provider: streaming', () => {
   it('streams text deltas to the sink in order and returns the final text, heartbeating per chunk', async () => {
-    const srv = await replay([{ body: fixture('openai-text.sse'), chunk: 5 }]);
+    const srv = await replayAt([{ body: fixture('openai-text.sse'), chunk: 5 }]);
     const s = sink();
     const result = await createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), s);
     expect(s.chunks).toEqual(['Both', ' files', ' say', ' hello', ' – ünïcödé ✓.']);
@@ -187,7 +111,7 @@ describe('OpenAI-compatible provider: streaming', () => {
   });
 
   it('assembles two parallel tool calls from fragments by index and maps the names back', async () => {
-    const srv = await replay([{ body: fixture('openai-tool-calls.sse'), chunk: 3 }]);
+    const srv = await replayAt([{ body: fixture('openai-tool-calls.sse'), chunk: 3 }]);
     const result = await createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink());
     expect(result).toEqual({
       type: 'tool_calls',
@@ -200,14 +124,14 @@ describe('OpenAI-compatible provider: streaming', () => {
 
   it('fills in missing call ids so they stay unique within the turn', async () => {
     const sse = fixture('openai-tool-calls.sse').replace(/"id":"call_[A-Za-z0-9]+",/g, '');
-    const srv = await replay([{ body: sse }]);
+    const srv = await replayAt([{ body: sse }]);
     const result = await createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req({ step: 3 }), sink());
     expect(result.type === 'tool_calls' && result.calls.map((c) => c.callId)).toEqual(['call_s3_0', 'call_s3_1']);
   });
 
   it('malformed tool-call arguments are a non-retryable Llm error that says so', async () => {
-    const srv = await replay([{ body: fixture('openai-tool-calls.sse').replace('.txt\\"}', '.txt\\"') }]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
+    const srv = await replayAt([{ body: fixture('openai-tool-calls.sse').replace('.txt\\"}', '.txt\\"') }]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
     expect(e.kind).toBe('Llm');
     expect(e.message).toMatch(/arguments of the fs\.read tool call are not valid JSON/);
     expect(e.detail).toMatchObject({ provider: 'openai', retryable: false });
@@ -216,27 +140,27 @@ describe('OpenAI-compatible provider: streaming', () => {
 
   it('a stream that ends before finish_reason/[DONE] is a retryable Llm error', async () => {
     const text = fixture('openai-text.sse');
-    const srv = await replay([{ body: text.slice(0, text.indexOf('"finish_reason":"stop"') - 200) }]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
+    const srv = await replayAt([{ body: text.slice(0, text.indexOf('"finish_reason":"stop"') - 200) }]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
     expect(e.detail).toMatchObject({ retryable: true });
     expect(e.message).toMatch(/ended before/);
   });
 
   it('an error object inside the stream is mapped like an HTTP error', async () => {
-    const srv = await replay([{ body: `data: ${readFileSync(join(fixtures, 'openai-500.json'), 'utf8').trim()}\n\n` }]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
+    const srv = await replayAt([{ body: `data: ${fixture('openai-500.json').trim()}\n\n` }]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
     expect(e.kind).toBe('Llm');
     expect(e.detail).toMatchObject({ retryable: true, errorType: 'server_error' });
   });
 });
 
 describe('OpenAI-compatible provider: errors', () => {
-  const errorReply = (status: number, file: string, headers: Record<string, string> = {}): Reply => ({ status, headers, body: readFileSync(join(fixtures, file), 'utf8') });
+  const errorReply = (status: number, file: string, headers: Record<string, string> = {}): Reply => ({ status, headers, body: fixture(file) });
   const KEY = 'sk-proj-abc1SECRETSECRETSECRETxyz9';
 
   it('401 → Config naming the API key setting, without the key or the provider text that echoes it', async () => {
-    const srv = await replay([errorReply(401, 'openai-401.json')]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', apiKey: KEY }).step(req(), sink()));
+    const srv = await replayAt([errorReply(401, 'openai-401.json')]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', apiKey: KEY }).step(req(), sink()));
     expect(e.kind).toBe('Config');
     expect(e.hint).toMatch(/AIVYX_LLM_API_KEY/);
     expect(e.detail).toMatchObject({ provider: 'openai', status: 401, retryable: false });
@@ -245,8 +169,8 @@ describe('OpenAI-compatible provider: errors', () => {
   });
 
   it('429 → retryable Llm with retryAfterMs from retry-after-ms, and the failure carries it as nextRetryDelay', async () => {
-    const srv = await replay([errorReply(429, 'openai-429.json', { 'retry-after-ms': '1500', 'retry-after': '2' })]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', apiKey: KEY }).step(req(), sink()));
+    const srv = await replayAt([errorReply(429, 'openai-429.json', { 'retry-after-ms': '1500', 'retry-after': '2' })]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', apiKey: KEY }).step(req(), sink()));
     expect(e.kind).toBe('Llm');
     expect(e.detail).toMatchObject({ provider: 'openai', status: 429, retryable: true, retryAfterMs: 1500, code: 'rate_limit_exceeded' });
     const f = toApplicationFailure(e);
@@ -255,24 +179,24 @@ describe('OpenAI-compatible provider: errors', () => {
   });
 
   it('429 retry-after in seconds and as an HTTP date', async () => {
-    const srv = await replay([errorReply(429, 'openai-429.json', { 'retry-after': '3' }), errorReply(429, 'openai-429.json', { 'retry-after': new Date(Date.now() + 20_000).toUTCString() })]);
+    const srv = await replayAt([errorReply(429, 'openai-429.json', { 'retry-after': '3' }), errorReply(429, 'openai-429.json', { 'retry-after': new Date(Date.now() + 20_000).toUTCString() })]);
     const llm = createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' });
-    expect((await failure(llm.step(req(), sink()))).detail?.retryAfterMs).toBe(3000);
-    const dated = (await failure(llm.step(req(), sink()))).detail?.retryAfterMs as number;
+    expect((await aivyxFailure(llm.step(req(), sink()))).detail?.retryAfterMs).toBe(3000);
+    const dated = (await aivyxFailure(llm.step(req(), sink()))).detail?.retryAfterMs as number;
     expect(dated).toBeGreaterThan(17_000);
     expect(dated).toBeLessThanOrEqual(20_000);
   });
 
   it('429 insufficient_quota is not retried', async () => {
-    const srv = await replay([errorReply(429, 'openai-429-quota.json')]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
+    const srv = await replayAt([errorReply(429, 'openai-429-quota.json')]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
     expect(e.detail).toMatchObject({ retryable: false });
     expect(e.hint).toMatch(/billing/);
   });
 
   it('500 → retryable Llm without a delay of its own', async () => {
-    const srv = await replay([errorReply(500, 'openai-500.json')]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
+    const srv = await replayAt([errorReply(500, 'openai-500.json')]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
     expect(e.kind).toBe('Llm');
     expect(e.detail).toMatchObject({ status: 500, retryable: true });
     expect(e.detail).not.toHaveProperty('retryAfterMs');
@@ -280,16 +204,16 @@ describe('OpenAI-compatible provider: errors', () => {
   });
 
   it('a provider message that echoes the key is redacted', async () => {
-    const srv = await replay([{ status: 502, body: JSON.stringify({ error: { message: `upstream rejected ${KEY} and sk-other-1234567890`, type: 'server_error' } }) }]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', apiKey: KEY }).step(req(), sink()));
+    const srv = await replayAt([{ status: 502, body: JSON.stringify({ error: { message: `upstream rejected ${KEY} and sk-other-1234567890`, type: 'server_error' } }) }]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', apiKey: KEY }).step(req(), sink()));
     expect(e.detail).toMatchObject({ status: 502, retryable: true });
     expect(e.message).toContain('upstream rejected [redacted] and [redacted]');
     expect(e.message).not.toMatch(/SECRETSECRET|sk-other/);
   });
 
   it('400 context_length_exceeded → non-retryable Llm that says the context is too long and hints to shorten history', async () => {
-    const srv = await replay([errorReply(400, 'openai-400-context.json')]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
+    const srv = await replayAt([errorReply(400, 'openai-400-context.json')]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink()));
     expect(e.kind).toBe('Llm');
     expect(e.message).toMatch(/too long for the model's context window/);
     expect(e.hint).toMatch(/shorten the history/);
@@ -298,10 +222,10 @@ describe('OpenAI-compatible provider: errors', () => {
   });
 
   it('a refused connection → retryable Llm naming only the origin', async () => {
-    const srv = await replay([]);
+    const srv = await replayAt([]);
     const url = srv.url;
-    for (const close of servers.splice(0)) await close();
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: url, model: 'm', apiKey: KEY }).step(req(), sink()));
+    await closeReplayServers();
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: url, model: 'm', apiKey: KEY }).step(req(), sink()));
     expect(e.kind).toBe('Llm');
     expect(e.message).toMatch(/cannot reach openai at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
     expect(e.detail).toMatchObject({ retryable: true, status: null });
@@ -313,7 +237,7 @@ describe('OpenAI-compatible provider: abort and stalls', () => {
   it('abort mid-stream stops promptly, throws the abort reason and closes the connection', async () => {
     const text = fixture('openai-text.sse');
     // The server sends the first two text events and then holds the connection open.
-    const srv = await replay([{ body: text, hangAfter: text.indexOf('\n\n', text.indexOf(' files')) + 2 }]);
+    const srv = await replayAt([{ body: text, hangAfter: text.indexOf('\n\n', text.indexOf(' files')) + 2 }]);
     const ctrl = new AbortController();
     const s = sink(ctrl.signal);
     const reason = new Error('step cancelled');
@@ -334,7 +258,7 @@ describe('OpenAI-compatible provider: abort and stalls', () => {
   });
 
   it('an already aborted signal sends nothing', async () => {
-    const srv = await replay([{ body: fixture('openai-text.sse') }]);
+    const srv = await replayAt([{ body: fixture('openai-text.sse') }]);
     const ctrl = new AbortController();
     ctrl.abort(new Error('gone'));
     await expect(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink(ctrl.signal))).rejects.toThrow('gone');
@@ -343,8 +267,8 @@ describe('OpenAI-compatible provider: abort and stalls', () => {
 
   it('a stream silent for idleTimeoutMs fails retryably', async () => {
     const text = fixture('openai-text.sse');
-    const srv = await replay([{ body: text, hangAfter: 300 }]);
-    const e = await failure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', idleTimeoutMs: 300 }).step(req(), sink()));
+    const srv = await replayAt([{ body: text, hangAfter: 300 }]);
+    const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', idleTimeoutMs: 300 }).step(req(), sink()));
     expect(e.message).toMatch(/no data from the provider for 300 ms/);
     expect(e.detail).toMatchObject({ retryable: true });
   });
@@ -352,7 +276,7 @@ describe('OpenAI-compatible provider: abort and stalls', () => {
 
 describe('providerFromSpec and detectOllama', () => {
   it('builds openai (key from env or a named secret), ollama and anthropic providers; refuses unknown specs listing the forms', async () => {
-    const srv = await replay([{ body: fixture('openai-text.sse') }, { body: fixture('openai-text.sse') }]);
+    const srv = await replayAt([{ body: fixture('openai-text.sse') }, { body: fixture('openai-text.sse') }]);
     const viaSecret = await providerFromSpec('openai:gpt-4o-mini', { AIVYX_LLM_BASE_URL: srv.url, AIVYX_LLM_API_KEY_SECRET: 'openai-key', AIVYX_LLM_API_KEY: 'sk-env-ignored' }, async (n) => (n === 'openai-key' ? 'sk-from-secret' : undefined));
     expect(viaSecret.name).toBe('openai');
     await viaSecret.step(req(), sink());
@@ -364,12 +288,12 @@ describe('providerFromSpec and detectOllama', () => {
     expect(srv.seen[1]?.headers).not.toHaveProperty('authorization');
     expect((await providerFromSpec('anthropic:claude-sonnet-4-5', { AIVYX_LLM_API_KEY: 'sk-ant-x' })).name).toBe('anthropic');
 
-    const unknown = await failure(providerFromSpec('gemini:pro', {}));
+    const unknown = await aivyxFailure(providerFromSpec('gemini:pro', {}));
     expect(unknown.kind).toBe('Config');
     expect(unknown.hint).toMatch(/scripted:<file>, openai:<model>, ollama:<model>, anthropic:<model>/);
-    expect((await failure(providerFromSpec('openai:gpt-4o', {}))).hint).toMatch(/AIVYX_LLM_API_KEY/);
-    expect((await failure(providerFromSpec('anthropic:', { AIVYX_LLM_API_KEY: 'k' }))).message).toMatch(/needs a model name/);
-    expect((await failure(providerFromSpec('openai:m', { AIVYX_LLM_API_KEY_SECRET: 'missing' }, async () => undefined))).message).toMatch(/secret "missing"/);
+    expect((await aivyxFailure(providerFromSpec('openai:gpt-4o', {}))).hint).toMatch(/AIVYX_LLM_API_KEY/);
+    expect((await aivyxFailure(providerFromSpec('anthropic:', { AIVYX_LLM_API_KEY: 'k' }))).message).toMatch(/needs a model name/);
+    expect((await aivyxFailure(providerFromSpec('openai:m', { AIVYX_LLM_API_KEY_SECRET: 'missing' }, async () => undefined))).message).toMatch(/secret "missing"/);
   });
 
   it('detectOllama: true when /api/tags answers, false when nothing listens or it is too slow', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFsReadTool, createFsWriteTool, createMemoryIntentStore, createShellExecTool, createStarterTools, type ShellExecOutput, type ToolRunContext } from '../../activities/tools/index.js';
-import { AivyxError } from '../../core/errors.js';
+import { aivyxFailure } from '../support/aivyx-failure.js';
 
 // realpath: on some systems the temp dir itself sits behind a symlink.
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aivyx-tools-')));
@@ -22,15 +22,6 @@ function ctx(overrides: Partial<ToolRunContext> = {}): ToolRunContext {
   };
 }
 
-async function failure(p: Promise<unknown>): Promise<AivyxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof AivyxError) return e;
-    throw e;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('fs.write', () => {
   const tool = createFsWriteTool();
@@ -58,7 +49,7 @@ describe('fs.write', () => {
     const path = join(root, 'created.txt');
     expect(await tool.run({ path, content: 'one', mode: 'create' }, ctx())).toMatchObject({ verified: 'Verified', output: { created: true } });
     expect(await tool.run({ path, content: 'one', mode: 'create' }, ctx())).toMatchObject({ verified: 'Verified', output: { changed: false } });
-    const e = await failure(tool.run({ path, content: 'two', mode: 'create' }, ctx()));
+    const e = await aivyxFailure(tool.run({ path, content: 'two', mode: 'create' }, ctx()));
     expect(e.kind).toBe('Tool');
     expect(e.message).toMatch(/already exists with different content/);
     expect(e.detail).toEqual({ tool: 'fs.write' });
@@ -78,8 +69,8 @@ describe('fs.write', () => {
 
   it('refuses a dangling symlink and a directory target', async () => {
     symlinkSync(join(root, 'nowhere'), join(root, 'dangling'));
-    expect((await failure(tool.resolveScope({ path: join(root, 'dangling'), content: '' }))).kind).toBe('Tool');
-    expect((await failure(tool.run({ path: root, content: 'x' }, ctx()))).kind).toBe('Tool');
+    expect((await aivyxFailure(tool.resolveScope({ path: join(root, 'dangling'), content: '' }))).kind).toBe('Tool');
+    expect((await aivyxFailure(tool.run({ path: root, content: 'x' }, ctx()))).kind).toBe('Tool');
   });
 });
 
@@ -117,11 +108,11 @@ describe('fs.read', () => {
   });
 
   it('fails with Tool errors naming the tool', async () => {
-    const missing = await failure(tool.run({ path: join(root, 'missing.txt') }, ctx()));
+    const missing = await aivyxFailure(tool.run({ path: join(root, 'missing.txt') }, ctx()));
     expect(missing).toMatchObject({ kind: 'Tool', detail: { tool: 'fs.read' } });
     expect(missing.message).toMatch(/no such file/);
-    expect((await failure(tool.run({ path: root }, ctx()))).message).toMatch(/not a regular file/);
-    expect((await failure(tool.resolveScope({ path: 'relative' }))).kind).toBe('InvalidScope');
+    expect((await aivyxFailure(tool.run({ path: root }, ctx()))).message).toMatch(/not a regular file/);
+    expect((await aivyxFailure(tool.resolveScope({ path: 'relative' }))).kind).toBe('InvalidScope');
   });
 });
 
@@ -151,7 +142,7 @@ describe('shell.exec', () => {
     expect((await out({ argv: ['pwd'] })).stdout).toBe(`${root}\n`);
     expect((await out({ argv: ['pwd'], cwd: '/' })).stdout).toBe('/\n');
     const c = ctx();
-    expect((await failure(tool.run({ argv: ['pwd'], cwd: join(root, 'nope') }, c))).message).toMatch(/does not exist/);
+    expect((await aivyxFailure(tool.run({ argv: ['pwd'], cwd: join(root, 'nope') }, c))).message).toMatch(/does not exist/);
     expect(intents.get(c.idemKey)).toBeUndefined();
   });
 
@@ -191,18 +182,18 @@ describe('shell.exec', () => {
     const crashed = ctx();
     await intents.begin(crashed.idemKey, { tool: 'shell.exec', inputHash: 'x' });
     const second = join(root, 'second-marker');
-    const e = await failure(tool.run({ argv: ['touch', second] }, crashed));
+    const e = await aivyxFailure(tool.run({ argv: ['touch', second] }, crashed));
     expect(e.kind).toBe('Tool');
     expect(e.message).toBe('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect');
     expect(e.detail).toMatchObject({ tool: 'shell.exec', atMostOnce: true });
     expect(existsSync(second)).toBe(false);
 
     // The same key again (a retry after success) is refused too.
-    expect((await failure(tool.run({ argv: ['touch', marker] }, c))).message).toMatch(/at-most-once/);
+    expect((await aivyxFailure(tool.run({ argv: ['touch', marker] }, c))).message).toMatch(/at-most-once/);
   });
 
   it('reports a missing command as a Tool error', async () => {
-    const e = await failure(tool.run({ argv: ['no-such-command-aivyx'] }, ctx()));
+    const e = await aivyxFailure(tool.run({ argv: ['no-such-command-aivyx'] }, ctx()));
     expect(e.kind).toBe('Tool');
     expect(e.message).toMatch(/command not found/);
   });
