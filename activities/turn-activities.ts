@@ -5,15 +5,17 @@
  */
 import { Context } from '@temporalio/activity';
 import { CapabilitySet, Scope, channelTrustTier, tierCeiling } from '../core/capability/index.js';
-import type { TurnRequest } from '../core/channel.js';
+import type { OneShotGrant, TurnRequest } from '../core/channel.js';
 import { AivyxError, type AivyxErrorData } from '../core/errors.js';
-import type { LlmStepInput, LlmStepResult } from '../core/llm.js';
+import type { LlmStepInput, LlmStepResult, ToolSpec } from '../core/llm.js';
 import { messageText } from '../core/message.js';
 import { summarizeToolOutcome, summarizeTurnOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import type { ToolCall } from '../core/tools.js';
 import { canonicalJson, sha256Hex } from '../infra/crypto/index.js';
 import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
+import type { McpClientPool } from './mcp/mcp-client.js';
+import { mcpCeiling, mcpToolSpec, type McpTierGrants } from '../core/tools/mcp-tools.js';
 import type { AgentConfig, AttestationPort, AuditPort, DeliveryPort, SessionHistoryPort, StreamPort } from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
 
@@ -27,10 +29,20 @@ export interface TurnActivityDeps {
   agent: AgentConfig;
   llm: LlmProvider;
   tools: readonly ToolImplementation[];
+  /** Configured MCP servers and the tiers an operator opted in to them (granted to no tier by default). */
+  mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
 }
 
 /** Result of `openTurn`: the turn's effective capabilities, or why it may not run. */
-export type OpenTurnResult = { ok: true; effective: string[]; budgetMs: number } | { ok: false; error: AivyxErrorData };
+export type OpenTurnResult =
+  | {
+      ok: true;
+      effective: string[];
+      budgetMs: number;
+      /** The catalog tools this worker implements: what the model is offered (optional for histories recorded before it). */
+      toolIds?: string[];
+    }
+  | { ok: false; error: AivyxErrorData };
 
 /** Input of `runTool`. */
 export interface RunToolInput {
@@ -39,6 +51,8 @@ export interface RunToolInput {
   /** The scope the workflow checked. */
   scope: string;
   effective: string[];
+  /** The turn's attested one-shot grant, passed by the workflow to at most one call of the granted tool. */
+  grant?: OneShotGrant;
 }
 
 /** How many earlier messages of the session an LLM step sees. */
@@ -87,15 +101,31 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     return { status: 'Denied', scope, held };
   }
 
+  // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
+  let mcpSpec: Promise<ToolSpec> | undefined;
+  async function modelTools(specs: ToolSpec[]): Promise<ToolSpec[]> {
+    const mcp = deps.mcp;
+    if (!mcp || !specs.some((t) => t.id === 'mcp.call')) return specs;
+    mcpSpec ??= mcp.pool.listTools().then(mcpToolSpec, (e: unknown) => {
+      mcpSpec = undefined;
+      throw e;
+    });
+    const spec = await mcpSpec;
+    return specs.map((t) => (t.id === 'mcp.call' ? spec : t));
+  }
+
   return {
     /** Verifies the attestation, resolves the tier, computes effective capabilities once, writes `TurnStarted`. */
     async openTurn(req: TurnRequest): Promise<OpenTurnResult> {
       const verdict = deps.attestation.verify(req);
       let reason = verdict.ok ? undefined : verdict.reason;
       let tier;
+      // A mission's capability set (attested with the request) attenuates the turn further.
+      let limit: CapabilitySet | undefined;
       if (verdict.ok) {
         try {
           tier = channelTrustTier(req.channel.trustTier);
+          if (req.capabilityLimit) limit = CapabilitySet.from(req.capabilityLimit);
         } catch (e) {
           reason = errorData(e).message;
         }
@@ -115,7 +145,8 @@ export function createTurnActivities(deps: TurnActivityDeps) {
           error: { kind: 'CapabilityDenied', message: `turn refused: ${reason}`, hint: 'turns must come through a channel adapter that holds the attestation key', detail: { scope: 'channel.attestation', held: [] } },
         };
       }
-      const effective = agentCaps.intersect(tierCeiling(tier)).toJSON();
+      const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier), tier, deps.mcp?.tierGrants ?? {}));
+      const effective = (limit ? ceiling.intersect(limit) : ceiling).toJSON();
       await deps.audit.append(activityKey(), {
         type: 'TurnStarted',
         turnId: req.turnId,
@@ -125,7 +156,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         trustTier: tier,
         effectiveCapabilities: effective,
       });
-      return { ok: true, effective, budgetMs: deps.agent.budgetMs };
+      return { ok: true, effective, budgetMs: deps.agent.budgetMs, toolIds: [...toolsById.keys()] };
     },
 
     /** One LLM step: loads the session's history, streams text to the channel as it arrives, returns the whole step. */
@@ -135,7 +166,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       // A retried step re-streams from the start: tell the channel to drop what it showed.
       if (ctx.info.attempt > 1) deps.stream.publish(input.turnId, { type: 'step_restarted', step: input.step });
       try {
-        const req = { ...rest, history: await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT) };
+        const req = { ...rest, tools: await modelTools(rest.tools), history: await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT) };
         return await withHeartbeat(() =>
           deps.llm.step(req, {
             text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),
@@ -174,7 +205,9 @@ export function createTurnActivities(deps: TurnActivityDeps) {
 
       const started = Date.now();
       let outcome: ToolOutcome;
-      if (deps.agent.confirmFirst.includes(call.tool)) {
+      // A gate's grant covers exactly this tool with exactly this input (hash), nothing else.
+      const granted = input.grant !== undefined && input.grant.tool === call.tool && input.grant.inputHash === inputHash(call.input);
+      if (deps.agent.confirmFirst.includes(call.tool) && !granted) {
         outcome = { status: 'RequiresEscalation', reason: `${call.tool} is confirm-first: a person must approve this exact call` };
       } else {
         deps.stream.publish(turnId, { type: 'tool_started', tool: call.tool, callId: call.callId });

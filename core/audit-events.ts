@@ -62,7 +62,19 @@ export type AuditEvent =
       operation: MemoryOperation;
       scope: string;
       queryOrKey: string;
-    };
+    }
+  // Mission and gate transitions (docs/MISSIONS.md). `turnId` is the mission id so a mission's entries index together;
+  // `afterMs` is workflow time since the gate opened (the durable timer that fired).
+  | { type: 'MissionStarted'; turnId: string; missionId: string; goal: string; stepCount: number }
+  | { type: 'MissionStepFinished'; turnId: string; missionId: string; step: number; attempt: number; stepTurnId: string; outcome: string }
+  | { type: 'GateOpened'; turnId: string; missionId: string; gateId: string; step: number; tool: string; inputHash: string; approvers: string[] }
+  | { type: 'GateReminded'; turnId: string; missionId: string; gateId: string; afterMs: number }
+  | { type: 'GateEscalated'; turnId: string; missionId: string; gateId: string; approvers: string[]; afterMs: number }
+  | { type: 'GateApproved'; turnId: string; missionId: string; gateId: string; approver: string; approverChannel: string; approverTier: TrustTier; reason?: string }
+  | { type: 'GateDenied'; turnId: string; missionId: string; gateId: string; approver: string; approverChannel: string; approverTier: TrustTier; reason?: string }
+  | { type: 'GateExpired'; turnId: string; missionId: string; gateId: string; afterMs: number }
+  | { type: 'GateWithdrawn'; turnId: string; missionId: string; gateId: string; reason: string }
+  | { type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string };
 
 /** The `type` names of audit events. */
 export type AuditEventType = AuditEvent['type'];

@@ -36,6 +36,17 @@ export interface TurnRequest {
   message: Message;
   channel: ChannelFacts;
   attestation?: ChannelAttestation;
+  /** A mission gate's approval: lets exactly one call of `tool` with exactly `inputHash` skip confirm-first. Attested. */
+  oneShotGrant?: OneShotGrant;
+  /** Attenuates the turn's effective set further (a mission's capability set): effective = agent ∩ tier ceiling ∩ this. Attested. */
+  capabilityLimit?: string[];
+}
+
+/** A one-shot capability a mission gate grants to the rerun of its step (see docs/MISSIONS.md). */
+export interface OneShotGrant {
+  gateId: string;
+  tool: string;
+  inputHash: string;
 }
 
 /** One earlier message of a session, as the LLM step loads it from the sealed `sessions` domain. */
@@ -57,5 +68,6 @@ export type StreamEvent =
  * The part of a turn request the attestation MAC covers: turn id, channel facts and message.
  */
 export function attestedBody(req: TurnRequest, issuedAt: number): Record<string, unknown> {
-  return { v: 1, turnId: req.turnId, message: req.message, channel: req.channel, issuedAt };
+  // A grant and a capability limit are covered when present; requests without one keep the original MAC body.
+  return { v: 1, turnId: req.turnId, message: req.message, channel: req.channel, issuedAt, ...(req.oneShotGrant ? { oneShotGrant: req.oneShotGrant } : {}), ...(req.capabilityLimit ? { capabilityLimit: req.capabilityLimit } : {}) };
 }

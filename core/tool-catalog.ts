@@ -7,6 +7,11 @@ import { AivyxError } from './errors.js';
 import type { ToolSpec } from './llm.js';
 import { normalizePosixPath } from './path.js';
 import type { ToolDescriptor } from './tools.js';
+import { FS_EXTRA_TOOLS } from './tools/fs-extra-tools.js';
+import { NET_TOOLS } from './tools/net-tools.js';
+import { AUDIT_TOOLS, CONFIG_TOOLS } from './tools/config-tools.js';
+import { GIT_TOOLS } from './tools/git-tools.js';
+import { MCP_TOOLS } from './tools/mcp-tools.js';
 
 /** Validated input of `fs.read`; `path` is already lexically normalized. */
 export interface FsReadInput {
@@ -353,7 +358,7 @@ export const memoryForgetTool: ToolDescriptor = {
 };
 
 /** Every catalog tool (starter tools, then memory), in the order the model is shown them. */
-export const TOOL_CATALOG: readonly ToolDescriptor[] = Object.freeze([fsReadTool, fsWriteTool, shellExecTool, memoryWriteTool, memoryRecallTool, memoryForgetTool]);
+export const TOOL_CATALOG: readonly ToolDescriptor[] = Object.freeze([fsReadTool, fsWriteTool, shellExecTool, memoryWriteTool, memoryRecallTool, memoryForgetTool, ...FS_EXTRA_TOOLS, ...NET_TOOLS, ...GIT_TOOLS, ...CONFIG_TOOLS, ...AUDIT_TOOLS, ...MCP_TOOLS]);
 
 /** The catalog descriptor with this id, or undefined. */
 export function findTool(id: string): ToolDescriptor | undefined {

@@ -1,6 +1,8 @@
 /** Configuration from the environment: read only by composition roots (CLI entry points, worker). */
 import { resolve } from 'node:path';
+import { parseMcpServers, type McpServerConfig } from '../activities/mcp/mcp-client.js';
 import { AivyxError } from '../core/errors.js';
+import { parseMcpTierGrants, type McpTierGrants } from '../core/tools/mcp-tools.js';
 
 /** Resolved runtime configuration. */
 export interface AivyxConfig {
@@ -25,6 +27,9 @@ export interface AivyxConfig {
   /** The agent's own capability set, before tier ceilings. */
   capabilities: string[];
   confirmFirst: string[];
+  /** MCP servers (AIVYX_MCP_SERVERS, JSON) and the tiers opted in to their tools (AIVYX_MCP_TIERS). */
+  mcpServers: McpServerConfig[];
+  mcpTiers: McpTierGrants;
 }
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
@@ -61,5 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxCo
     turnBudgetMs: intFrom(env, 'AIVYX_TURN_BUDGET_MS', 5 * 60_000),
     capabilities: listFrom(env, 'AIVYX_CAPABILITIES', DEFAULT_AGENT_CAPABILITIES),
     confirmFirst: listFrom(env, 'AIVYX_CONFIRM_FIRST', []),
+    mcpServers: parseMcpServers(env.AIVYX_MCP_SERVERS),
+    mcpTiers: parseMcpTierGrants(env.AIVYX_MCP_TIERS),
   };
 }

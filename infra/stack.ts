@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { detectOllama, providerFromSpec } from '../activities/llm/provider-from-config.js';
+import { createMcpClientPool } from '../activities/mcp/mcp-client.js';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
+import { startTelegramChannel, telegramConfigFromEnv } from '../channels/telegram/index.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from './attestation.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
@@ -133,7 +135,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     const hub = new StreamHub();
     const llm = opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name)));
-    const activities = wireTurnActivities({ db: db.db, master, hub, llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } });
+    const mcp = config.mcpServers.length > 0 ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers } : undefined;
+    if (mcp) cleanups.push(() => mcp.pool.close());
+    const activities = wireTurnActivities({ db: db.db, master, hub, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } });
     const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter });
     const running = worker.run();
     cleanups.push(async () => {
@@ -142,6 +146,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
 
     const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor: createAttestor(master.subkey('attestation')), hub });
+    // Telegram (SemiTrusted for allowlisted DMs) when a bot token secret is configured.
+    const telegram = await telegramConfigFromEnv(opts.env, (name) => getSecret(storage, name));
+    if (telegram) {
+      const tg = await startTelegramChannel({ ...telegram, gateway, storage: storage.domain('channel_state'), log });
+      cleanups.push(() => tg.stop());
+      log(`telegram: ${telegram.mode === 'polling' ? 'long polling' : `webhook on ${tg.webhookUrl ?? '?'}`}`);
+    }
     const token = restToken(config.home);
     const auditKey = master.subkey('audit');
     const rest = await startRestServer({

@@ -2,10 +2,18 @@
 import type { Kysely } from 'kysely';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
 import type { AgentConfig } from '../activities/ports.js';
+import { createAuditReadTool } from '../activities/tools/audit-read.js';
+import { createConfigTools } from '../activities/tools/config-tools.js';
+import { createGitTools } from '../activities/tools/git-tools.js';
+import { createMcpCallTool } from '../activities/tools/mcp-call.js';
+import type { McpClientPool } from '../activities/mcp/mcp-client.js';
+import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { createMemoryStore, createStarterTools } from '../activities/tools/index.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
 import { createAttestor } from './attestation.js';
+import { tailAuditEntries } from './audit/index.js';
+import { createConfigStore } from './config-store.js';
 import { createAuditPort } from './audit-port.js';
 import type { MasterKey } from './crypto/index.js';
 import type { Database } from './db/index.js';
@@ -21,6 +29,8 @@ export interface WiringInput {
   hub: StreamHub;
   llm: LlmProvider;
   agent: AgentConfig;
+  /** Configured MCP servers (their tools run as `mcp.call`) and the tiers opted in to them. */
+  mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
   /** Replaces the starter tools (tests add slow or failing tools here). */
   tools?: readonly ToolImplementation[];
 }
@@ -38,6 +48,19 @@ export function wireTurnActivities(input: WiringInput) {
     history: createSessionHistory(storage.domain('sessions')),
     agent: input.agent,
     llm: input.llm,
-    tools: input.tools ?? createStarterTools({ intents: createIntentStore(input.db), memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }) }),
+    ...(input.mcp ? { mcp: input.mcp } : {}),
+    tools: input.tools ?? defaultTools(input, storage),
   });
+}
+
+/** Every tool this worker offers: the starter set, memory, git, config and audit.read. */
+function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplementation[] {
+  const intents = createIntentStore(input.db);
+  return [
+    ...createStarterTools({ intents, memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }) }),
+    ...createGitTools({ intents }),
+    ...createConfigTools({ store: createConfigStore(storage) }),
+    createAuditReadTool({ reader: { tail: (n) => tailAuditEntries(input.db, n) } }),
+    ...(input.mcp ? [createMcpCallTool({ pool: input.mcp.pool, intents })] : []),
+  ];
 }

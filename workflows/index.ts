@@ -1,3 +1,4 @@
 /** The workflows a worker registers (the bundler's entry point). */
 export { sessionWorkflow } from './session-workflow.js';
 export { turnWorkflow } from './turn-workflow.js';
+export { missionWorkflow } from './mission-workflow.js';

@@ -90,13 +90,15 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
     cancelRequested = true;
   });
   let toolCallsMade = 0;
+  let grantOffered = false;
 
   const outcome = await CancellationScope.nonCancellable(async (): Promise<TurnOutcome> => {
     const opened = await bookkeeping.openTurn(req);
     if (!opened.ok) return { status: 'Failed', error: opened.error, toolCallsMade };
     const effective = CapabilitySet.fromJSON(opened.effective);
     const transcript: TranscriptItem[] = [];
-    const specs = toolSpecs();
+    // Offer what this worker implements; an id outside the catalog must not throw in workflow code.
+    const specs = toolSpecs(opened.toolIds?.filter((id) => findTool(id) !== undefined));
 
     for (let step = 0; ; step++) {
       if (cancelRequested) return { status: 'Cancelled', toolCallsMade };
@@ -123,6 +125,9 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
 
       // A batch: deterministic scope checks here, then every granted call as its own activity, in parallel.
       const calls = result.calls;
+      // A mission grant goes to the first call of its tool only, once per turn (runTool checks the input hash).
+      const grantedCallId = !grantOffered && req.oneShotGrant ? calls.find((c) => c.tool === req.oneShotGrant?.tool)?.callId : undefined;
+      if (grantedCallId !== undefined) grantOffered = true;
       const batch = await raceStep<ToolResult[]>(
         () =>
           Promise.all(
@@ -136,7 +141,7 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
               }
               toolCallsMade++;
               try {
-                const out = await tools.runTool({ turnId: req.turnId, call, scope: checked.scope, effective: effective.toJSON() });
+                const out = await tools.runTool({ turnId: req.turnId, call, scope: checked.scope, effective: effective.toJSON(), ...(call.callId === grantedCallId && req.oneShotGrant ? { grant: req.oneShotGrant } : {}) });
                 return { callId: call.callId, tool: call.tool, outcome: out };
               } catch (err) {
                 return { callId: call.callId, tool: call.tool, outcome: { status: 'Failed', error: failureToErrorData(err) } };

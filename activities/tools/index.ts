@@ -1,9 +1,13 @@
 /** The starter tool implementations (fs.read, fs.write, shell.exec, and memory.* when given a store) and their contract. */
+import { createFsDeleteTool, type FsDeleteOptions } from './fs-delete.js';
+import { createFsMetadataTool } from './fs-metadata.js';
 import { createFsReadTool } from './fs-read.js';
 import { createFsWriteTool } from './fs-write.js';
 import type { IntentStore } from './intent-store.js';
 import type { MemoryStore } from './memory-store.js';
 import { createMemoryTools } from './memory-tools.js';
+import { createNetFetchTool, type NetToolDeps } from './net-fetch.js';
+import { createNetPostTool } from './net-post.js';
 import { createShellExecTool, type ShellExecDeps } from './shell-exec.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
@@ -14,6 +18,10 @@ export { createFsReadTool, FS_READ_DEFAULT_MAX_BYTES, type FsReadOutput, type Fs
 export { createFsWriteTool, type FsWriteOutput } from './fs-write.js';
 export { createMemoryStore, tokenize, type MemoryStore, type MemoryStoreDeps, type MemoryEntry, type RecallResult } from './memory-store.js';
 export { createMemoryTools, type MemoryToolDeps, type MemoryWriteOutput, type MemoryRecallOutput, type MemoryRecallEntry, type MemoryForgetOutput } from './memory-tools.js';
+export { createFsDeleteTool, type FsDeleteOptions, type FsDeleteOutput, type FsEntryType } from './fs-delete.js';
+export { createFsMetadataTool, type FsMetadataOutput } from './fs-metadata.js';
+export { createNetFetchTool, blockedAddressReason, type NetToolDeps, type NetResponseOutput, type HostResolver, type ResolvedAddress } from './net-fetch.js';
+export { createNetPostTool, idempotencyKeyFor } from './net-post.js';
 export { createShellExecTool, SHELL_DEFAULT_TIMEOUT_MS, SHELL_OUTPUT_CAP_BYTES, SHELL_ENV_ALLOWLIST, type ShellExecDeps, type ShellExecOutput } from './shell-exec.js';
 
 /** Ports of the starter tools: the intent store (required), optional shell settings, and the memory store. */
@@ -22,10 +30,15 @@ export interface StarterToolDeps {
   shell?: Omit<ShellExecDeps, 'intents'>;
   /** With a store, memory.write/recall/forget are added; without, a call to them fails NotFound. */
   memory?: MemoryStore;
+  /** Options of fs.delete (the protected home directory). */
+  fsDelete?: FsDeleteOptions;
+  /** Ports of net.fetch/net.post (name resolution). */
+  net?: NetToolDeps;
 }
 
-/** The starter tools in catalog order: fs.read, fs.write, shell.exec, then the memory tools when `memory` is given. */
+/** The starter tools in catalog order: fs.read, fs.write, shell.exec, the memory tools when `memory` is given, then fs.delete, fs.metadata, net.fetch, net.post. */
 export function createStarterTools(deps: StarterToolDeps): ToolImplementation[] {
   const tools = [createFsReadTool(), createFsWriteTool(), createShellExecTool({ intents: deps.intents, ...deps.shell })];
-  return deps.memory === undefined ? tools : [...tools, ...createMemoryTools({ store: deps.memory })];
+  const extra = [createFsDeleteTool(deps.fsDelete), createFsMetadataTool(), createNetFetchTool(deps.net), createNetPostTool(deps.net)];
+  return deps.memory === undefined ? [...tools, ...extra] : [...tools, ...createMemoryTools({ store: deps.memory }), ...extra];
 }

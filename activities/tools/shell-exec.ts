@@ -127,7 +127,7 @@ export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
 }
 
 /** Spawns and waits; resolves with the output, or throws the abort reason / a spawn failure. */
-async function execute(req: ShellExecInput, cwd: string, env: Record<string, string>, ctx: Parameters<ToolImplementation['run']>[1]): Promise<ShellExecOutput> {
+export async function execute(req: ShellExecInput, cwd: string, env: Record<string, string>, ctx: Parameters<ToolImplementation['run']>[1]): Promise<ShellExecOutput> {
   const [command, ...args] = req.argv as [string, ...string[]];
   // shell: false — argv goes to execve() as is, so `$(id)`, `;` and globs are plain bytes.
   const child = spawn(command, args, { shell: false, cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -10,7 +10,7 @@
 import { AivyxError } from '../errors.js';
 import { canonicalQualifier, qualifierGrants, type QualifierKind } from './qualifier.js';
 
-/** Qualifier kind of every active base: the v1 namespace plus git.* and mission.* (23 bases). */
+/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.* and mcp.call (24 bases). */
 const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'fs.read': 'path',
   'fs.write': 'path',
@@ -35,6 +35,8 @@ const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'git.write': 'path',
   'mission.create': 'glob',
   'mission.gate': 'glob',
+  // Amendment 2026-12-02-mcp-call-scope: `mcp.call:<server>/<tool>`, granted to no tier by default.
+  'mcp.call': 'glob',
 });
 
 /** Every base a scope may use in v1, in taxonomy order. */

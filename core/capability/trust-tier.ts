@@ -31,6 +31,9 @@ export function isTrustTier(value: unknown): value is TrustTier {
 /** Bases that Trusted holds unqualified but whose use gets extra audit ("✓ (audited)" in the seed). */
 export const TIER_EXTRA_AUDIT: ReadonlySet<string> = new Set(['fs.delete', 'shell.exec', 'shell.spawn']);
 
+/** Bases in no tier's default ceiling but Kernel's (amendment 2026-12-02-mcp-call-scope): an operator opts in. */
+export const NO_TIER_BY_DEFAULT: ReadonlySet<string> = new Set(['mcp.call']);
+
 /** The ▲ form of `base`: its kind's any-qualifier scope string. */
 function qualifiedOnly(base: string): string {
   const q = ANY_QUALIFIER[qualifierKindOf(base)];
@@ -46,7 +49,7 @@ function qualifiedOnly(base: string): string {
  * `git status`), no git.write, no mission.* (missions commit long-running authority).
  */
 const CEILING_SPECS: Readonly<Record<Exclude<TrustTier, 'Kernel'>, readonly string[]>> = {
-  Trusted: [...KNOWN_SCOPE_BASES],
+  Trusted: KNOWN_SCOPE_BASES.filter((b) => !NO_TIER_BY_DEFAULT.has(b)),
   SemiTrusted: [
     qualifiedOnly('fs.read'),
     qualifiedOnly('fs.write'),

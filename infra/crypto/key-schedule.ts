@@ -15,10 +15,10 @@ import { AivyxError } from '../../core/errors.js';
  * ours: 'attestation' keys the channel attestation MACs on turn requests (BRIEF §5), and
  * 'payload' keys the Temporal PayloadCodec so workflow histories hold no plaintext.
  */
-export type KeyDomain = 'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'attestation' | 'payload';
+export type KeyDomain = 'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'config' | 'attestation' | 'payload';
 
 /** Every KeyDomain, in a stable order (for tests and docs). */
-export const KEY_DOMAINS: readonly KeyDomain[] = ['sessions', 'memory', 'audit', 'secrets', 'channel_state', 'attestation', 'payload'];
+export const KEY_DOMAINS: readonly KeyDomain[] = ['sessions', 'memory', 'audit', 'secrets', 'channel_state', 'config', 'attestation', 'payload'];
 
 /** Argon2id cost parameters: `m` memory in KiB, `t` iterations, `p` lanes. */
 export interface KdfParams {

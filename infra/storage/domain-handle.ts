@@ -9,10 +9,10 @@ import { openRecord, sealRecord, toPlain } from './record-seal.js';
 import type { StorageKeys } from './storage-keys.js';
 
 /** The seed's five storage domains (attestation and payload keys never seal rows). */
-export type StorageDomain = 'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state';
+export type StorageDomain = 'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'config';
 
 /** Every StorageDomain, in a stable order. */
-export const STORAGE_DOMAINS: readonly StorageDomain[] = ['sessions', 'memory', 'audit', 'secrets', 'channel_state'];
+export const STORAGE_DOMAINS: readonly StorageDomain[] = ['sessions', 'memory', 'audit', 'secrets', 'channel_state', 'config'];
 
 /** Options of `DomainHandle.scan`. */
 export interface ScanOptions {

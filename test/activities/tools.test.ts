@@ -201,6 +201,6 @@ describe('shell.exec', () => {
 
 describe('createStarterTools', () => {
   it('builds the catalog tools in order', () => {
-    expect(createStarterTools({ intents: createMemoryIntentStore() }).map((t) => t.descriptor.id)).toEqual(['fs.read', 'fs.write', 'shell.exec']);
+    expect(createStarterTools({ intents: createMemoryIntentStore() }).map((t) => t.descriptor.id)).toEqual(['fs.read', 'fs.write', 'shell.exec', 'fs.delete', 'fs.metadata', 'net.fetch', 'net.post']);
   });
 });

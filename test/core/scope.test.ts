@@ -17,8 +17,8 @@ function parseError(s: string): AivyxError {
 const granted = (needed: string, held: string): boolean => Scope.parse(needed).isGrantedBy(Scope.parse(held));
 
 describe('scope bases', () => {
-  it('knows exactly the 23 v1 bases and the 17 reserved ones', () => {
-    expect(KNOWN_SCOPE_BASES).toHaveLength(23);
+  it('knows exactly the 24 v1 bases and the 17 reserved ones', () => {
+    expect(KNOWN_SCOPE_BASES).toHaveLength(24);
     expect(RESERVED_SCOPE_BASES).toHaveLength(17);
     expect(KNOWN_SCOPE_BASES).toContain('git.write');
     expect(KNOWN_SCOPE_BASES).toContain('mission.gate');

@@ -40,6 +40,7 @@ const SAMPLE_QUALIFIED: Record<string, string> = {
   'git.write': 'git.write:/home/u/repo',
   'mission.create': 'mission.create:daily',
   'mission.gate': 'mission.gate:daily',
+  'mcp.call': 'mcp.call:echo/echo',
 };
 
 type Cell = '✓' | '▲' | '⊘';
@@ -70,6 +71,7 @@ const TABLE: ReadonlyArray<[string, Cell, Cell, Cell]> = [
   ['git.write', '✓', '⊘', '⊘'],
   ['mission.create', '✓', '⊘', '⊘'],
   ['mission.gate', '✓', '⊘', '⊘'],
+  ['mcp.call', '⊘', '⊘', '⊘'], // amendment 2026-12-02-mcp-call-scope: no tier by default
 ];
 
 const COLUMNS: readonly Exclude<TrustTier, 'Kernel'>[] = ['Trusted', 'SemiTrusted', 'Untrusted'];

@@ -63,11 +63,11 @@ describe.each(openStorageBackends())('key rotation on $name', (backend) => {
     const progress: RotationProgress[] = [];
     const first = await rotateStorageKeys(s.db, keys, { batchSize: 4, stopAfter: 10, onProgress: (p) => progress.push(p) });
     expect(first).toEqual({ resealed: 10, done: false, version: 2 });
-    expect(progress.at(-1)).toMatchObject({ total: 25, version: 2 });
+    expect(progress.at(-1)).toMatchObject({ total: STORAGE_DOMAINS.length * 5, version: 2 });
     const mid = await snapshot();
     expect(mid.filter((r) => r.version === 2)).toHaveLength(10);
-    expect(mid.filter((r) => r.version === 1)).toHaveLength(15);
-    expect(await storageKeyStatus(s.db)).toEqual({ writeVersion: 2, label: 'aivyx-v2-storage', pendingRows: 15 });
+    expect(mid.filter((r) => r.version === 1)).toHaveLength(STORAGE_DOMAINS.length * 5 - 10);
+    expect(await storageKeyStatus(s.db)).toEqual({ writeVersion: 2, label: 'aivyx-v2-storage', pendingRows: STORAGE_DOMAINS.length * 5 - 10 });
 
     // Mixed versions read fine, in get and scan; writes during the rotation are already v2.
     await expectAllValuesIntact(storage);
@@ -78,9 +78,9 @@ describe.each(openStorageBackends())('key rotation on $name', (backend) => {
     expected.set('sessions|written-mid-rotation', 'new');
     expect((await snapshot()).find((r) => r.id === 'sessions/written-mid-rotation')?.version).toBe(2);
 
-    // Re-running resumes: only the 15 remaining rows are re-sealed.
+    // Re-running resumes: only the remaining rows are re-sealed.
     const second = await rotateStorageKeys(s.db, PASS, { batchSize: 4 });
-    expect(second).toEqual({ resealed: 15, done: true, version: 2 });
+    expect(second).toEqual({ resealed: STORAGE_DOMAINS.length * 5 - 10, done: true, version: 2 });
     const end = await snapshot();
     expect(end.every((r) => r.version === 2)).toBe(true);
     // Rows re-sealed in the first run were not touched again.
@@ -149,7 +149,7 @@ describe.each(openStorageBackends())('key rotation on $name', (backend) => {
   it('never rotates backwards', async () => {
     await rotateStorageKeys(s.db, keys);
     await expect(rotateStorageKeys(s.db, keys, { toVersion: 1 })).rejects.toMatchObject({ kind: 'Config' });
-    expect(await rotateStorageKeys(s.db, keys, { toVersion: 3 })).toEqual({ resealed: 25, done: true, version: 3 });
+    expect(await rotateStorageKeys(s.db, keys, { toVersion: 3 })).toEqual({ resealed: STORAGE_DOMAINS.length * 5, done: true, version: 3 });
     await expectAllValuesIntact(storage);
   });
 });

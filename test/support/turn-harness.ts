@@ -24,7 +24,7 @@ import type { MasterKey } from '../../infra/crypto/index.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub, type ChannelEvent } from '../../infra/stream-hub.js';
-import { wireTurnActivities } from '../../infra/wiring.js';
+import { wireTurnActivities, type WiringInput } from '../../infra/wiring.js';
 import { createAivyxWorker } from '../../infra/worker.js';
 import { createTestDatabase } from './postgres.js';
 import { testConnection, uniqueTaskQueue } from './temporal.js';
@@ -46,6 +46,8 @@ export interface HarnessOptions {
   llm?: LlmProvider;
   agent?: Partial<AgentConfig>;
   tools?: readonly ToolImplementation[];
+  /** MCP servers for the worker (wiring's `mcp`). */
+  mcp?: WiringInput['mcp'];
   /** Encrypt payloads as production does (default); `false` only for tests that need plaintext histories. */
   codec?: boolean;
 }
@@ -91,7 +93,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     confirmFirst: [],
     ...opts.agent,
   };
-  const activities = wireTurnActivities({ db, master, hub, llm, agent, ...(opts.tools ? { tools: opts.tools } : {}) });
+  const activities = wireTurnActivities({ db, master, hub, llm, agent, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}) });
   const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities, ...(dataConverter ? { dataConverter } : {}) });
   const running = worker.run();
   const attestor = createAttestor(master.subkey('attestation'));

@@ -1,0 +1,147 @@
+/**
+ * MCP client pool over @modelcontextprotocol/sdk: one lazily connected Client per configured
+ * server (stdio or streamable HTTP). Lists tools and calls one with a timeout. A failed connect is
+ * forgotten so the next call tries again; a closed transport is reconnected on next use.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AivyxError } from '../../core/errors.js';
+import { MCP_SERVER_NAME, type DiscoveredMcpTool } from '../../core/tools/mcp-tools.js';
+
+/** One configured MCP server. */
+export type McpServerConfig =
+  | { name: string; transport: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
+  | { name: string; transport: 'http'; url: string; headers?: Record<string, string> };
+
+/** What one call returned (the SDK's CallToolResult, trimmed to what a tool outcome carries). */
+export interface McpCallResult {
+  content: unknown[];
+  structuredContent?: unknown;
+  isError: boolean;
+}
+
+/** The pool the mcp.call activity uses. */
+export interface McpClientPool {
+  /** Configured server names. */
+  servers(): string[];
+  /** Every tool of `server` (or of every server), connecting lazily. */
+  listTools(server?: string): Promise<DiscoveredMcpTool[]>;
+  /** Calls `tool` on `server`; rejects with AivyxError('Timeout') after `timeoutMs`. */
+  callTool(server: string, tool: string, args: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<McpCallResult>;
+  /** Closes every open connection (stdio servers are terminated). */
+  close(): Promise<void>;
+}
+
+/** Default timeout of one MCP request: 30 s. */
+export const MCP_DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * Reads AIVYX_MCP_SERVERS: a JSON array of {@link McpServerConfig}. Throws AivyxError('Config').
+ * Example: `[{"name":"echo","transport":"stdio","command":"node","args":["server.js"]}]`.
+ */
+export function parseMcpServers(raw: string | undefined): McpServerConfig[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (cause) {
+    throw new AivyxError('Config', 'AIVYX_MCP_SERVERS must be a JSON array', { cause });
+  }
+  if (!Array.isArray(value)) throw new AivyxError('Config', 'AIVYX_MCP_SERVERS must be a JSON array');
+  const seen = new Set<string>();
+  return value.map((v, i) => {
+    const c = v as Record<string, unknown>;
+    const where = `AIVYX_MCP_SERVERS[${i}]`;
+    if (typeof c !== 'object' || c === null || typeof c.name !== 'string' || !MCP_SERVER_NAME.test(c.name)) throw new AivyxError('Config', `${where}: "name" must be letters, digits, "_" or "-"`);
+    if (seen.has(c.name)) throw new AivyxError('Config', `${where}: duplicate server name "${c.name}"`);
+    seen.add(c.name);
+    if (c.transport === 'stdio') {
+      if (typeof c.command !== 'string' || c.command === '') throw new AivyxError('Config', `${where}: stdio needs "command"`);
+      if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string'))) throw new AivyxError('Config', `${where}: "args" must be strings`);
+      return c as McpServerConfig;
+    }
+    if (c.transport === 'http') {
+      if (typeof c.url !== 'string' || !/^https?:\/\//.test(c.url)) throw new AivyxError('Config', `${where}: http needs an http(s) "url"`);
+      return c as McpServerConfig;
+    }
+    throw new AivyxError('Config', `${where}: "transport" must be "stdio" or "http"`);
+  });
+}
+
+/** Creates a pool over `configs`; nothing connects until first use. */
+export function createMcpClientPool(configs: readonly McpServerConfig[], opts: { timeoutMs?: number } = {}): McpClientPool {
+  const byName = new Map(configs.map((c) => [c.name, c]));
+  const clients = new Map<string, Promise<Client>>();
+  const defaultTimeout = opts.timeoutMs ?? MCP_DEFAULT_TIMEOUT_MS;
+
+  function config(server: string): McpServerConfig {
+    const c = byName.get(server);
+    if (!c) throw new AivyxError('NotFound', `no MCP server named "${server}"`, { detail: { kind: 'mcp-server', id: server }, hint: `configured servers: ${[...byName.keys()].join(', ') || 'none'}` });
+    return c;
+  }
+
+  function connect(server: string): Promise<Client> {
+    const existing = clients.get(server);
+    if (existing) return existing;
+    const c = config(server);
+    const promise = (async () => {
+      const client = new Client({ name: 'aivyx', version: '1.0.0' });
+      const transport =
+        c.transport === 'stdio'
+          ? new StdioClientTransport({ command: c.command, ...(c.args ? { args: c.args } : {}), ...(c.env ? { env: c.env } : {}), ...(c.cwd ? { cwd: c.cwd } : {}), stderr: 'ignore' })
+          : new StreamableHTTPClientTransport(new URL(c.url), c.headers ? { requestInit: { headers: c.headers } } : undefined);
+      client.onclose = () => {
+        if (clients.get(server) === promise) clients.delete(server);
+      };
+      try {
+        await client.connect(transport, { timeout: defaultTimeout });
+      } catch (cause) {
+        await client.close().catch(() => undefined);
+        throw new AivyxError('Tool', `could not connect to MCP server "${server}": ${cause instanceof Error ? cause.message : String(cause)}`, { cause, detail: { server } });
+      }
+      return client;
+    })();
+    clients.set(server, promise);
+    promise.catch(() => {
+      if (clients.get(server) === promise) clients.delete(server);
+    });
+    return promise;
+  }
+
+  return {
+    servers: () => [...byName.keys()],
+    async listTools(server) {
+      const names = server === undefined ? [...byName.keys()] : [config(server).name];
+      const out: DiscoveredMcpTool[] = [];
+      for (const name of names) {
+        const client = await connect(name);
+        let cursor: string | undefined;
+        do {
+          const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: defaultTimeout });
+          for (const t of page.tools) out.push({ server: name, name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: t.inputSchema as Record<string, unknown> });
+          cursor = page.nextCursor;
+        } while (cursor);
+      }
+      return out;
+    },
+    async callTool(server, tool, args, callOpts = {}) {
+      const client = await connect(server);
+      const timeout = callOpts.timeoutMs ?? defaultTimeout;
+      try {
+        const r = await client.callTool({ name: tool, arguments: args }, undefined, { timeout, ...(callOpts.signal ? { signal: callOpts.signal } : {}) });
+        return { content: Array.isArray(r.content) ? r.content : [], ...(r.structuredContent === undefined ? {} : { structuredContent: r.structuredContent }), isError: r.isError === true };
+      } catch (cause) {
+        if (callOpts.signal?.aborted) throw new AivyxError('Cancelled', `mcp.call ${server}/${tool} was cancelled`, { cause });
+        const msg = cause instanceof Error ? cause.message : String(cause);
+        if (/timed out|timeout/i.test(msg)) throw new AivyxError('Timeout', `mcp.call ${server}/${tool} timed out after ${timeout} ms`, { cause, detail: { server, tool } });
+        throw new AivyxError('Tool', `mcp.call ${server}/${tool} failed: ${msg.slice(0, 500)}`, { cause, detail: { server, tool } });
+      }
+    },
+    async close() {
+      const all = [...clients.values()];
+      clients.clear();
+      await Promise.all(all.map((p) => p.then((c) => c.close()).catch(() => undefined)));
+    },
+  };
+}

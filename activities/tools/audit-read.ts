@@ -1,0 +1,50 @@
+/**
+ * audit.read over a port returning the newest audit rows (infra/audit `tailAuditEntries`).
+ * Filters by event type, never returns more than `limit` (≤ AUDIT_READ_MAX_LIMIT) rows, and
+ * scans at most {@link AUDIT_READ_SCAN} rows. Audit events hold hashes and scope strings, never
+ * raw tool input or output; the MACs are left out (they are chain state, not information).
+ */
+import { auditReadTool, parseAuditReadInput } from '../../core/tools/config-tools.js';
+import type { ToolImplementation } from './tool-implementation.js';
+
+/** How many of the newest rows one call scans for matches. */
+export const AUDIT_READ_SCAN = 1000;
+
+/** One row as the port returns it (a subset of infra/audit's AuditRow). */
+export interface AuditReadRow {
+  seq: number;
+  turnId: string | null;
+  eventType: string;
+  event: unknown;
+  recordedAt: Date;
+}
+
+/** The newest `n` audit rows, oldest first (`(n) => tailAuditEntries(db, n)`). */
+export interface AuditReader {
+  tail(n: number): Promise<readonly AuditReadRow[]>;
+}
+
+/** One entry of the output. */
+export interface AuditReadEntry {
+  seq: number;
+  type: string;
+  turnId: string | null;
+  recordedAt: string;
+  event: unknown;
+}
+
+/** Creates audit.read over `reader`. */
+export function createAuditReadTool(deps: { reader: AuditReader }): ToolImplementation {
+  return {
+    descriptor: auditReadTool,
+    resolveScope: async (input) => auditReadTool.requiredScope(input),
+    async run(input) {
+      const req = parseAuditReadInput(input);
+      const rows = await deps.reader.tail(req.type === undefined ? req.limit : AUDIT_READ_SCAN);
+      const matching = rows.filter((r) => req.type === undefined || r.eventType === req.type);
+      const kept = matching.slice(-req.limit);
+      const entries: AuditReadEntry[] = kept.map((r) => ({ seq: r.seq, type: r.eventType, turnId: r.turnId, recordedAt: r.recordedAt.toISOString(), event: r.event }));
+      return { kind: 'completed', output: { entries, truncated: matching.length > kept.length }, verified: 'NotApplicable' };
+    },
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * `fs.delete`: removes a file, a symlink (the link itself, never its target) or a directory
+ * (non-empty only with `recursive`), verified by absence (lstat → ENOENT). Naturally idempotent:
+ * deleting an already-absent path completes with `existed: false`, Verified.
+ */
+import { lstat, realpath, rm, rmdir, unlink } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { AivyxError } from '../../core/errors.js';
+import { fsDeleteTool, parseFsDeleteInput } from '../../core/tools/fs-extra-tools.js';
+import type { ToolImplementation } from './tool-implementation.js';
+
+/** What a path is, as lstat sees it (a symlink is a symlink, not its target). */
+export type FsEntryType = 'file' | 'directory' | 'symlink' | 'other';
+
+/** Output of `fs.delete`. `path` is the real location removed (parents' symlinks resolved). */
+export interface FsDeleteOutput {
+  path: string;
+  existed: boolean;
+  type?: FsEntryType;
+}
+
+/** Options of `createFsDeleteTool`. */
+export interface FsDeleteOptions {
+  /** The home directory that may never be deleted itself (default `os.homedir()`). */
+  home?: string;
+}
+
+function toolError(message: string, options: { cause?: unknown; hint?: string } = {}): AivyxError {
+  return new AivyxError('Tool', `fs.delete: ${message}`, { detail: { tool: 'fs.delete' }, ...options });
+}
+
+function isCode(e: unknown, code: string): boolean {
+  return (e as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+/** Names what lstat saw. */
+export function entryType(s: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): FsEntryType {
+  return s.isSymbolicLink() ? 'symlink' : s.isFile() ? 'file' : s.isDirectory() ? 'directory' : 'other';
+}
+
+/**
+ * Where `path` really lives WITHOUT following its last component: the realpath of the nearest
+ * existing ancestor plus the remaining segments. A symlink in a parent directory is resolved (an
+ * escape through it is visible to the scope re-check); a symlink as the last component is the link.
+ */
+export async function resolveEntry(path: string, tool: string): Promise<string> {
+  if (path === '/') return '/';
+  const missing: string[] = [basename(path)];
+  let dir = dirname(path);
+  for (;;) {
+    try {
+      const real = await realpath(dir);
+      return join(real, ...missing.reverse());
+    } catch (e) {
+      if ((!isCode(e, 'ENOENT') && !isCode(e, 'ENOTDIR')) || dir === '/') {
+        throw new AivyxError('Tool', `${tool}: ${dir}: ${(e as Error).message}`, { detail: { tool }, cause: e });
+      }
+    }
+    missing.push(basename(dir));
+    dir = dirname(dir);
+  }
+}
+
+async function lstatOrAbsent(path: string): Promise<Awaited<ReturnType<typeof lstat>> | undefined> {
+  try {
+    return await lstat(path);
+  } catch (e) {
+    if (isCode(e, 'ENOENT') || isCode(e, 'ENOTDIR')) return undefined;
+    throw toolError(`${path}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** Creates the `fs.delete` implementation. */
+export function createFsDeleteTool(options: FsDeleteOptions = {}): ToolImplementation {
+  const homeSetting = options.home ?? homedir();
+  return {
+    descriptor: fsDeleteTool,
+    async resolveScope(input) {
+      const { path } = parseFsDeleteInput(input);
+      return `fs.delete:${await resolveEntry(path, 'fs.delete')}`;
+    },
+    async run(input, ctx) {
+      const req = parseFsDeleteInput(input);
+      ctx.signal.throwIfAborted();
+      const target = await resolveEntry(req.path, 'fs.delete');
+      const home = await realpath(homeSetting).catch(() => homeSetting);
+      if (target === '/' || target === home) throw toolError(`refusing to delete ${target === '/' ? '"/"' : `the home directory ${target}`}`, { hint: 'delete the entries inside it instead' });
+      const before = await lstatOrAbsent(target);
+      if (before === undefined) return { kind: 'completed', output: { path: target, existed: false } satisfies FsDeleteOutput, verified: 'Verified' };
+      const type = entryType(before);
+      try {
+        if (type === 'directory') {
+          if (req.recursive) await rm(target, { recursive: true, force: false });
+          else await rmdir(target);
+        } else {
+          await unlink(target);
+        }
+      } catch (e) {
+        if (isCode(e, 'ENOENT')) {
+          // Gone meanwhile (a concurrent delete): the effect is in place.
+        } else if (isCode(e, 'ENOTEMPTY') || isCode(e, 'EEXIST')) {
+          throw toolError(`${target} is a non-empty directory`, { cause: e, hint: 'pass recursive:true to delete it and everything under it' });
+        } else if (isCode(e, 'EACCES') || isCode(e, 'EPERM')) {
+          throw toolError(`${target}: permission denied`, { cause: e });
+        } else {
+          throw toolError(`${target}: ${(e as Error).message}`, { cause: e });
+        }
+      }
+      const after = await lstatOrAbsent(target);
+      return { kind: 'completed', output: { path: target, existed: true, type } satisfies FsDeleteOutput, verified: after === undefined ? 'Verified' : 'Unverified' };
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/** config.read / config.write (secrets never readable) and audit.read (type filter, caps, scope forms). */
+import { describe, expect, it } from 'vitest';
+import { createAuditReadTool, type AuditReadRow } from '../../activities/tools/audit-read.js';
+import { createConfigTools, createMemoryConfigStore } from '../../activities/tools/config-tools.js';
+import type { ToolRunContext } from '../../activities/tools/tool-implementation.js';
+import { CapabilitySet, effectiveCapabilities, tierCeiling } from '../../core/capability/index.js';
+import { AivyxError } from '../../core/errors.js';
+import { AUDIT_TOOLS, CONFIG_TOOLS, auditReadTool, configReadTool, configWriteTool } from '../../core/tools/config-tools.js';
+
+const ctx: ToolRunContext = { signal: new AbortController().signal, heartbeat: () => undefined, idemKey: 'k', turnId: 't', held: [], recordMemoryAccess: async () => undefined };
+
+async function failure(p: Promise<unknown>): Promise<AivyxError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof AivyxError) return e;
+    throw e;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('config descriptors', () => {
+  it('scope by key; keys cannot be globs or forge qualifiers', () => {
+    expect(CONFIG_TOOLS.map((t) => t.id)).toEqual(['config.read', 'config.write']);
+    expect(configReadTool.requiredScope({ key: 'llm.model' })).toBe('config.read:llm.model');
+    expect(configWriteTool.requiredScope({ key: 'llm.model', value: 'x' })).toBe('config.write:llm.model');
+    for (const key of ['llm.*', 'a:b', '', ' x', 'a?']) expect(() => configReadTool.requiredScope({ key })).toThrow(AivyxError);
+    expect(CapabilitySet.from(['config.read:llm.*']).grants(configReadTool.requiredScope({ key: 'llm.model' }))).toBe(true);
+    expect(CapabilitySet.from(['config.read:llm.*']).grants(configReadTool.requiredScope({ key: 'net.proxy' }))).toBe(false);
+  });
+});
+
+describe('config tools', () => {
+  const store = createMemoryConfigStore({ 'llm.model': 'gpt', 'openai.apiKey': 'sk-1', 'telegram.botToken': 'b', mailer: 'smtp://u:p@h' }, ['mailer']);
+  const [read, write] = createConfigTools({ store }) as [NonNullable<ReturnType<typeof createConfigTools>[0]>, NonNullable<ReturnType<typeof createConfigTools>[0]>];
+
+  it('reads and writes plain keys (write verified by reading back)', async () => {
+    expect(await read.run({ key: 'llm.model' }, ctx)).toEqual({ kind: 'completed', output: { key: 'llm.model', value: 'gpt' }, verified: 'NotApplicable' });
+    expect(await read.run({ key: 'unset.key2' }, ctx)).toMatchObject({ output: { value: null } });
+    expect(await write.run({ key: 'llm.model', value: 'claude' }, ctx)).toEqual({ kind: 'completed', output: { key: 'llm.model', previous: 'gpt' }, verified: 'Verified' });
+    expect(await store.get('llm.model')).toBe('claude');
+  });
+
+  it('never reads or writes a secret (by pattern or by secrets-store name)', async () => {
+    for (const key of ['openai.apiKey', 'telegram.botToken', 'db.password', 'Mailer', 'x.secret.y']) {
+      const e = await failure(read.run({ key }, ctx));
+      expect(e.kind).toBe('CapabilityDenied');
+      expect(e.message).toContain('secret');
+      expect(JSON.stringify(e.toData())).not.toContain('sk-1');
+    }
+    expect((await failure(write.run({ key: 'openai.apiKey', value: 'x' }, ctx))).kind).toBe('CapabilityDenied');
+    expect(await store.get('openai.apiKey')).toBe('sk-1');
+  });
+});
+
+describe('audit.read', () => {
+  const rows: AuditReadRow[] = Array.from({ length: 300 }, (_, i) => ({
+    seq: i + 1,
+    turnId: `t${i}`,
+    eventType: i % 3 === 0 ? 'ToolCall' : 'TurnStarted',
+    event: { type: i % 3 === 0 ? 'ToolCall' : 'TurnStarted', inputHash: 'ab'.repeat(32) },
+    recordedAt: new Date(1_800_000_000_000 + i),
+  }));
+  const asked: number[] = [];
+  const tool = createAuditReadTool({ reader: { tail: async (n) => (asked.push(n), rows.slice(-n)) } });
+
+  it('scope forms: audit.read:<Type>, audit.read:* without a type', () => {
+    expect(AUDIT_TOOLS.map((t) => t.id)).toEqual(['audit.read']);
+    expect(auditReadTool.requiredScope({ type: 'ToolCall' })).toBe('audit.read:ToolCall');
+    expect(auditReadTool.requiredScope({})).toBe('audit.read:*');
+    expect(() => auditReadTool.requiredScope({ type: 'public' })).toThrow(AivyxError);
+    expect(() => auditReadTool.requiredScope({ type: 'Tool*' })).toThrow(AivyxError);
+    expect(() => auditReadTool.requiredScope({ limit: 101 })).toThrow(AivyxError);
+  });
+
+  it('tier ceilings: Untrusted reads nothing, SemiTrusted any type, a typed grant only its type', () => {
+    const agent = CapabilitySet.from(['audit.read']);
+    const untrusted = effectiveCapabilities(agent, 'Untrusted');
+    expect(untrusted.grants(auditReadTool.requiredScope({}))).toBe(false);
+    expect(untrusted.grants(auditReadTool.requiredScope({ type: 'ToolCall' }))).toBe(false);
+    const semi = effectiveCapabilities(agent, 'SemiTrusted');
+    expect(semi.grants(auditReadTool.requiredScope({}))).toBe(true);
+    expect(semi.grants(auditReadTool.requiredScope({ type: 'ToolCall' }))).toBe(true);
+    const typed = CapabilitySet.from(['audit.read:ToolCall']).intersect(tierCeiling('Trusted'));
+    expect(typed.grants(auditReadTool.requiredScope({ type: 'ToolCall' }))).toBe(true);
+    expect(typed.grants(auditReadTool.requiredScope({ type: 'TurnStarted' }))).toBe(false);
+    expect(typed.grants(auditReadTool.requiredScope({}))).toBe(false); // rule 4-style: a narrower grant never grants "every type"
+  });
+
+  it('filters by type and never returns more than the limit', async () => {
+    const all = await tool.run({ limit: 5 }, ctx);
+    expect(all.kind === 'completed' && (all.output as { entries: { seq: number }[] }).entries.map((e) => e.seq)).toEqual([296, 297, 298, 299, 300]);
+    const calls = await tool.run({ type: 'ToolCall', limit: 100 }, ctx);
+    if (calls.kind !== 'completed') throw new Error('expected completed');
+    const out = calls.output as { entries: { type: string; seq: number; recordedAt: string }[]; truncated: boolean };
+    expect(out.entries).toHaveLength(100);
+    expect(out.truncated).toBe(false);
+    expect(out.entries.every((e) => e.type === 'ToolCall')).toBe(true);
+    expect(out.entries.at(-1)?.seq).toBe(298);
+    const few = await tool.run({ type: 'ToolCall', limit: 3 }, ctx);
+    expect(few.kind === 'completed' && (few.output as { truncated: boolean }).truncated).toBe(true);
+    expect(Math.max(...asked)).toBeLessThanOrEqual(1000);
+    const dflt = await tool.run({}, ctx);
+    expect(dflt.kind === 'completed' && (dflt.output as { entries: unknown[] }).entries).toHaveLength(20);
+  });
+});

@@ -1,0 +1,201 @@
+/**
+ * missionWorkflow on the time-skipping server: gates approved on day two, expiry at 72 h with a
+ * reminder at 24 h, rejected approvals that change nothing, a worker restart at a gate, and 500
+ * steps across continue-as-new. The step turns are real turns (PostgreSQL, attestation, audit).
+ */
+import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChannelFacts } from '../../core/channel.js';
+import type { GateApprover } from '../../machines/index.js';
+import { approveGateUpdate, cancelMissionSignal, denyGateUpdate, missionStatusQuery, type MissionDefinition, type MissionResult, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import { testConnection, timeSkippingEnv } from '../support/temporal.js';
+
+const script = {
+  rules: [
+    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    { steps: [{ say: 'step done' }] },
+  ],
+};
+
+const alice: GateApprover = { identity: 'alice', channel: 'telegram', trustTier: 'Trusted' };
+const bob: GateApprover = { identity: 'bob', channel: 'email', trustTier: 'SemiTrusted' };
+
+let env: TestWorkflowEnvironment;
+let h: MissionHarness;
+
+beforeAll(async () => {
+  env = await timeSkippingEnv();
+  h = await startMissionHarness(env, { script });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+  await env?.teardown();
+});
+
+function channel(): ChannelFacts {
+  return { name: 'mission', platform: 'Local', trustTier: 'Trusted', sessionId: `m-${randomUUID()}`, sender: 'owner' };
+}
+
+function definition(steps: string[], over: Partial<MissionDefinition> = {}): MissionDefinition {
+  return { missionId: `mission-${randomUUID()}`, goal: 'ship it', steps: steps.map((text) => ({ text })), approvers: [{ identity: 'alice', channel: 'telegram' }], onExpire: 'fail', capabilities: ['shell.exec'], channel: channel(), ...over };
+}
+
+async function start(def: MissionDefinition, historyLimit?: number): Promise<WorkflowHandleWithFirstExecutionRunId<typeof missionWorkflow>> {
+  return env.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+    workflowId: def.missionId,
+    taskQueue: h.taskQueue,
+    args: [{ definition: def, ...(historyLimit ? { historyLimit } : {}) }],
+  });
+}
+
+/** Polls (in real time: the clock does not skip while nothing awaits a result) until a gate is open. */
+async function openGate(handle: WorkflowHandle<typeof missionWorkflow>, n = 1): Promise<string> {
+  const want = `${handle.workflowId}/gate-${n}`;
+  for (let i = 0; i < 400; i++) {
+    const s = await handle.query(missionStatusQuery);
+    if (s.gate?.gateId === want && ['open', 'reminded', 'escalated'].includes(s.gate.state)) return want;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gate ${want} never opened`);
+}
+
+/** The validator's message of a rejected update (the client wraps it in WorkflowUpdateFailedError). */
+async function rejection(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    const err = e as { message?: string; cause?: { message?: string } };
+    return `${err.message ?? ''}: ${err.cause?.message ?? ''}`;
+  }
+  throw new Error('the update was accepted');
+}
+
+const types = (evs: { type: string }[]) => evs.map((e) => e.type);
+
+describe('missionWorkflow', () => {
+  it('a three-day mission whose gate is approved on day two completes, auditing each transition', async () => {
+    const def = definition(['prepare', 'deploy the build', 'report'], { reminderAfter: '24h', expireAfter: '72h' });
+    const handle = await start(def);
+    const gateId = await openGate(handle);
+    await env.sleep('30h'); // day two: the 24 h reminder has fired
+    expect((await handle.query(missionStatusQuery)).gate?.state).toBe('reminded');
+    const res = await handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: alice, reason: 'looks fine' }] });
+    expect(res).toEqual({ gateId, state: 'approved' });
+    const result: MissionResult = await handle.result();
+    expect(result).toMatchObject({ state: 'completed', stepsRun: 4 });
+
+    const audit = await h.audit(def.missionId);
+    expect(types(audit)).toEqual(['MissionStarted', 'MissionStepFinished', 'MissionStepFinished', 'GateOpened', 'GateReminded', 'GateApproved', 'MissionStepFinished', 'MissionStepFinished', 'MissionEnded']);
+    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({ approver: 'alice', approverChannel: 'telegram', approverTier: 'Trusted', reason: 'looks fine' });
+    // The rerun of the step ran the granted call (not escalated again) and completed.
+    const finished = audit.filter((e) => e.type === 'MissionStepFinished');
+    expect(finished.map((e) => (e.type === 'MissionStepFinished' ? `${e.step}:${e.outcome}` : ''))).toEqual(['0:Completed', '1:Escalated', '1:Completed', '2:Completed']);
+    const rerun = await h.audit(`${def.missionId}/step-1/run-2`);
+    expect(rerun.find((e) => e.type === 'ToolCall')).toMatchObject({ toolId: 'shell.exec', outcome: expect.stringMatching(/^Completed/) });
+    expect(h.notices.filter((n) => n.gateId === gateId).map((n) => n.kind)).toEqual(['opened', 'reminder']);
+    expect((await h.verify()).ok).toBe(true);
+  }, 120_000);
+
+  it('no answer in 72 h: the gate expires and the mission ends as the policy says; a reminder fired at 24 h', async () => {
+    const def = definition(['deploy now']);
+    const handle = await start(def);
+    await openGate(handle);
+    const result = await handle.result();
+    expect(result).toMatchObject({ state: 'expired', reason: 'the gate expired without an answer' });
+    const audit = await h.audit(def.missionId);
+    expect(types(audit)).toEqual(['MissionStarted', 'MissionStepFinished', 'GateOpened', 'GateReminded', 'GateExpired', 'MissionEnded']);
+    // Workflow time since the gate opened, as the durable timers fired.
+    const hours = (t: string) => Math.round(((audit.find((e) => e.type === t) as { afterMs?: number } | undefined)?.afterMs ?? -1) / 3_600_000);
+    expect(hours('GateReminded')).toBe(24);
+    expect(hours('GateExpired')).toBe(72);
+
+    const skip = definition(['deploy now', 'report'], { onExpire: 'skip-step' });
+    const h2 = await start(skip);
+    await openGate(h2);
+    expect(await h2.result()).toMatchObject({ state: 'completed', stepsRun: 2 });
+  }, 120_000);
+
+  it('rejects approvals from an unlisted identity, an Untrusted tier, for a closed gate, and a replay — changing nothing', async () => {
+    const def = definition(['deploy one', 'deploy two'], { secondApprovers: [{ identity: 'bob', channel: 'email' }], escalateAfter: '48h' });
+    const handle = await start(def);
+    const gate1 = await openGate(handle);
+    const before = await handle.query(missionStatusQuery);
+    const attempts: [string, () => Promise<unknown>][] = [
+      ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: { identity: 'mallory', channel: 'telegram', trustTier: 'Trusted' } }] })],
+      ['may not decide', () => handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: { ...alice, trustTier: 'Untrusted' } }] })],
+      ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: bob }] })], // not escalated yet
+      ['has no gate', () => handle.executeUpdate(denyGateUpdate, { args: [{ gateId: 'nope', approver: alice }] })],
+    ];
+    for (const [msg, attempt] of attempts) expect(await rejection(attempt())).toContain(msg);
+    expect(await handle.query(missionStatusQuery)).toEqual(before);
+
+    await handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: alice }] });
+    const gate2 = await openGate(handle, 2);
+    // Replaying the approval of gate 1 (closed now) is rejected and does not touch gate 2.
+    expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: alice }] }))).toContain('has no gate');
+    expect((await handle.query(missionStatusQuery)).gate).toMatchObject({ gateId: gate2, state: 'open' });
+    // After 48 h the gate escalates and the second approver may deny.
+    await env.sleep('49h');
+    expect((await handle.query(missionStatusQuery)).gate?.state).toBe('escalated');
+    await handle.executeUpdate(denyGateUpdate, { args: [{ gateId: gate2, approver: bob, reason: 'not today' }] });
+    expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate2, approver: alice }] }))).toMatch(/closed|has no gate|completed|not found/i);
+    expect(await handle.result()).toMatchObject({ state: 'failed', reason: 'gate denied by bob: not today' });
+    const audit = types(await h.audit(def.missionId));
+    expect(audit.filter((t) => t === 'GateApproved')).toHaveLength(1);
+    expect(audit.filter((t) => t === 'GateDenied')).toHaveLength(1);
+    expect(audit).toContain('GateEscalated');
+  }, 120_000);
+
+  it('cancelling a mission withdraws its open gate and tells the approvers', async () => {
+    const def = definition(['deploy it']);
+    const handle = await start(def);
+    const gateId = await openGate(handle);
+    await handle.signal(cancelMissionSignal, { reason: 'plans changed' });
+    expect(await handle.result()).toMatchObject({ state: 'cancelled' });
+    expect(types(await h.audit(def.missionId))).toEqual(['MissionStarted', 'MissionStepFinished', 'GateOpened', 'GateWithdrawn', 'MissionEnded']);
+    expect(h.notices.filter((n) => n.gateId === gateId).map((n) => n.kind)).toEqual(['opened', 'withdrawn']);
+  }, 120_000);
+
+  // On the shared dev server: the time-skipping server does not move a workflow off a dead
+  // worker's sticky queue, the dev server (like production) does.
+  it('a worker restarted while the mission waits at a gate: the approval afterwards still completes it', async () => {
+    const shared = await testConnection();
+    const dev = await startMissionHarness({ nativeConnection: shared.connection, namespace: shared.namespace }, { script });
+    try {
+      const def = definition(['deploy later', 'report']);
+      const handle = await shared.client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue: dev.taskQueue, args: [{ definition: def }] });
+      const gateId = await openGate(handle);
+      await dev.restartWorker();
+      await handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: alice }] });
+      expect(await handle.result()).toMatchObject({ state: 'completed', stepsRun: 3 });
+      expect(types(await dev.audit(def.missionId))).toEqual(['MissionStarted', 'MissionStepFinished', 'GateOpened', 'GateApproved', 'MissionStepFinished', 'MissionStepFinished', 'MissionEnded']);
+    } finally {
+      await dev.stop();
+    }
+  }, 120_000);
+
+  it('step turns run with the mission capability set: a call outside it is denied, no gate opens', async () => {
+    const def = definition(['deploy anyway'], { capabilities: ['fs.read'] });
+    const handle = await start(def);
+    expect(await handle.result()).toMatchObject({ state: 'completed', stepsRun: 1 });
+    const turn = await h.audit(`${def.missionId}/step-0/run-1`);
+    expect(turn.find((e) => e.type === 'TurnStarted')).toMatchObject({ effectiveCapabilities: ['fs.read'] });
+    expect(turn.find((e) => e.type === 'ScopeDenied')).toMatchObject({ toolAttempted: 'shell.exec' });
+    expect(types(await h.audit(def.missionId))).not.toContain('GateOpened');
+  }, 120_000);
+
+  it('a mission of 500 steps completes across continue-as-new', async () => {
+    const def = definition(Array.from({ length: 500 }, (_, i) => `step ${i + 1}`));
+    const handle = await start(def, 400);
+    expect(await handle.result()).toMatchObject({ state: 'completed', stepsRun: 500 });
+    const desc = await handle.describe();
+    expect(desc.runId).not.toBe(handle.firstExecutionRunId);
+    const audit = types(await h.audit(def.missionId));
+    expect(audit.filter((t) => t === 'MissionStepFinished')).toHaveLength(500);
+    expect(audit.filter((t) => t === 'MissionStarted')).toHaveLength(1);
+  }, 600_000);
+});

@@ -1,0 +1,248 @@
+/**
+ * A small Telegram Bot API emulator on 127.0.0.1 for tests: grammY talks to it over real HTTP
+ * (`client: { apiRoot }`). It speaks getMe, deleteWebhook, getUpdates (offset + long-poll
+ * timeout, confirming like Telegram does), sendMessage, editMessageText, answerCallbackQuery,
+ * sendChatAction, getFile and file download, records every call, and injects 429/5xx faults.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One recorded API call (successful or failed). */
+export interface RecordedCall {
+  method: string;
+  params: Record<string, unknown>;
+  /** HTTP status the emulator answered with. */
+  status: number;
+  at: number;
+}
+
+/** A message the bot sent, as the emulator keeps it (text follows edits). */
+export interface SentMessage {
+  chatId: number;
+  messageId: number;
+  text: string;
+  edits: number;
+}
+
+/** A fault to answer the next call of a method with. */
+export type Fault = { status: 429; retryAfter: number } | { status: 500 | 502 | 503 };
+
+/** Minimal user/chat shapes for building updates in tests. */
+export interface TgUser {
+  id: number;
+  first_name?: string;
+  username?: string;
+}
+
+/** The emulator's controls. */
+export interface BotApiEmulator {
+  /** e.g. `http://127.0.0.1:PORT` — pass as grammY's `client.apiRoot`. */
+  apiRoot: string;
+  token: string;
+  calls: RecordedCall[];
+  /** Every message the bot sent, by `chatId:messageId`. */
+  sent: Map<string, SentMessage>;
+  /** Queues an update (assigns `update_id` when absent) and wakes long polls; returns it. */
+  pushUpdate(update: Record<string, unknown>): Record<string, unknown> & { update_id: number };
+  /** A private-chat text message update from `user` (chat id = user id). */
+  textUpdate(user: TgUser, text: string, chat?: { id: number; type: 'private' | 'group' | 'supergroup' }): Record<string, unknown> & { update_id: number };
+  /** Stores a downloadable file; returns its `file_id`. */
+  addFile(bytes: Buffer, filePath: string): string;
+  /** The next `count` calls of `method` fail with `fault`. */
+  failNext(method: string, fault: Fault, count?: number): void;
+  /** Successful calls of a method. */
+  ok(method: string): RecordedCall[];
+  /** The lowest update id not yet confirmed by a getUpdates offset. */
+  confirmedOffset(): number;
+  /** Resolves when `pred` holds (polled every 20 ms), or rejects after `timeoutMs`. */
+  waitFor(pred: () => boolean, timeoutMs?: number, what?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts an emulator for bot `token` on an ephemeral 127.0.0.1 port. */
+export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<BotApiEmulator> {
+  const calls: RecordedCall[] = [];
+  const sent = new Map<string, SentMessage>();
+  const queue: Array<Record<string, unknown> & { update_id: number }> = [];
+  const files = new Map<string, { bytes: Buffer; path: string }>();
+  const faults = new Map<string, Fault[]>();
+  const waiters = new Set<() => void>();
+  let nextUpdateId = 1000;
+  let nextMessageId = 1;
+  let nextFileId = 1;
+  let confirmed = 0;
+
+  const wake = (): void => {
+    for (const w of [...waiters]) w();
+  };
+
+  async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://x');
+    const params: Record<string, unknown> = Object.fromEntries(url.searchParams);
+    if (raw.length === 0) return params;
+    const type = req.headers['content-type'] ?? '';
+    if (type.includes('json')) return { ...params, ...(JSON.parse(raw) as Record<string, unknown>) };
+    if (type.includes('x-www-form-urlencoded')) return { ...params, ...Object.fromEntries(new URLSearchParams(raw)) };
+    return params;
+  }
+
+  function reply(res: ServerResponse, status: number, payload: unknown): void {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(payload));
+  }
+
+  async function getUpdates(p: Record<string, unknown>, req: IncomingMessage): Promise<unknown[]> {
+    const offset = Number(p.offset ?? 0);
+    // Telegram: an offset confirms every update below it; they are never returned again.
+    if (offset > confirmed) confirmed = offset;
+    for (let i = queue.length - 1; i >= 0; i--) if (queue[i]!.update_id < confirmed) queue.splice(i, 1);
+    const limit = Number(p.limit ?? 100);
+    const pick = (): unknown[] => queue.filter((u) => u.update_id >= confirmed).slice(0, limit);
+    let got = pick();
+    const timeoutS = Number(p.timeout ?? 0);
+    if (got.length === 0 && timeoutS > 0) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(t);
+          waiters.delete(done);
+          resolve();
+        };
+        const t = setTimeout(done, timeoutS * 1000);
+        waiters.add(done);
+        req.on('close', done);
+      });
+      got = pick();
+    }
+    return got;
+  }
+
+  const text = (p: Record<string, unknown>): string => String(p.text ?? '');
+
+  async function handle(method: string, p: Record<string, unknown>, req: IncomingMessage): Promise<unknown> {
+    switch (method) {
+      case 'getMe':
+        return { id: Number(token.split(':')[0]), is_bot: true, first_name: 'aivyx-test', username: 'aivyx_test_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
+      case 'deleteWebhook':
+      case 'setWebhook':
+      case 'answerCallbackQuery':
+      case 'sendChatAction':
+        return true;
+      case 'getUpdates':
+        return getUpdates(p, req);
+      case 'sendMessage': {
+        const chatId = Number(p.chat_id);
+        const messageId = nextMessageId++;
+        sent.set(`${chatId}:${messageId}`, { chatId, messageId, text: text(p), edits: 0 });
+        return { message_id: messageId, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: 'private' }, text: text(p) };
+      }
+      case 'editMessageText': {
+        const chatId = Number(p.chat_id);
+        const key = `${chatId}:${Number(p.message_id)}`;
+        const m = sent.get(key);
+        if (!m) throw Object.assign(new Error('Bad Request: message to edit not found'), { code: 400 });
+        if (m.text === text(p)) throw Object.assign(new Error('Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message'), { code: 400 });
+        m.text = text(p);
+        m.edits++;
+        return { message_id: m.messageId, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: 'private' }, text: m.text };
+      }
+      case 'getFile': {
+        const f = files.get(String(p.file_id));
+        if (!f) throw Object.assign(new Error('Bad Request: invalid file_id'), { code: 400 });
+        return { file_id: p.file_id, file_unique_id: `u${String(p.file_id)}`, file_size: f.bytes.length, file_path: f.path };
+      }
+      default:
+        throw Object.assign(new Error(`Not Found: method ${method} is not emulated`), { code: 404 });
+    }
+  }
+
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const fileMatch = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+      if (fileMatch) {
+        const f = [...files.values()].find((x) => x.path === decodeURIComponent(fileMatch[2]!));
+        if (fileMatch[1] !== token || !f) return reply(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.end(f.bytes);
+        return;
+      }
+      const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+      if (!m || m[1] !== token) return reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
+      const method = m[2]!;
+      const params = await body(req);
+      const fault = faults.get(method)?.shift();
+      if (fault) {
+        calls.push({ method, params, status: fault.status, at: Date.now() });
+        if (fault.status === 429) {
+          return reply(res, 429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${fault.retryAfter}`, parameters: { retry_after: fault.retryAfter } });
+        }
+        return reply(res, fault.status, { ok: false, error_code: fault.status, description: 'Internal Server Error' });
+      }
+      try {
+        const result = await handle(method, params, req);
+        calls.push({ method, params, status: 200, at: Date.now() });
+        if (!res.destroyed) reply(res, 200, { ok: true, result });
+      } catch (err) {
+        const code = (err as { code?: number }).code ?? 500;
+        calls.push({ method, params, status: code, at: Date.now() });
+        reply(res, code, { ok: false, error_code: code, description: (err as Error).message });
+      }
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const emulator: BotApiEmulator = {
+    apiRoot: `http://127.0.0.1:${port}`,
+    token,
+    calls,
+    sent,
+    pushUpdate(update) {
+      const u = { ...update, update_id: typeof update.update_id === 'number' ? update.update_id : nextUpdateId++ };
+      queue.push(u);
+      queue.sort((a, b) => a.update_id - b.update_id);
+      wake();
+      return u;
+    },
+    textUpdate(user, t, chat) {
+      return emulator.pushUpdate({
+        message: {
+          message_id: nextMessageId++,
+          date: Math.floor(Date.now() / 1000),
+          from: { is_bot: false, first_name: 'user', ...user },
+          chat: chat ?? { id: user.id, type: 'private', first_name: user.first_name ?? 'user' },
+          text: t,
+          ...(t.startsWith('/') ? { entities: [{ type: 'bot_command', offset: 0, length: t.split(/\s/)[0]!.length }] } : {}),
+        },
+      });
+    },
+    addFile(bytes, filePath) {
+      const id = `file-${nextFileId++}`;
+      files.set(id, { bytes, path: filePath });
+      return id;
+    },
+    failNext(method, fault, count = 1) {
+      const list = faults.get(method) ?? [];
+      for (let i = 0; i < count; i++) list.push(fault);
+      faults.set(method, list);
+    },
+    ok: (method) => calls.filter((c) => c.method === method && c.status === 200),
+    confirmedOffset: () => confirmed,
+    async waitFor(pred, timeoutMs = 30_000, what = 'condition') {
+      const until = Date.now() + timeoutMs;
+      while (!pred()) {
+        if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      wake();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return emulator;
+}

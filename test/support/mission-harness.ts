@@ -1,0 +1,102 @@
+/**
+ * A mission stack for tests on a `TestWorkflowEnvironment` (time-skipping or local): a fresh
+ * PostgreSQL database, a master key, and a worker with the turn and mission activities.
+ * Like turn-harness.ts, but the worker can be restarted and the environment is the caller's.
+ */
+import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
+import type { Kysely } from 'kysely';
+import { createMissionActivities, streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
+import { createScriptedProvider, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
+import type { AgentConfig } from '../../activities/ports.js';
+import type { AuditEvent } from '../../core/audit-events.js';
+import { createAttestor } from '../../infra/attestation.js';
+import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
+import { createAuditPort } from '../../infra/audit-port.js';
+import { openDatabase, type Database } from '../../infra/db/index.js';
+import { openKeyring } from '../../infra/keyring.js';
+import { StreamHub } from '../../infra/stream-hub.js';
+import { wireTurnActivities } from '../../infra/wiring.js';
+import { createAivyxWorker } from '../../infra/worker.js';
+import { createTestDatabase } from './postgres.js';
+import { uniqueTaskQueue } from './temporal.js';
+import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
+
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed
+}
+
+/** Options of `startMissionHarness`. */
+export interface MissionHarnessOptions {
+  script: ScriptedScript;
+  agent?: Partial<AgentConfig>;
+}
+
+/** A running mission stack. */
+export interface MissionHarness {
+  taskQueue: string;
+  db: Kysely<Database>;
+  hub: StreamHub;
+  /** Every notice sent to approvers, in order. */
+  notices: MissionNotice[];
+  /** Stops the worker (waiting for it) and starts a fresh one on the same task queue. */
+  restartWorker(): Promise<void>;
+  /** The mission's audit events (mission events are indexed under the mission id). */
+  audit(missionId: string): Promise<AuditEvent[]>;
+  verify(): ReturnType<typeof verifyAuditChain>;
+  stop(): Promise<void>;
+}
+
+/** Where the worker polls: a `TestWorkflowEnvironment` or the shared dev server's connection. */
+export interface MissionServer {
+  nativeConnection: NativeConnection;
+  namespace?: string | undefined;
+}
+
+/** Starts a mission harness on `env`; call `stop()` in `afterAll`. */
+export async function startMissionHarness(env: MissionServer, opts: MissionHarnessOptions): Promise<MissionHarness> {
+  const pg = await createTestDatabase('mission');
+  const { db, close } = await openDatabase({ databaseUrl: pg.url });
+  const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
+  const taskQueue = uniqueTaskQueue('missions');
+  const hub = new StreamHub();
+  const notices: MissionNotice[] = [];
+  const llm = createScriptedProvider(opts.script);
+  const agent: AgentConfig = { capabilities: ['fs.read', 'fs.write', 'shell.exec', 'llm.call'], budgetMs: 60_000, confirmFirst: ['shell.exec'], ...opts.agent };
+  const notifier = streamMissionNotifier((key, e) => hub.publish(key, e));
+  const activities = {
+    ...wireTurnActivities({ db, master, hub, llm, agent }),
+    ...createMissionActivities({
+      audit: createAuditPort(db, master.subkey('audit')),
+      attestor: createAttestor(master.subkey('attestation')),
+      notifier: { notify: async (n, key) => { notices.push(n); await notifier.notify(n, key); } },
+    }),
+  };
+  const start = async (): Promise<{ worker: Worker; running: Promise<void> }> => {
+    const worker = await createAivyxWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, activities });
+    return { worker, running: worker.run() };
+  };
+  let current = await start();
+  return {
+    taskQueue,
+    db,
+    hub,
+    notices,
+    async restartWorker() {
+      current.worker.shutdown();
+      await current.running;
+      current = await start();
+    },
+    async audit(missionId) {
+      return (await auditEntriesForTurn(db, missionId)).map((r) => r.event);
+    },
+    verify: () => verifyAuditChain(db, master.subkey('audit')),
+    async stop() {
+      current.worker.shutdown();
+      await current.running;
+      await close();
+      await pg.drop();
+    },
+  };
+}

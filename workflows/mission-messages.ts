@@ -1,0 +1,77 @@
+/** Messages of `missionWorkflow`, defined once and shared with clients (channels, tests). */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ChannelFacts } from '../core/channel.js';
+import type { GateApprover, GateApproverRef, OnExpire } from '../machines/index.js';
+
+/** A mission as a person defines it (docs/MISSIONS.md). */
+export interface MissionDefinition {
+  missionId: string;
+  goal: string;
+  steps: { text: string }[];
+  approvers: GateApproverRef[];
+  /** Asked as well once `escalateAfter` passes without a decision. */
+  secondApprovers?: GateApproverRef[];
+  /** Durations like `'24h'` or milliseconds. Defaults: reminder 24 h, expiry 72 h, no escalation. */
+  reminderAfter?: string | number;
+  expireAfter?: string | number;
+  escalateAfter?: string | number;
+  onExpire: OnExpire;
+  /** The mission's capability set: step turns run with agent ∩ channel tier ceiling ∩ this. */
+  capabilities: string[];
+  /** The channel the mission runs for: its step turns carry these facts. */
+  channel: ChannelFacts;
+}
+
+/** State carried through continue-as-new. */
+export interface MissionCarry {
+  snapshot: unknown;
+  gateSeq: number;
+  stepsRun: number;
+}
+
+/** Arguments of `missionWorkflow`. */
+export interface MissionArgs {
+  definition: MissionDefinition;
+  carried?: MissionCarry;
+  /** Continue-as-new once history passes this many events (default 4,000; Temporal's suggestion also counts). */
+  historyLimit?: number;
+}
+
+/** How a mission ended. */
+export interface MissionResult {
+  missionId: string;
+  state: 'completed' | 'failed' | 'cancelled' | 'expired';
+  stepsRun: number;
+  reason?: string;
+}
+
+/** An approver's decision on one gate. */
+export interface GateDecisionRequest {
+  gateId: string;
+  approver: GateApprover;
+  reason?: string;
+}
+
+/** What a decision update returns. */
+export interface GateDecisionResult {
+  gateId: string;
+  state: string;
+}
+
+/** A mission's state for channels and operators. */
+export interface MissionStatus {
+  missionId: string;
+  state: string;
+  step: number;
+  stepsRun: number;
+  gate?: { gateId: string; state: string; tool: string; inputHash: string; approvers: GateApproverRef[] };
+}
+
+/** Approve the open gate (validator: gate open, approver listed, tier may approve). */
+export const approveGateUpdate = defineUpdate<GateDecisionResult, [GateDecisionRequest]>('approveGate');
+/** Deny the open gate (same validator as approve). */
+export const denyGateUpdate = defineUpdate<GateDecisionResult, [GateDecisionRequest]>('denyGate');
+/** Cancel the mission: open gates are withdrawn and their approvers told. */
+export const cancelMissionSignal = defineSignal<[{ reason?: string }]>('cancelMission');
+/** The mission's current state. */
+export const missionStatusQuery = defineQuery<MissionStatus>('missionStatus');

@@ -1,0 +1,284 @@
+/**
+ * `missionWorkflow`: hosts the mission machine. Each step runs as a child `turnWorkflow`; a
+ * step that ends `Escalated` opens a gate (the gate machine) for exactly its pending call. A
+ * gate is decided only by the `approveGate`/`denyGate` Updates — never by a tool call, so the
+ * model can never approve. Reminder, escalation and expiry are durable timers (`condition` with
+ * a timeout); the machines never read a clock. See docs/MISSIONS.md.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { createActor, type Actor } from 'xstate';
+import type { MissionActivities, MissionAuditEvent } from '../activities/mission-activities.js';
+import type { TurnRequest } from '../core/channel.js';
+import { textContent } from '../core/message.js';
+import type { TurnOutcome } from '../core/outcomes.js';
+import { approverRefusal, durationMs, gateMachine, missionMachine, type GateApproverRef, type GateEvent } from '../machines/index.js';
+import {
+  approveGateUpdate,
+  cancelMissionSignal,
+  denyGateUpdate,
+  missionStatusQuery,
+  type GateDecisionRequest,
+  type GateDecisionResult,
+  type MissionArgs,
+  type MissionResult,
+} from './mission-messages.js';
+import { turnWorkflow } from './turn-workflow.js';
+
+export * from './mission-messages.js';
+
+const acts = proxyActivities<MissionActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: ['Audit', 'Config', 'Crypto'] },
+});
+
+/** Defaults of a mission's gate timers. */
+export const GATE_DEFAULTS = { reminderAfter: '24h', expireAfter: '72h' } as const;
+const DEFAULT_HISTORY_LIMIT = 4_000;
+
+/** `Omit` that distributes over the audit event union. */
+type MissionEventBody = MissionAuditEvent extends infer E ? (E extends MissionAuditEvent ? Omit<E, 'turnId' | 'missionId'> : never) : never;
+
+const names = (list: readonly GateApproverRef[]): string[] => list.map((a) => `${a.identity}@${a.channel}`);
+
+/** An XState actor error turned into a workflow failure (a plain throw would only retry the task forever). */
+function machineFailure(which: string, err: unknown): ApplicationFailure {
+  return ApplicationFailure.create({ type: 'Internal', nonRetryable: true, message: `${which} machine error: ${err instanceof Error ? err.message : String(err)}` });
+}
+
+/** The mission workflow: runs every step to the end, waiting durably at gates; continues-as-new with the persisted snapshot. */
+export async function missionWorkflow(args: MissionArgs): Promise<MissionResult> {
+  const def = args.definition;
+  const missionId = def.missionId;
+  const reminderMs = durationMs(def.reminderAfter ?? GATE_DEFAULTS.reminderAfter);
+  const expireMs = durationMs(def.expireAfter ?? GATE_DEFAULTS.expireAfter);
+  const escalateMs = def.escalateAfter !== undefined && (def.secondApprovers?.length ?? 0) > 0 ? durationMs(def.escalateAfter) : undefined;
+  const historyLimit = args.historyLimit ?? DEFAULT_HISTORY_LIMIT;
+
+  let machineError: { which: string; err: unknown } | undefined;
+  const mission = createActor(missionMachine, {
+    input: { stepCount: def.steps.length, onExpire: def.onExpire },
+    ...(args.carried ? { snapshot: args.carried.snapshot as never } : {}),
+  });
+  mission.subscribe({ error: (err) => (machineError = { which: 'mission', err }) });
+  mission.start();
+  let gate: Actor<typeof gateMachine> | undefined;
+  let gateSeq = args.carried?.gateSeq ?? 0;
+  let stepsRun = args.carried?.stepsRun ?? 0;
+  let cancelState: { reason: string } | undefined;
+  // Set by the signal handler and by a Temporal cancel; read through a function so narrowing never goes stale.
+  const cancelled = (): { reason: string } | undefined => cancelState;
+
+  /** Sends to an actor and surfaces XState errors as a failure, not silence. */
+  const checked = (): void => {
+    if (machineError) throw machineFailure(machineError.which, machineError.err);
+    if (mission.getSnapshot().status === 'error') throw machineFailure('mission', mission.getSnapshot().error);
+    if (gate && gate.getSnapshot().status === 'error') throw machineFailure('gate', gate.getSnapshot().error);
+  };
+  const audit = (event: MissionEventBody): Promise<void> =>
+    acts.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
+
+  /** Throws (rejecting the update, changing nothing) unless the gate is open and the approver may decide it. */
+  const validateDecision = (req: GateDecisionRequest): void => {
+    if (!gate || gate.getSnapshot().context.gateId !== req.gateId) throw new Error(`mission ${missionId} has no gate "${req.gateId}"`);
+    const snap = gate.getSnapshot();
+    if (snap.status !== 'active') throw new Error(`gate ${req.gateId} is closed (${String(snap.value)}): a gate decides once`);
+    const why = approverRefusal(snap.context, req.approver);
+    if (why) throw new Error(why);
+  };
+  const decide = (type: 'APPROVE' | 'DENY') => (req: GateDecisionRequest): GateDecisionResult => {
+    const g = gate;
+    if (!g) throw ApplicationFailure.create({ type: 'NotFound', message: 'no gate', nonRetryable: true });
+    g.send({ type, approver: req.approver, ...(req.reason ? { reason: req.reason } : {}) });
+    checked();
+    return { gateId: req.gateId, state: String(g.getSnapshot().value) };
+  };
+  setHandler(approveGateUpdate, decide('APPROVE'), { validator: validateDecision, description: 'Approve the open gate: { gateId, approver: { identity, channel, trustTier }, reason? }' });
+  setHandler(denyGateUpdate, decide('DENY'), { validator: validateDecision, description: 'Deny the open gate: { gateId, approver: { identity, channel, trustTier }, reason? }' });
+  setHandler(cancelMissionSignal, ({ reason }) => {
+    cancelState ??= { reason: reason ?? 'mission cancelled' };
+  });
+  setHandler(missionStatusQuery, () => {
+    const s = mission.getSnapshot();
+    const g = gate?.getSnapshot();
+    return {
+      missionId,
+      state: String(s.value),
+      step: s.context.step,
+      stepsRun,
+      ...(g ? { gate: { gateId: g.context.gateId, state: String(g.value), tool: g.context.tool, inputHash: g.context.inputHash, approvers: g.context.approvers.slice() } } : {}),
+    };
+  });
+  // A Temporal cancel of the mission means the same as the signal.
+  CancellationScope.current().cancelRequested.catch(() => {
+    cancelState ??= { reason: 'mission cancelled' };
+  });
+
+  return CancellationScope.nonCancellable(async (): Promise<MissionResult> => {
+    if (!args.carried) {
+      await audit({ type: 'MissionStarted', goal: def.goal, stepCount: def.steps.length });
+      mission.send({ type: 'START' });
+      checked();
+    }
+    let stepsThisRun = 0;
+
+    while (mission.getSnapshot().status === 'active') {
+      const snap = mission.getSnapshot();
+      if (cancelled()) {
+        mission.send({ type: 'CANCEL' });
+        checked();
+        break;
+      }
+      if (snap.value !== 'running') throw machineFailure('mission', `unexpected state ${String(snap.value)} outside a gate`);
+
+      const info = workflowInfo();
+      if (stepsThisRun > 0 && (info.continueAsNewSuggested || info.historyLength > historyLimit)) {
+        await condition(allHandlersFinished);
+        return continueAsNew<typeof missionWorkflow>({ ...args, carried: { snapshot: mission.getPersistedSnapshot(), gateSeq, stepsRun } });
+      }
+
+      // Run step k as a child turn, attested by the worker (the workflow holds no key).
+      const { step, attempt, grant } = snap.context;
+      const turnId = `${missionId}/step-${step}/run-${attempt}`;
+      const request = await acts.attestStepTurn({
+        turnId,
+        message: { id: turnId, sessionId: def.channel.sessionId, content: textContent(def.steps[step]?.text ?? ''), receivedAt: Date.now() },
+        channel: def.channel,
+        capabilityLimit: def.capabilities,
+        ...(grant ? { oneShotGrant: grant } : {}),
+      } satisfies TurnRequest);
+      const outcome = await runStepTurn(request);
+      stepsRun++;
+      stepsThisRun++;
+      await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: turnId, outcome: outcome.status });
+
+      if (outcome.status === 'Completed') {
+        mission.send({ type: 'STEP_DONE' });
+        checked();
+        continue;
+      }
+      if (outcome.status !== 'Escalated') {
+        const reason = outcome.status === 'Failed' ? `${outcome.error.kind}: ${outcome.error.message}` : `step turn ended ${outcome.status}`;
+        mission.send({ type: 'STEP_FAILED', reason });
+        checked();
+        continue;
+      }
+
+      // Escalated: a gate for exactly this pending call.
+      gateSeq++;
+      const gateId = `${missionId}/gate-${gateSeq}`;
+      const inputHash = await acts.hashToolInput(outcome.pendingInput ?? null);
+      gate = createActor(gateMachine, { input: { gateId, tool: outcome.pendingTool, inputHash, approvers: def.approvers, ...(def.secondApprovers ? { secondApprovers: def.secondApprovers } : {}) } });
+      gate.subscribe({ error: (err) => (machineError = { which: 'gate', err }) });
+      gate.start();
+      mission.send({ type: 'STEP_ESCALATED', gateId });
+      checked();
+      await audit({ type: 'GateOpened', gateId, step, tool: outcome.pendingTool, inputHash, approvers: names(def.approvers) });
+      await acts.notifyApprovers({ missionId, gateId, kind: 'opened', approvers: def.approvers, text: `${outcome.pendingTool} needs approval: ${outcome.reason}` });
+
+      const g = gate;
+      const openedAt = Date.now();
+      let reminded = false;
+      let escalated = false;
+      const isDecided = () => g.getSnapshot().status !== 'active';
+      while (!isDecided()) {
+        const due = Math.min(reminded ? Infinity : openedAt + reminderMs, escalated || escalateMs === undefined ? Infinity : openedAt + escalateMs, openedAt + expireMs);
+        const woke = await condition(() => isDecided() || cancelled() !== undefined, Math.max(1, due - Date.now()));
+        if (isDecided()) break;
+        const c = cancelled();
+        if (c) {
+          g.send({ type: 'WITHDRAW', reason: c.reason });
+          break;
+        }
+        if (woke) continue;
+        const now = Date.now();
+        const fire: GateEvent[] = [];
+        if (!reminded && now >= openedAt + reminderMs) {
+          reminded = true;
+          fire.push({ type: 'REMIND' });
+        }
+        if (!escalated && escalateMs !== undefined && now >= openedAt + escalateMs) {
+          escalated = true;
+          fire.push({ type: 'ESCALATE' });
+        }
+        if (now >= openedAt + expireMs) fire.push({ type: 'EXPIRE' });
+        for (const e of fire) {
+          if (e.type === 'EXPIRE') break;
+          g.send(e);
+          checked();
+          if (e.type === 'REMIND') {
+            await audit({ type: 'GateReminded', gateId, afterMs: now - openedAt });
+            await acts.notifyApprovers({ missionId, gateId, kind: 'reminder', approvers: def.approvers, text: `still waiting for a decision on ${outcome.pendingTool}` });
+          } else {
+            const all = [...def.approvers, ...(def.secondApprovers ?? [])];
+            await audit({ type: 'GateEscalated', gateId, approvers: names(all), afterMs: now - openedAt });
+            await acts.notifyApprovers({ missionId, gateId, kind: 'escalated', approvers: def.secondApprovers ?? [], text: `escalated to you: ${outcome.pendingTool} needs approval` });
+          }
+        }
+        // Expiry last, and only if no decision arrived meanwhile (an update may have landed during the awaits).
+        if (fire.some((e) => e.type === 'EXPIRE') && !isDecided()) g.send({ type: 'EXPIRE' });
+      }
+      checked();
+
+      const decided = g.getSnapshot();
+      const by = decided.context.decidedBy;
+      const reason = decided.context.reason;
+      switch (decided.value) {
+        case 'approved':
+          await audit({ type: 'GateApproved', gateId, approver: by?.identity ?? '', approverChannel: by?.channel ?? '', approverTier: by?.trustTier ?? 'Untrusted', ...(reason ? { reason } : {}) });
+          mission.send({ type: 'GATE_APPROVED', grant: { gateId, tool: decided.context.tool, inputHash: decided.context.inputHash } });
+          break;
+        case 'denied':
+          await audit({ type: 'GateDenied', gateId, approver: by?.identity ?? '', approverChannel: by?.channel ?? '', approverTier: by?.trustTier ?? 'Untrusted', ...(reason ? { reason } : {}) });
+          mission.send({ type: 'GATE_DENIED', reason: `gate denied by ${by?.identity ?? '?'}${reason ? `: ${reason}` : ''}` });
+          break;
+        case 'expired':
+          await audit({ type: 'GateExpired', gateId, afterMs: Date.now() - openedAt });
+          await acts.notifyApprovers({ missionId, gateId, kind: 'expired', approvers: def.approvers, text: `the gate expired; the mission ${def.onExpire === 'fail' ? 'ends' : 'skips the step'}` });
+          mission.send({ type: 'GATE_EXPIRED' });
+          break;
+        case 'withdrawn':
+          await audit({ type: 'GateWithdrawn', gateId, reason: reason ?? 'mission cancelled' });
+          await acts.notifyApprovers({ missionId, gateId, kind: 'withdrawn', approvers: [...def.approvers, ...(escalated ? (def.secondApprovers ?? []) : [])], text: `withdrawn: ${reason ?? 'mission cancelled'}` });
+          mission.send({ type: 'CANCEL' });
+          break;
+      }
+      checked();
+    }
+
+    const end = mission.getSnapshot();
+    const result: MissionResult = {
+      missionId,
+      state: end.value as MissionResult['state'],
+      stepsRun,
+      ...(end.context.failure ? { reason: end.context.failure } : cancelled() ? { reason: cancelled()?.reason ?? '' } : {}),
+    };
+    await audit({ type: 'MissionEnded', state: result.state, ...(result.reason ? { reason: result.reason } : {}) });
+    await condition(allHandlersFinished);
+    return result;
+  });
+}
+
+/** Runs one step turn as a child; a failed turn's outcome is read back from the failure's details. */
+async function runStepTurn(request: TurnRequest): Promise<TurnOutcome> {
+  try {
+    return await executeChild(turnWorkflow, { workflowId: request.turnId, args: [request] });
+  } catch (err) {
+    if (err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure) {
+      const detail = err.cause.details?.[0] as TurnOutcome | undefined;
+      if (detail && typeof detail === 'object' && 'status' in detail) return detail;
+      return { status: 'Failed', error: { kind: 'Internal', message: err.cause.message }, toolCallsMade: 0 };
+    }
+    throw err;
+  }
+}
