@@ -3,7 +3,8 @@
  *  1. per-tool-call overhead of a turn vs bare Temporal activity round trips (same dev server);
  *  2. audit appends/s with 1 and 8 concurrent appenders on local PostgreSQL;
  *  3. `audit verify` entries/s;
- *  4. memory recall p50/p95 at 10k and 100k entries.
+ *  4. memory recall p50/p95 at 10k and 100k entries;
+ *  5. scope checks per second.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import pg from 'pg';
 import { createScriptedProvider } from '../activities/llm/scripted-provider.js';
 import { benchMemoryRecall } from './memory.js';
+import { benchScopeCheck } from './scope-check.js';
 import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../channels/turn-client.js';
 import { textContent } from '../core/message.js';
 import { createAttestor } from '../infra/attestation.js';
@@ -175,6 +177,8 @@ async function main(): Promise<void> {
       `| \`audit verify\` entries/s (${verified.count} entries) | ${verifyRate.toFixed(0)} (target ≥ 50,000) |`,
       '',
       ...memoryLines,
+      '',
+      ...benchScopeCheck(),
       '',
     );
     writeFileSync(join(root, 'docs/BENCHMARKS.md'), lines.join('\n'));

@@ -14,9 +14,16 @@ function toScope(s: Scope | string): Scope {
 export class CapabilitySet {
   /** The scopes, deduplicated and sorted by canonical string. */
   readonly scopes: readonly Scope[];
+  // Only scopes of the needed base can grant it (rule 1), so checks look at those alone.
+  readonly #byBase = new Map<string, Scope[]>();
 
   private constructor(scopes: readonly Scope[]) {
     this.scopes = scopes;
+    for (const s of scopes) {
+      const list = this.#byBase.get(s.base);
+      if (list) list.push(s);
+      else this.#byBase.set(s.base, [s]);
+    }
     Object.freeze(this);
   }
 
@@ -47,7 +54,7 @@ export class CapabilitySet {
   /** True when some held scope grants `needed` (strings are parsed; bad ones throw InvalidScope). */
   grants(needed: Scope | string): boolean {
     const n = toScope(needed);
-    return this.scopes.some((held) => n.isGrantedBy(held));
+    return this.#byBase.get(n.base)?.some((held) => n.isGrantedBy(held)) ?? false;
   }
 
   /**

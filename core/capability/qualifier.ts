@@ -83,9 +83,27 @@ export function canonicalPathQualifier(raw: string): string {
   return '/' + segs.join('/');
 }
 
-function segmentRegex(seg: string): RegExp {
-  const body = [...seg].map((c) => (c === '*' ? '[^/]*' : c === '?' ? '[^/]' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
-  return new RegExp(`^${body}$`, 'u');
+// Held qualifiers come from a handful of capability sets, so compiled patterns are cached:
+// every tool call is checked twice and the check must stay cheap (bench: scope checks/s).
+const segmentRegexes = new Map<string, RegExp>();
+const CACHE_LIMIT = 4096;
+
+function cached(cache: Map<string, RegExp>, key: string, build: () => RegExp): RegExp {
+  let re = cache.get(key);
+  if (re === undefined) {
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    re = build();
+    cache.set(key, re);
+  }
+  return re;
+}
+
+function segmentMatches(pattern: string, seg: string): boolean {
+  if (!PATH_GLOB_CHARS.test(pattern)) return pattern === seg;
+  return cached(segmentRegexes, pattern, () => {
+    const body = [...pattern].map((c) => (c === '*' ? '[^/]*' : c === '?' ? '[^/]' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
+    return new RegExp(`^${body}$`, 'u');
+  }).test(seg);
 }
 
 /** True when the concrete segment list `s` is matched by the glob segment list `p`. */
@@ -98,7 +116,7 @@ function matchSegments(p: readonly string[], s: readonly string[]): boolean {
     let r: boolean;
     if (i === p.length) r = j === s.length;
     else if (p[i] === '**') r = go(i + 1, j) || (j < s.length && go(i, j + 1));
-    else r = j < s.length && segmentRegex(p[i] as string).test(s[j] as string) && go(i + 1, j + 1);
+    else r = j < s.length && segmentMatches(p[i] as string, s[j] as string) && go(i + 1, j + 1);
     memo.set(key, r);
     return r;
   };
@@ -121,10 +139,17 @@ function literalDeepPrefix(segs: readonly string[], isGlob: (seg: string) => boo
  */
 export function pathGrants(needed: string, held: string): boolean {
   if (needed === held) return true;
+  const neededIsGlob = PATH_GLOB_CHARS.test(needed);
+  if (!PATH_GLOB_CHARS.test(held)) return false; // a plain held path grants exactly itself
+  // Fast path for the common grant shape `L/**` with L literal (ceilings, home directories).
+  if (!neededIsGlob && held.endsWith('/**') && !PATH_GLOB_CHARS.test(held.slice(0, -3))) {
+    const prefix = held.slice(0, -3);
+    return prefix === '' || needed === prefix || needed.startsWith(`${prefix}/`);
+  }
   const n = pathSegments(needed);
   const h = pathSegments(held);
   const isGlob = (seg: string): boolean => PATH_GLOB_CHARS.test(seg);
-  if (n.some(isGlob)) {
+  if (neededIsGlob) {
     const prefix = literalDeepPrefix(h, isGlob);
     return prefix !== undefined && prefix.length <= n.length && prefix.every((seg, i) => n[i] === seg);
   }
@@ -355,9 +380,13 @@ export function canonicalGlobQualifier(raw: string): string {
   return raw;
 }
 
+const globRegexes = new Map<string, RegExp>();
+
 function globRegex(pattern: string): RegExp {
-  const body = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
-  return new RegExp(`^${body}$`, 'su');
+  return cached(globRegexes, pattern, () => {
+    const body = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
+    return new RegExp(`^${body}$`, 'su');
+  });
 }
 
 /**
