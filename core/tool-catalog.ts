@@ -4,8 +4,8 @@
  * scopes before it schedules anything; the activity re-derives them over real paths.
  */
 import { AivyxError } from './errors.js';
+import { absolutePath, asRecord, invalid, positiveInt } from './tools/tool-input.js';
 import type { ToolSpec } from './llm.js';
-import { normalizePosixPath } from './path.js';
 import type { ToolDescriptor } from './tools.js';
 import { FS_EXTRA_TOOLS } from './tools/fs-extra-tools.js';
 import { NET_TOOLS } from './tools/net-tools.js';
@@ -41,38 +41,6 @@ export const SHELL_MAX_TIMEOUT_MS = 10 * 60_000;
  * or shell metacharacters is refused, so the scope qualifier names exactly one PATH entry.
  */
 const COMMAND_NAME = /^[A-Za-z0-9_+][A-Za-z0-9._+-]*$/;
-
-function invalid(tool: string, message: string, hint?: string): AivyxError {
-  return new AivyxError('InvalidScope', `${tool}: ${message}`, { detail: { tool }, ...(hint === undefined ? {} : { hint }) });
-}
-
-function asRecord(tool: string, input: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid(tool, 'input must be a JSON object');
-  const rec = input as Record<string, unknown>;
-  // Unknown keys are refused: a typo like `pth` must not silently fall back to a default.
-  for (const key of Object.keys(rec)) {
-    if (!allowed.includes(key)) throw invalid(tool, `unknown input field "${key}"`, `allowed fields: ${allowed.join(', ')}`);
-  }
-  return rec;
-}
-
-function absolutePath(tool: string, field: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw invalid(tool, `"${field}" must be a non-empty string`);
-  if (!value.startsWith('/')) throw invalid(tool, `"${field}" must be an absolute path, got "${value}"`, 'give the full path, starting with /');
-  try {
-    return normalizePosixPath(value);
-  } catch (cause) {
-    if (cause instanceof AivyxError) throw new AivyxError(cause.kind, `${tool}: ${cause.message}`, { detail: { tool }, ...(cause.hint === undefined ? {} : { hint: cause.hint }), cause });
-    throw cause;
-  }
-}
-
-function positiveInt(tool: string, field: string, value: unknown, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw invalid(tool, `"${field}" must be an integer between 1 and ${max}`);
-  }
-  return value;
-}
 
 /** Validates and normalizes an `fs.read` input; throws AivyxError(InvalidScope). */
 export function parseFsReadInput(input: unknown): FsReadInput {

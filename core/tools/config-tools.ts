@@ -11,7 +11,7 @@
  *   for): an Untrusted turn reads nothing through this tool; the name stays reserved for a
  *   future public projection of the log.
  */
-import { AivyxError } from '../errors.js';
+import { asRecord, invalid } from './tool-input.js';
 import type { ToolDescriptor } from '../tools.js';
 
 /** Validated input of `config.read`. */
@@ -43,17 +43,6 @@ export const CONFIG_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 /** An audit event type name (PascalCase): `TurnStarted`, `ToolCall`, ... */
 export const AUDIT_EVENT_TYPE = /^[A-Z][A-Za-z0-9]{0,63}$/;
 
-function invalid(tool: string, message: string, hint?: string): AivyxError {
-  return new AivyxError('InvalidScope', `${tool}: ${message}`, { detail: { tool }, ...(hint === undefined ? {} : { hint }) });
-}
-
-function record(tool: string, input: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid(tool, 'input must be a JSON object');
-  const rec = input as Record<string, unknown>;
-  for (const key of Object.keys(rec)) if (!allowed.includes(key)) throw invalid(tool, `unknown input field "${key}"`, `allowed fields: ${allowed.join(', ')}`);
-  return rec;
-}
-
 function configKey(tool: string, value: unknown): string {
   if (typeof value !== 'string' || !CONFIG_KEY.test(value)) throw invalid(tool, '"key" must be a config key: a letter, then up to 127 letters, digits, ".", "_" or "-"', 'no wildcards, spaces or ":"');
   return value;
@@ -61,13 +50,13 @@ function configKey(tool: string, value: unknown): string {
 
 /** Validates a `config.read` input; throws AivyxError(InvalidScope). */
 export function parseConfigReadInput(input: unknown): ConfigReadInput {
-  const rec = record('config.read', input, ['key']);
+  const rec = asRecord('config.read', input, ['key']);
   return { key: configKey('config.read', rec.key) };
 }
 
 /** Validates a `config.write` input; throws AivyxError(InvalidScope). */
 export function parseConfigWriteInput(input: unknown): ConfigWriteInput {
-  const rec = record('config.write', input, ['key', 'value']);
+  const rec = asRecord('config.write', input, ['key', 'value']);
   const key = configKey('config.write', rec.key);
   if (typeof rec.value !== 'string' || rec.value.length > CONFIG_MAX_VALUE) throw invalid('config.write', `"value" must be a string of at most ${CONFIG_MAX_VALUE} characters`);
   return { key, value: rec.value };
@@ -75,7 +64,7 @@ export function parseConfigWriteInput(input: unknown): ConfigWriteInput {
 
 /** Validates an `audit.read` input; throws AivyxError(InvalidScope). */
 export function parseAuditReadInput(input: unknown): AuditReadInput {
-  const rec = record('audit.read', input, ['type', 'limit']);
+  const rec = asRecord('audit.read', input, ['type', 'limit']);
   const out: AuditReadInput = { limit: AUDIT_READ_DEFAULT_LIMIT };
   if (rec.type !== undefined) {
     if (typeof rec.type !== 'string' || !AUDIT_EVENT_TYPE.test(rec.type)) throw invalid('audit.read', '"type" must be an audit event type such as ToolCall or TurnStarted');

@@ -3,9 +3,8 @@
  * the scope each call needs. Pure and deterministic (workflow-safe, no Node imports): the workflow
  * checks these lexical scopes; the activity re-derives them over real (symlink-resolved) paths.
  */
-import { AivyxError } from '../errors.js';
-import { normalizePosixPath } from '../path.js';
 import type { ToolDescriptor } from '../tools.js';
+import { absolutePath, asRecord, invalid } from './tool-input.js';
 
 /** Validated input of `fs.delete`; `path` is already lexically normalized and never `/`. */
 export interface FsDeleteInput {
@@ -18,34 +17,10 @@ export interface FsMetadataInput {
   path: string;
 }
 
-function invalid(tool: string, message: string, hint?: string): AivyxError {
-  return new AivyxError('InvalidScope', `${tool}: ${message}`, { detail: { tool }, ...(hint === undefined ? {} : { hint }) });
-}
-
-function asRecord(tool: string, input: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid(tool, 'input must be a JSON object');
-  const rec = input as Record<string, unknown>;
-  for (const key of Object.keys(rec)) {
-    if (!allowed.includes(key)) throw invalid(tool, `unknown input field "${key}"`, `allowed fields: ${allowed.join(', ')}`);
-  }
-  return rec;
-}
-
-function absolutePath(tool: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw invalid(tool, '"path" must be a non-empty string');
-  if (!value.startsWith('/')) throw invalid(tool, `"path" must be an absolute path, got "${value}"`, 'give the full path, starting with /');
-  try {
-    return normalizePosixPath(value);
-  } catch (cause) {
-    if (cause instanceof AivyxError) throw new AivyxError(cause.kind, `${tool}: ${cause.message}`, { detail: { tool }, ...(cause.hint === undefined ? {} : { hint: cause.hint }), cause });
-    throw cause;
-  }
-}
-
 /** Validates and normalizes an `fs.delete` input; throws AivyxError(InvalidScope). */
 export function parseFsDeleteInput(input: unknown): FsDeleteInput {
   const rec = asRecord('fs.delete', input, ['path', 'recursive']);
-  const path = absolutePath('fs.delete', rec.path);
+  const path = absolutePath('fs.delete', 'path', rec.path);
   if (path === '/') throw invalid('fs.delete', 'refusing to delete "/"');
   if (rec.recursive !== undefined && typeof rec.recursive !== 'boolean') throw invalid('fs.delete', '"recursive" must be true or false');
   return { path, recursive: rec.recursive === true };
@@ -54,7 +29,7 @@ export function parseFsDeleteInput(input: unknown): FsDeleteInput {
 /** Validates and normalizes an `fs.metadata` input; throws AivyxError(InvalidScope). */
 export function parseFsMetadataInput(input: unknown): FsMetadataInput {
   const rec = asRecord('fs.metadata', input, ['path']);
-  return { path: absolutePath('fs.metadata', rec.path) };
+  return { path: absolutePath('fs.metadata', 'path', rec.path) };
 }
 
 /** `fs.delete`: remove a file, a symlink (not its target) or a directory (non-empty only with `recursive`). */

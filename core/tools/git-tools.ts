@@ -5,6 +5,7 @@
  * Inputs never carry git options: paths go after `--` as literal pathspecs, the message is one
  * `--message=` value, and nothing the caller gives can become `-c`, `--exec-path` or the like.
  */
+import { asRecord, invalid } from './tool-input.js';
 import { AivyxError } from '../errors.js';
 import { normalizePosixPath } from '../path.js';
 import type { ToolDescriptor } from '../tools.js';
@@ -35,17 +36,6 @@ export const GIT_MAX_MESSAGE = 10_000;
 /** Tools that should be confirm-first by default (add to AIVYX_CONFIRM_FIRST). */
 export const GIT_CONFIRM_FIRST: readonly string[] = Object.freeze(['git.commit']);
 
-function invalid(tool: string, message: string, hint?: string): AivyxError {
-  return new AivyxError('InvalidScope', `${tool}: ${message}`, { detail: { tool }, ...(hint === undefined ? {} : { hint }) });
-}
-
-function record(tool: string, input: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid(tool, 'input must be a JSON object');
-  const rec = input as Record<string, unknown>;
-  for (const key of Object.keys(rec)) if (!allowed.includes(key)) throw invalid(tool, `unknown input field "${key}"`, `allowed fields: ${allowed.join(', ')}`);
-  return rec;
-}
-
 function repoPath(tool: string, value: unknown): string {
   if (typeof value !== 'string' || value === '') throw invalid(tool, '"repo" must be a non-empty string');
   if (!value.startsWith('/')) throw invalid(tool, `"repo" must be an absolute path, got "${value}"`, 'give the full path of the repository, starting with /');
@@ -71,13 +61,13 @@ function pathList(tool: string, value: unknown): string[] | undefined {
 
 /** Validates a `git.status` input; throws AivyxError(InvalidScope). */
 export function parseGitStatusInput(input: unknown): GitStatusInput {
-  const rec = record('git.status', input, ['repo']);
+  const rec = asRecord('git.status', input, ['repo']);
   return { repo: repoPath('git.status', rec.repo) };
 }
 
 /** Validates a `git.diff` input; throws AivyxError(InvalidScope). */
 export function parseGitDiffInput(input: unknown): GitDiffInput {
-  const rec = record('git.diff', input, ['repo', 'staged', 'paths']);
+  const rec = asRecord('git.diff', input, ['repo', 'staged', 'paths']);
   if (rec.staged !== undefined && typeof rec.staged !== 'boolean') throw invalid('git.diff', '"staged" must be true or false');
   const out: GitDiffInput = { repo: repoPath('git.diff', rec.repo), staged: rec.staged === true };
   const paths = pathList('git.diff', rec.paths);
@@ -87,7 +77,7 @@ export function parseGitDiffInput(input: unknown): GitDiffInput {
 
 /** Validates a `git.commit` input; throws AivyxError(InvalidScope). */
 export function parseGitCommitInput(input: unknown): GitCommitInput {
-  const rec = record('git.commit', input, ['repo', 'message', 'paths']);
+  const rec = asRecord('git.commit', input, ['repo', 'message', 'paths']);
   if (typeof rec.message !== 'string' || rec.message.trim() === '') throw invalid('git.commit', '"message" must be a non-empty string');
   if (rec.message.length > GIT_MAX_MESSAGE) throw invalid('git.commit', `"message" is longer than ${GIT_MAX_MESSAGE} characters`);
   if (rec.message.includes('\0')) throw invalid('git.commit', '"message" contains a NUL byte');

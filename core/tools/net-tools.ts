@@ -8,6 +8,8 @@
  * control characters and non-http(s) schemes are refused here, before anything is scheduled.
  * There is no second URL parser: the activity splits the canonical string (see {@link canonicalUrlParts}).
  */
+import { utf8Length } from '../limits.js';
+import { asRecord, invalid, positiveInt } from './tool-input.js';
 import { canonicalUrlQualifier } from '../capability/qualifier.js';
 import { AivyxError } from '../errors.js';
 import type { ToolDescriptor } from '../tools.js';
@@ -71,34 +73,7 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 const CONTENT_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[\x20-\x21\x23-\x7e]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
 
-function invalid(tool: string, message: string, hint?: string): AivyxError {
-  return new AivyxError('InvalidScope', `${tool}: ${message}`, { detail: { tool }, ...(hint === undefined ? {} : { hint }) });
-}
-
-function asRecord(tool: string, input: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid(tool, 'input must be a JSON object');
-  const rec = input as Record<string, unknown>;
-  for (const key of Object.keys(rec)) {
-    if (!allowed.includes(key)) throw invalid(tool, `unknown input field "${key}"`, `allowed fields: ${allowed.join(', ')}`);
-  }
-  return rec;
-}
-
-function positiveInt(tool: string, field: string, value: unknown, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) throw invalid(tool, `"${field}" must be an integer between 1 and ${max}`);
-  return value;
-}
-
 /** UTF-8 byte length without Node's Buffer (workflow-safe). */
-function utf8Length(s: string): number {
-  let n = 0;
-  for (const ch of s) {
-    const c = ch.codePointAt(0) as number;
-    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-  }
-  return n;
-}
-
 /**
  * The canonical form of a call's URL (what its scope names); throws AivyxError(InvalidScope).
  * `*` is a qualifier, not a URL, so it is refused as an input.
