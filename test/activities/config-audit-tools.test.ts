@@ -6,18 +6,10 @@ import type { ToolRunContext } from '../../activities/tools/tool-implementation.
 import { CapabilitySet, effectiveCapabilities, tierCeiling } from '../../core/capability/index.js';
 import { AivyxError } from '../../core/errors.js';
 import { AUDIT_TOOLS, CONFIG_TOOLS, auditReadTool, configReadTool, configWriteTool } from '../../core/tools/config-tools.js';
+import { aivyxFailure } from '../support/aivyx-failure.js';
 
 const ctx: ToolRunContext = { signal: new AbortController().signal, heartbeat: () => undefined, idemKey: 'k', turnId: 't', held: [], recordMemoryAccess: async () => undefined };
 
-async function failure(p: Promise<unknown>): Promise<AivyxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof AivyxError) return e;
-    throw e;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('config descriptors', () => {
   it('scope by key; keys cannot be globs or forge qualifiers', () => {
@@ -43,12 +35,12 @@ describe('config tools', () => {
 
   it('never reads or writes a secret (by pattern or by secrets-store name)', async () => {
     for (const key of ['openai.apiKey', 'telegram.botToken', 'db.password', 'Mailer', 'x.secret.y']) {
-      const e = await failure(read.run({ key }, ctx));
+      const e = await aivyxFailure(read.run({ key }, ctx));
       expect(e.kind).toBe('CapabilityDenied');
       expect(e.message).toContain('secret');
       expect(JSON.stringify(e.toData())).not.toContain('sk-1');
     }
-    expect((await failure(write.run({ key: 'openai.apiKey', value: 'x' }, ctx))).kind).toBe('CapabilityDenied');
+    expect((await aivyxFailure(write.run({ key: 'openai.apiKey', value: 'x' }, ctx))).kind).toBe('CapabilityDenied');
     expect(await store.get('openai.apiKey')).toBe('sk-1');
   });
 });

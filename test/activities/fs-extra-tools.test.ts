@@ -3,36 +3,15 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createFsDeleteTool, createFsMetadataTool, type ToolRunContext } from '../../activities/tools/index.js';
+import { createFsDeleteTool, createFsMetadataTool } from '../../activities/tools/index.js';
 import { CapabilitySet, Scope } from '../../core/capability/index.js';
-import { AivyxError } from '../../core/errors.js';
 import { FS_EXTRA_TOOLS, parseFsDeleteInput } from '../../core/tools/fs-extra-tools.js';
+import { toolContext } from '../support/tool-context.js';
+import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aivyx-fsx-')));
-let keys = 0;
 
-function ctx(overrides: Partial<ToolRunContext> = {}): ToolRunContext {
-  return { signal: new AbortController().signal, heartbeat: () => undefined, idemKey: `wf/run/act-${++keys}`, turnId: 'turn-test', held: [], recordMemoryAccess: async () => undefined, ...overrides };
-}
 
-async function failure(p: Promise<unknown>): Promise<AivyxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof AivyxError) return e;
-    throw e;
-  }
-  throw new Error('expected a failure');
-}
-
-function kindOf(f: () => unknown): string | undefined {
-  try {
-    f();
-    return undefined;
-  } catch (e) {
-    return (e as AivyxError).kind;
-  }
-}
 
 /** What the activity does: the declared and the resolved scope must both be granted. */
 async function allowed(tool: { descriptor: { requiredScope(i: unknown): string }; resolveScope(i: unknown): Promise<string> }, input: unknown, held: string[]): Promise<boolean> {
@@ -54,10 +33,10 @@ describe('descriptors', () => {
   it('refuse traversal above /, relative paths, "/" itself, NUL bytes and unknown fields at parse', () => {
     const [del, meta] = FS_EXTRA_TOOLS as [typeof FS_EXTRA_TOOLS[0], typeof FS_EXTRA_TOOLS[0]];
     for (const bad of [{ path: '/../etc/passwd' }, { path: 'etc/passwd' }, { path: '/' }, { path: '/a/../..' }, { path: '/tmp/\0x' }, { path: '/tmp/x', recursive: 'yes' }, { path: '/tmp/x', force: true }, { path: '' }, null, []]) {
-      expect(kindOf(() => del.requiredScope(bad))).toBe('InvalidScope');
+      expect(errorKindOf(() => del.requiredScope(bad))).toBe('InvalidScope');
     }
-    expect(kindOf(() => meta.requiredScope({ path: '/../x' }))).toBe('InvalidScope');
-    expect(kindOf(() => meta.requiredScope({ path: '/' }))).toBeUndefined();
+    expect(errorKindOf(() => meta.requiredScope({ path: '/../x' }))).toBe('InvalidScope');
+    expect(errorKindOf(() => meta.requiredScope({ path: '/' }))).toBeUndefined();
   });
 
   it('a lexical ".." cannot climb out of a granted tree', () => {
@@ -78,24 +57,24 @@ describe('fs.delete', () => {
   it('deletes a file, verified by absence, and is idempotent (existed:false the second time)', async () => {
     const path = join(root, 'd1.txt');
     writeFileSync(path, 'x');
-    expect(await tool.run({ path }, ctx())).toEqual({ kind: 'completed', verified: 'Verified', output: { path, existed: true, type: 'file' } });
+    expect(await tool.run({ path }, toolContext())).toEqual({ kind: 'completed', verified: 'Verified', output: { path, existed: true, type: 'file' } });
     expect(existsSync(path)).toBe(false);
-    expect(await tool.run({ path }, ctx())).toEqual({ kind: 'completed', verified: 'Verified', output: { path, existed: false } });
+    expect(await tool.run({ path }, toolContext())).toEqual({ kind: 'completed', verified: 'Verified', output: { path, existed: false } });
     // Absent parent too: nothing to do.
-    expect(await tool.run({ path: join(root, 'no/such/dir/f') }, ctx())).toMatchObject({ verified: 'Verified', output: { existed: false } });
+    expect(await tool.run({ path: join(root, 'no/such/dir/f') }, toolContext())).toMatchObject({ verified: 'Verified', output: { existed: false } });
   });
 
   it('removes an empty directory, refuses a non-empty one unless recursive', async () => {
     mkdirSync(join(root, 'empty'));
-    expect(await tool.run({ path: join(root, 'empty') }, ctx())).toMatchObject({ verified: 'Verified', output: { type: 'directory' } });
+    expect(await tool.run({ path: join(root, 'empty') }, toolContext())).toMatchObject({ verified: 'Verified', output: { type: 'directory' } });
     mkdirSync(join(root, 'tree/sub'), { recursive: true });
     writeFileSync(join(root, 'tree/sub/f'), 'x');
-    const e = await failure(tool.run({ path: join(root, 'tree') }, ctx()));
+    const e = await aivyxFailure(tool.run({ path: join(root, 'tree') }, toolContext()));
     expect(e).toMatchObject({ kind: 'Tool', detail: { tool: 'fs.delete' } });
     expect(e.message).toMatch(/non-empty directory/);
     expect(e.hint).toMatch(/recursive:true/);
     expect(existsSync(join(root, 'tree/sub/f'))).toBe(true);
-    expect(await tool.run({ path: join(root, 'tree'), recursive: true }, ctx())).toMatchObject({ verified: 'Verified', output: { existed: true, type: 'directory' } });
+    expect(await tool.run({ path: join(root, 'tree'), recursive: true }, toolContext())).toMatchObject({ verified: 'Verified', output: { existed: true, type: 'directory' } });
     expect(existsSync(join(root, 'tree'))).toBe(false);
   });
 
@@ -103,28 +82,28 @@ describe('fs.delete', () => {
     const target = join(root, 'keep.txt');
     writeFileSync(target, 'precious');
     symlinkSync(target, join(root, 'link'));
-    expect(await tool.run({ path: join(root, 'link') }, ctx())).toMatchObject({ verified: 'Verified', output: { path: join(root, 'link'), type: 'symlink' } });
+    expect(await tool.run({ path: join(root, 'link') }, toolContext())).toMatchObject({ verified: 'Verified', output: { path: join(root, 'link'), type: 'symlink' } });
     expect(readFileSync(target, 'utf8')).toBe('precious');
 
     mkdirSync(join(root, 'outside-keep'));
     writeFileSync(join(root, 'outside-keep/f'), 'keep');
     mkdirSync(join(root, 'withlink'));
     symlinkSync(join(root, 'outside-keep'), join(root, 'withlink/escape'));
-    await tool.run({ path: join(root, 'withlink'), recursive: true }, ctx());
+    await tool.run({ path: join(root, 'withlink'), recursive: true }, toolContext());
     expect(readFileSync(join(root, 'outside-keep/f'), 'utf8')).toBe('keep');
   });
 
   it('refuses the home directory itself (also through a symlink to it), but not what is inside it', async () => {
-    const e = await failure(tool.run({ path: join(root, 'home') }, ctx()));
+    const e = await aivyxFailure(tool.run({ path: join(root, 'home') }, toolContext()));
     expect(e.message).toMatch(/home directory/);
     // Reached through a symlinked parent, it is still the home directory.
     symlinkSync(root, join(root, 'alias'));
-    expect((await failure(tool.run({ path: join(root, 'alias/home') }, ctx()))).message).toMatch(/home directory/);
+    expect((await aivyxFailure(tool.run({ path: join(root, 'alias/home') }, toolContext()))).message).toMatch(/home directory/);
     // A link TO home is just a link: ".." is resolved lexically first, so "home-link/x/.." is the link, which may go.
     symlinkSync(join(root, 'home'), join(root, 'home-link'));
-    expect(await tool.run({ path: join(root, 'home-link/x/..') }, ctx())).toMatchObject({ verified: 'Verified', output: { type: 'symlink' } });
+    expect(await tool.run({ path: join(root, 'home-link/x/..') }, toolContext())).toMatchObject({ verified: 'Verified', output: { type: 'symlink' } });
     writeFileSync(join(root, 'home/f'), 'x');
-    expect(await tool.run({ path: join(root, 'home/f') }, ctx())).toMatchObject({ verified: 'Verified' });
+    expect(await tool.run({ path: join(root, 'home/f') }, toolContext())).toMatchObject({ verified: 'Verified' });
     expect(existsSync(join(root, 'home'))).toBe(true);
   });
 
@@ -147,7 +126,7 @@ describe('fs.delete', () => {
     writeFileSync(join(root, 'locked/f'), 'x');
     chmodSync(join(root, 'locked'), 0o555);
     try {
-      expect((await failure(tool.run({ path: join(root, 'locked/f') }, ctx()))).message).toMatch(/permission denied/);
+      expect((await aivyxFailure(tool.run({ path: join(root, 'locked/f') }, toolContext()))).message).toMatch(/permission denied/);
       expect(existsSync(join(root, 'locked/f'))).toBe(true);
     } finally {
       chmodSync(join(root, 'locked'), 0o755);
@@ -162,18 +141,18 @@ describe('fs.metadata', () => {
     const path = join(root, 'm.txt');
     writeFileSync(path, 'hello');
     chmodSync(path, 0o640);
-    const r = await tool.run({ path }, ctx());
+    const r = await tool.run({ path }, toolContext());
     expect(r).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path, exists: true, type: 'file', size: 5, mode: '640', mtime: lstatSync(path).mtime.toISOString(), realPath: path } });
-    expect(await tool.run({ path: root }, ctx())).toMatchObject({ output: { type: 'directory', realPath: root } });
-    expect(await tool.run({ path: join(root, 'absent') }, ctx())).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path: join(root, 'absent'), exists: false } });
+    expect(await tool.run({ path: root }, toolContext())).toMatchObject({ output: { type: 'directory', realPath: root } });
+    expect(await tool.run({ path: join(root, 'absent') }, toolContext())).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path: join(root, 'absent'), exists: false } });
   });
 
   it('describes a symlink as a symlink, names its real target, and reports a dangling one', async () => {
     writeFileSync(join(root, 'mt.txt'), 'abc');
     symlinkSync(join(root, 'mt.txt'), join(root, 'ml'));
-    expect(await tool.run({ path: join(root, 'ml') }, ctx())).toMatchObject({ output: { type: 'symlink', realPath: join(root, 'mt.txt'), target: { type: 'file', size: 3 } } });
+    expect(await tool.run({ path: join(root, 'ml') }, toolContext())).toMatchObject({ output: { type: 'symlink', realPath: join(root, 'mt.txt'), target: { type: 'file', size: 3 } } });
     symlinkSync(join(root, 'gone'), join(root, 'mdangling'));
-    expect(await tool.run({ path: join(root, 'mdangling') }, ctx())).toMatchObject({ output: { type: 'symlink', realPath: join(root, 'mdangling'), target: null } });
+    expect(await tool.run({ path: join(root, 'mdangling') }, toolContext())).toMatchObject({ output: { type: 'symlink', realPath: join(root, 'mdangling'), target: null } });
   });
 
   it('a symlink escaping the granted tree needs the grant for its target', async () => {

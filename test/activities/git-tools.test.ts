@@ -6,18 +6,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGitTools } from '../../activities/tools/git-tools.js';
 import { createMemoryIntentStore } from '../../activities/tools/intent-store.js';
-import type { ToolRunContext } from '../../activities/tools/tool-implementation.js';
 import { CapabilitySet } from '../../core/capability/index.js';
 import { AivyxError } from '../../core/errors.js';
 import { GIT_TOOLS, gitCommitTool, gitDiffTool, gitStatusTool } from '../../core/tools/git-tools.js';
+import { toolContext } from '../support/tool-context.js';
+import { aivyxFailure } from '../support/aivyx-failure.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aivyx-git-')));
 const env = { PATH: process.env.PATH, HOME: root, LANG: 'C' };
-let keys = 0;
-
-function ctx(): ToolRunContext {
-  return { signal: new AbortController().signal, heartbeat: () => undefined, idemKey: `wf/run/git-${++keys}`, turnId: 't', held: [], recordMemoryAccess: async () => undefined };
-}
 
 function sh(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: { ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, encoding: 'utf8' });
@@ -32,15 +28,6 @@ function makeRepo(name: string): string {
   return dir;
 }
 
-async function failure(p: Promise<unknown>): Promise<AivyxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof AivyxError) return e;
-    throw e;
-  }
-  throw new Error('expected a failure');
-}
 
 const intents = createMemoryIntentStore();
 const [status, diff, commit] = createGitTools({ intents, env }) as [ReturnType<typeof createGitTools>[0], ReturnType<typeof createGitTools>[0], ReturnType<typeof createGitTools>[0]];
@@ -69,12 +56,12 @@ describe('git tools on a real repository', () => {
 
   it('status, diff, commit (verified by reading HEAD back), and at-most-once', async () => {
     writeFileSync(join(repo, 'a.txt'), 'one\n');
-    const s1 = await status.run({ repo }, ctx());
+    const s1 = await status.run({ repo }, toolContext());
     expect(s1.kind).toBe('completed');
     if (s1.kind !== 'completed') return;
     expect(s1.output).toMatchObject({ repo, entries: [{ status: '??', path: 'a.txt' }] });
 
-    const c1Ctx = ctx();
+    const c1Ctx = toolContext();
     const c1 = await commit.run({ repo, message: '--first: commit $(touch x)', paths: ['a.txt'] }, c1Ctx);
     expect(c1).toMatchObject({ kind: 'completed', verified: 'Verified' });
     expect(sh(repo, 'log', '-1', '--format=%B').trim()).toBe('--first: commit $(touch x)');
@@ -83,18 +70,18 @@ describe('git tools on a real repository', () => {
 
     // A retry of the same activity (same idemKey) does not commit twice.
     writeFileSync(join(repo, 'a.txt'), 'two\n');
-    const again = await failure(commit.run({ repo, message: 'again', paths: ['a.txt'] }, c1Ctx));
+    const again = await aivyxFailure(commit.run({ repo, message: 'again', paths: ['a.txt'] }, c1Ctx));
     expect(again.detail).toMatchObject({ atMostOnce: true });
 
-    const d = await diff.run({ repo }, ctx());
+    const d = await diff.run({ repo }, toolContext());
     expect(d.kind === 'completed' && (d.output as { diff: string }).diff).toContain('+two');
     sh(repo, 'add', 'a.txt');
-    const staged = await diff.run({ repo, staged: true, paths: ['a.txt'] }, ctx());
+    const staged = await diff.run({ repo, staged: true, paths: ['a.txt'] }, toolContext());
     expect(staged.kind === 'completed' && (staged.output as { diff: string }).diff).toContain('-one');
 
-    const c2 = await commit.run({ repo, message: 'second' }, ctx());
+    const c2 = await commit.run({ repo, message: 'second' }, toolContext());
     expect(c2).toMatchObject({ kind: 'completed', verified: 'Verified' });
-    const nothing = await failure(commit.run({ repo, message: 'third' }, ctx()));
+    const nothing = await aivyxFailure(commit.run({ repo, message: 'third' }, toolContext()));
     expect(nothing.message).toContain('nothing to commit');
   });
 
@@ -125,11 +112,11 @@ describe('hostile repositories never make git execute anything', () => {
       }
     }
     writeFileSync(join(repo, 'f.txt'), 'x\n');
-    expect((await status.run({ repo }, ctx())).kind).toBe('completed');
-    expect((await commit.run({ repo, message: 'c', paths: ['f.txt'] }, ctx())).kind).toBe('completed');
+    expect((await status.run({ repo }, toolContext())).kind).toBe('completed');
+    expect((await commit.run({ repo, message: 'c', paths: ['f.txt'] }, toolContext())).kind).toBe('completed');
     writeFileSync(join(repo, 'f.txt'), 'y\n');
-    expect((await diff.run({ repo }, ctx())).kind).toBe('completed');
-    expect((await diff.run({ repo, staged: true }, ctx())).kind).toBe('completed');
+    expect((await diff.run({ repo }, toolContext())).kind).toBe('completed');
+    expect((await diff.run({ repo, staged: true }, toolContext())).kind).toBe('completed');
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -139,9 +126,9 @@ describe('hostile repositories never make git execute anything', () => {
     sh(repo, 'config', 'filter.evil.clean', `touch ${marker}`);
     writeFileSync(join(repo, '.gitattributes'), '* filter=evil\n');
     writeFileSync(join(repo, 'f.txt'), 'x\n');
-    const e = await failure(status.run({ repo }, ctx()));
+    const e = await aivyxFailure(status.run({ repo }, toolContext()));
     expect(e.kind).toBe('CapabilityDenied');
-    expect((await failure(commit.run({ repo, message: 'm', paths: ['f.txt'] }, ctx()))).kind).toBe('CapabilityDenied');
+    expect((await aivyxFailure(commit.run({ repo, message: 'm', paths: ['f.txt'] }, toolContext()))).kind).toBe('CapabilityDenied');
     expect(existsSync(marker)).toBe(false);
   });
 

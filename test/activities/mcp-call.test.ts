@@ -7,28 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpClientPool, parseMcpServers, type McpClientPool } from '../../activities/mcp/mcp-client.js';
 import { createMemoryIntentStore } from '../../activities/tools/intent-store.js';
 import { createMcpCallTool } from '../../activities/tools/mcp-call.js';
-import type { ToolRunContext } from '../../activities/tools/tool-implementation.js';
 import { AivyxError } from '../../core/errors.js';
 import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
 import { createEchoServer } from '../fixtures/mcp/echo-server.js';
+import { toolContext } from '../support/tool-context.js';
+import { aivyxFailure } from '../support/aivyx-failure.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const serverScript = fileURLToPath(new URL('../fixtures/mcp/echo-server.ts', import.meta.url));
-let keys = 0;
 
-function ctx(signal = new AbortController().signal): ToolRunContext {
-  return { signal, heartbeat: () => undefined, idemKey: `wf/run/mcp-${++keys}`, turnId: 't', held: [], recordMemoryAccess: async () => undefined };
-}
-
-async function failure(p: Promise<unknown>): Promise<AivyxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof AivyxError) return e;
-    throw e;
-  }
-  throw new Error('expected a failure');
-}
 
 let http: Server;
 let url: string;
@@ -90,28 +77,28 @@ describe('mcp.call', () => {
     const intents = createMemoryIntentStore();
     const tool = createMcpCallTool({ pool, intents });
     expect(await tool.resolveScope({ server: 'echo', tool: 'echo', arguments: { text: 'hi' } })).toBe('mcp.call:echo/echo');
-    const c = ctx();
+    const c = toolContext();
     const r = await tool.run({ server: 'echo', tool: 'echo', arguments: { text: 'héllo' } }, c);
     expect(r).toEqual({ kind: 'completed', verified: 'Unverified', output: { server: 'echo', tool: 'echo', content: [{ type: 'text', text: 'héllo' }], structuredContent: { echoed: 'héllo' }, truncated: false } });
     expect(intents.get(c.idemKey)).toMatchObject({ tool: 'mcp.call', state: 'finished', outcome: 'completed' });
-    const again = await failure(tool.run({ server: 'echo', tool: 'echo', arguments: { text: 'héllo' } }, c));
+    const again = await aivyxFailure(tool.run({ server: 'echo', tool: 'echo', arguments: { text: 'héllo' } }, c));
     expect(again.detail).toMatchObject({ atMostOnce: true });
 
-    const w = await tool.run({ server: 'web', tool: 'echo', arguments: { text: 'over http' } }, ctx());
+    const w = await tool.run({ server: 'web', tool: 'echo', arguments: { text: 'over http' } }, toolContext());
     expect(w.kind === 'completed' && w.output).toMatchObject({ content: [{ type: 'text', text: 'over http' }] });
   }, 30_000);
 
   it('fails cleanly: tool errors, unknown servers/tools, bad arguments, timeouts', async () => {
     const tool = createMcpCallTool({ pool, intents: createMemoryIntentStore(), timeoutMs: 500 });
-    const err = await failure(tool.run({ server: 'echo', tool: 'fail' }, ctx()));
+    const err = await aivyxFailure(tool.run({ server: 'echo', tool: 'fail' }, toolContext()));
     expect(err.kind).toBe('Tool');
     expect(err.message).toContain('it broke');
-    expect((await failure(tool.run({ server: 'nope', tool: 'echo' }, ctx()))).kind).toBe('NotFound');
-    const unknown = await failure(tool.run({ server: 'echo', tool: 'missing' }, ctx()));
+    expect((await aivyxFailure(tool.run({ server: 'nope', tool: 'echo' }, toolContext()))).kind).toBe('NotFound');
+    const unknown = await aivyxFailure(tool.run({ server: 'echo', tool: 'missing' }, toolContext()));
     expect(unknown.kind).toBe('Tool');
-    expect((await failure(tool.run({ server: 'echo', tool: 'echo', arguments: { text: 5 } }, ctx()))).kind).toBe('Tool');
-    expect((await failure(tool.run({ server: 'echo', tool: 'slow', arguments: { ms: 5_000 } }, ctx()))).kind).toBe('Timeout');
+    expect((await aivyxFailure(tool.run({ server: 'echo', tool: 'echo', arguments: { text: 5 } }, toolContext()))).kind).toBe('Tool');
+    expect((await aivyxFailure(tool.run({ server: 'echo', tool: 'slow', arguments: { ms: 5_000 } }, toolContext()))).kind).toBe('Timeout');
     // The connection survives a timed-out request.
-    expect((await tool.run({ server: 'echo', tool: 'echo', arguments: { text: 'still here' } }, ctx())).kind).toBe('completed');
+    expect((await tool.run({ server: 'echo', tool: 'echo', arguments: { text: 'still here' } }, toolContext())).kind).toBe('completed');
   }, 30_000);
 });

@@ -7,32 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blockedAddressReason, createNetFetchTool, createNetPostTool, idempotencyKeyFor, type HostResolver, type NetResponseOutput, type ToolRunContext } from '../../activities/tools/index.js';
 import { CapabilitySet } from '../../core/capability/index.js';
-import { AivyxError } from '../../core/errors.js';
 import { NET_TOOLS, netFetchTool, netPostTool } from '../../core/tools/net-tools.js';
+import { toolContext } from '../support/tool-context.js';
+import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
 
-let keys = 0;
-function ctx(overrides: Partial<ToolRunContext> = {}): ToolRunContext {
-  return { signal: new AbortController().signal, heartbeat: () => undefined, idemKey: `wf/run/act-${++keys}`, turnId: 'turn-test', held: [], recordMemoryAccess: async () => undefined, ...overrides };
-}
 
-async function failure(p: Promise<unknown>): Promise<AivyxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof AivyxError) return e;
-    throw e;
-  }
-  throw new Error('expected a failure');
-}
-
-function kindOf(f: () => unknown): string | undefined {
-  try {
-    f();
-    return undefined;
-  } catch (e) {
-    return (e as AivyxError).kind;
-  }
-}
 
 interface Seen {
   method: string;
@@ -100,7 +79,7 @@ const heldFetch = (): string[] => [`net.fetch:${base}/`];
 const heldPost = (): string[] => [`net.post:${base}/`];
 
 async function fetchOut(input: unknown, held = heldFetch(), c?: Partial<ToolRunContext>): Promise<NetResponseOutput> {
-  const r = await fetchTool.run(input, ctx({ held, ...c }));
+  const r = await fetchTool.run(input, toolContext({ held, ...c }));
   if (r.kind !== 'completed') throw new Error('expected completed');
   expect(r.verified).toBe('NotApplicable');
   return r.output as NetResponseOutput;
@@ -132,7 +111,7 @@ describe('descriptors', () => {
       [netPostTool, { url: 'https://a.example/', method: 'POST', body: 'x', contentType: 'json\r\nX: y' }],
       [netPostTool, { url: 'https://a.example/', method: 'POST', body: 'x'.repeat(1024 * 1024 + 1) }],
     ];
-    for (const [tool, input] of bad) expect(kindOf(() => tool.requiredScope(input)), JSON.stringify(input).slice(0, 120)).toBe('InvalidScope');
+    for (const [tool, input] of bad) expect(errorKindOf(() => tool.requiredScope(input)), JSON.stringify(input).slice(0, 120)).toBe('InvalidScope');
   });
 });
 
@@ -171,7 +150,7 @@ describe('adversarial URL corpus', () => {
       'https://api.example.com/v1\n',
       'https:///v1',
     ]) {
-      expect(kindOf(() => scope(url)), url).toBe('InvalidScope');
+      expect(errorKindOf(() => scope(url)), url).toBe('InvalidScope');
     }
   });
 
@@ -213,7 +192,7 @@ describe('net.fetch', () => {
     expect(seen.at(-1)).toMatchObject({ method: 'GET', url: '/hello?x=1', headers: { host: `127.0.0.1:${port}`, 'user-agent': 'aivyx' } });
 
     for (const held of [['net.fetch'], ['net.fetch:*'], [], [`net.post:${base}/`], [`net.fetch:http://127.0.0.1:${port + 1}/`]]) {
-      const e = await failure(fetchTool.run({ url: `${base}/hello` }, ctx({ held })));
+      const e = await aivyxFailure(fetchTool.run({ url: `${base}/hello` }, toolContext({ held })));
       expect(e, held.join()).toMatchObject({ kind: 'CapabilityDenied', detail: { tool: 'net.fetch', host: '127.0.0.1', address: '127.0.0.1', reason: 'private-address' } });
       expect(e.hint).toContain(`net.fetch:http://127.0.0.1:${port}/`);
     }
@@ -226,7 +205,7 @@ describe('net.fetch', () => {
 
   it('"localhost" is refused even under a qualifier naming it: a name never unlocks a loopback address', async () => {
     const url = `http://localhost:${port}/hello`;
-    const e = await failure(fetchTool.run({ url }, ctx({ held: [`net.fetch:http://localhost:${port}/`, 'net.fetch'] })));
+    const e = await aivyxFailure(fetchTool.run({ url }, toolContext({ held: [`net.fetch:http://localhost:${port}/`, 'net.fetch'] })));
     expect(e).toMatchObject({ kind: 'CapabilityDenied', detail: { host: 'localhost', reason: 'private-address' } });
     expect(e.hint).toMatch(/never unlocks/);
   });
@@ -247,11 +226,11 @@ describe('net.fetch', () => {
     const tool = createNetFetchTool({ resolve });
     for (const host of Object.keys(answers)) {
       const url = `http://${host}:${port}/hello`;
-      const e = await failure(tool.run({ url }, ctx({ held: [`net.fetch:http://${host}:${port}/`] })));
+      const e = await aivyxFailure(tool.run({ url }, toolContext({ held: [`net.fetch:http://${host}:${port}/`] })));
       expect(e, host).toMatchObject({ kind: 'CapabilityDenied', detail: { reason: 'private-address' } });
     }
     expect(calls).toEqual(Object.keys(answers));
-    expect((await failure(tool.run({ url: `http://nx.example:${port}/` }, ctx({ held: ['net.fetch'] })))).message).toMatch(/cannot resolve nx\.example/);
+    expect((await aivyxFailure(tool.run({ url: `http://nx.example:${port}/` }, toolContext({ held: ['net.fetch'] })))).message).toMatch(/cannot resolve nx\.example/);
   });
 
   it('connects to the address resolved once (no second lookup, no rebinding), with Host naming the URL\'s host', async () => {
@@ -263,7 +242,7 @@ describe('net.fetch', () => {
     const tool = createNetFetchTool({ resolve, addressPolicy: (a) => (policed.push(a), a === '127.0.0.1' ? undefined : blockedAddressReason(a)) });
     for (let i = 0; i < 2; i++) {
       calls = 0;
-      const r = await tool.run({ url: `http://svc.example:${port}/hello` }, ctx({ held: ['net.fetch'] }));
+      const r = await tool.run({ url: `http://svc.example:${port}/hello` }, toolContext({ held: ['net.fetch'] }));
       expect(r).toMatchObject({ output: { status: 200, body: 'hello world' } });
       expect(calls).toBe(1);
       expect(seen.at(-1)?.headers.host).toBe(`svc.example:${port}`);
@@ -287,7 +266,7 @@ describe('net.fetch', () => {
 
   it('ends at the total timeout with a Timeout error', async () => {
     const t = Date.now();
-    const e = await failure(fetchTool.run({ url: `${base}/slow`, timeoutMs: 300 }, ctx({ held: heldFetch() })));
+    const e = await aivyxFailure(fetchTool.run({ url: `${base}/slow`, timeoutMs: 300 }, toolContext({ held: heldFetch() })));
     expect(e).toMatchObject({ kind: 'Timeout', detail: { tool: 'net.fetch' } });
     expect(Date.now() - t).toBeLessThan(5_000);
   });
@@ -295,7 +274,7 @@ describe('net.fetch', () => {
   it('stops when the activity is cancelled', async () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error('cancelled by test')), 200);
-    await expect(fetchTool.run({ url: `${base}/slow` }, ctx({ held: heldFetch(), signal: ac.signal }))).rejects.toThrow('cancelled by test');
+    await expect(fetchTool.run({ url: `${base}/slow` }, toolContext({ held: heldFetch(), signal: ac.signal }))).rejects.toThrow('cancelled by test');
   });
 
   it('reports a refused connection as a Tool error', async () => {
@@ -303,7 +282,7 @@ describe('net.fetch', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const p = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    const e = await failure(fetchTool.run({ url: `http://127.0.0.1:${p}/` }, ctx({ held: [`net.fetch:http://127.0.0.1:${p}/`] })));
+    const e = await aivyxFailure(fetchTool.run({ url: `http://127.0.0.1:${p}/` }, toolContext({ held: [`net.fetch:http://127.0.0.1:${p}/`] })));
     expect(e).toMatchObject({ kind: 'Tool', detail: { tool: 'net.fetch' } });
     expect(e.message).toMatch(/connection refused/);
   });
@@ -311,7 +290,7 @@ describe('net.fetch', () => {
 
 describe('net.post', () => {
   it('sends method, body and content type with an Idempotency-Key stable across retries (Unverified)', async () => {
-    const c = ctx({ held: heldPost() });
+    const c = toolContext({ held: heldPost() });
     const input = { url: `${base}/echo`, method: 'PUT', body: '{"a":1}', contentType: 'application/json' };
     const r = await postTool.run(input, c);
     expect(r).toMatchObject({ kind: 'completed', verified: 'Unverified', output: { status: 201 } });
@@ -321,21 +300,21 @@ describe('net.post', () => {
     // A retry of the same activity (same idemKey) carries the same key; another call a different one.
     const again = JSON.parse(((await postTool.run(input, { ...c })) as { output: NetResponseOutput }).output.body) as Record<string, unknown>;
     expect(again.key).toBe(echoed.key);
-    const other = JSON.parse(((await postTool.run(input, ctx({ held: heldPost() }))) as { output: NetResponseOutput }).output.body) as Record<string, unknown>;
+    const other = JSON.parse(((await postTool.run(input, toolContext({ held: heldPost() }))) as { output: NetResponseOutput }).output.body) as Record<string, unknown>;
     expect(other.key).not.toBe(echoed.key);
     for (const method of ['POST', 'PATCH', 'DELETE']) {
-      expect(JSON.parse(((await postTool.run({ url: `${base}/echo`, method }, ctx({ held: heldPost() }))) as { output: NetResponseOutput }).output.body)).toMatchObject({ method, contentType: null, body: '' });
+      expect(JSON.parse(((await postTool.run({ url: `${base}/echo`, method }, toolContext({ held: heldPost() }))) as { output: NetResponseOutput }).output.body)).toMatchObject({ method, contentType: null, body: '' });
     }
   });
 
   it('a net.fetch grant naming the address does not unlock net.post, nor does bare net.post', async () => {
     for (const held of [heldFetch(), ['net.post'], ['net.post:*']]) {
-      expect((await failure(postTool.run({ url: `${base}/echo`, method: 'POST' }, ctx({ held })))).kind).toBe('CapabilityDenied');
+      expect((await aivyxFailure(postTool.run({ url: `${base}/echo`, method: 'POST' }, toolContext({ held })))).kind).toBe('CapabilityDenied');
     }
   });
 
   it('does not follow redirects either', async () => {
-    const r = await postTool.run({ url: `${base}/redirect`, method: 'POST', body: 'x' }, ctx({ held: heldPost() }));
+    const r = await postTool.run({ url: `${base}/redirect`, method: 'POST', body: 'x' }, toolContext({ held: heldPost() }));
     expect(r).toMatchObject({ output: { status: 302, location: '/secret' } });
   });
 });

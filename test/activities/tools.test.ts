@@ -3,24 +3,12 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createFsReadTool, createFsWriteTool, createMemoryIntentStore, createShellExecTool, createStarterTools, type ShellExecOutput, type ToolRunContext } from '../../activities/tools/index.js';
+import { createFsReadTool, createFsWriteTool, createMemoryIntentStore, createShellExecTool, createStarterTools, type ShellExecOutput } from '../../activities/tools/index.js';
 import { aivyxFailure } from '../support/aivyx-failure.js';
+import { toolContext } from '../support/tool-context.js';
 
 // realpath: on some systems the temp dir itself sits behind a symlink.
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aivyx-tools-')));
-let keys = 0;
-
-function ctx(overrides: Partial<ToolRunContext> = {}): ToolRunContext {
-  return {
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    idemKey: `wf/run/act-${++keys}`,
-    turnId: 'turn-test',
-    held: [],
-    recordMemoryAccess: async () => undefined,
-    ...overrides,
-  };
-}
 
 
 describe('fs.write', () => {
@@ -28,7 +16,7 @@ describe('fs.write', () => {
 
   it('writes atomically and verifies by reading back', async () => {
     const path = join(root, 'w1.txt');
-    const r = await tool.run({ path, content: 'héllo\n' }, ctx());
+    const r = await tool.run({ path, content: 'héllo\n' }, toolContext());
     expect(r).toEqual({ kind: 'completed', verified: 'Verified', output: expect.objectContaining({ path, bytes: 7, created: true, changed: true }) });
     expect(readFileSync(path, 'utf8')).toBe('héllo\n');
     // No temp file is left beside it.
@@ -39,17 +27,17 @@ describe('fs.write', () => {
     const path = join(root, 'secret.txt');
     writeFileSync(path, 'old');
     chmodSync(path, 0o600);
-    await tool.run({ path, content: 'new' }, ctx());
+    await tool.run({ path, content: 'new' }, toolContext());
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    const again = await tool.run({ path, content: 'new' }, ctx());
+    const again = await tool.run({ path, content: 'new' }, toolContext());
     expect(again).toMatchObject({ kind: 'completed', verified: 'Verified', output: { changed: false, created: false } });
   });
 
   it('mode "create" accepts identical content (a retry) but refuses different content', async () => {
     const path = join(root, 'created.txt');
-    expect(await tool.run({ path, content: 'one', mode: 'create' }, ctx())).toMatchObject({ verified: 'Verified', output: { created: true } });
-    expect(await tool.run({ path, content: 'one', mode: 'create' }, ctx())).toMatchObject({ verified: 'Verified', output: { changed: false } });
-    const e = await aivyxFailure(tool.run({ path, content: 'two', mode: 'create' }, ctx()));
+    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext())).toMatchObject({ verified: 'Verified', output: { created: true } });
+    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext())).toMatchObject({ verified: 'Verified', output: { changed: false } });
+    const e = await aivyxFailure(tool.run({ path, content: 'two', mode: 'create' }, toolContext()));
     expect(e.kind).toBe('Tool');
     expect(e.message).toMatch(/already exists with different content/);
     expect(e.detail).toEqual({ tool: 'fs.write' });
@@ -58,7 +46,7 @@ describe('fs.write', () => {
 
   it('creates missing parent directories and writes through a symlinked directory to its real path', async () => {
     const path = join(root, 'deep/er/file.txt');
-    await tool.run({ path, content: 'x' }, ctx());
+    await tool.run({ path, content: 'x' }, toolContext());
     expect(readFileSync(path, 'utf8')).toBe('x');
 
     const outside = join(root, 'outside-w');
@@ -70,7 +58,7 @@ describe('fs.write', () => {
   it('refuses a dangling symlink and a directory target', async () => {
     symlinkSync(join(root, 'nowhere'), join(root, 'dangling'));
     expect((await aivyxFailure(tool.resolveScope({ path: join(root, 'dangling'), content: '' }))).kind).toBe('Tool');
-    expect((await aivyxFailure(tool.run({ path: root, content: 'x' }, ctx()))).kind).toBe('Tool');
+    expect((await aivyxFailure(tool.run({ path: root, content: 'x' }, toolContext()))).kind).toBe('Tool');
   });
 });
 
@@ -80,20 +68,20 @@ describe('fs.read', () => {
   it('reads whole files and truncates at maxBytes, never inside a UTF-8 character', async () => {
     const path = join(root, 'r.txt');
     writeFileSync(path, 'hello world');
-    expect(await tool.run({ path }, ctx())).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path, content: 'hello world', bytes: 11, truncated: false } });
-    expect(await tool.run({ path, maxBytes: 5 }, ctx())).toMatchObject({ output: { content: 'hello', bytes: 5, truncated: true } });
-    expect(await tool.run({ path, maxBytes: 11 }, ctx())).toMatchObject({ output: { truncated: false } });
+    expect(await tool.run({ path }, toolContext())).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path, content: 'hello world', bytes: 11, truncated: false } });
+    expect(await tool.run({ path, maxBytes: 5 }, toolContext())).toMatchObject({ output: { content: 'hello', bytes: 5, truncated: true } });
+    expect(await tool.run({ path, maxBytes: 11 }, toolContext())).toMatchObject({ output: { truncated: false } });
 
     const utf = join(root, 'utf.txt');
     writeFileSync(utf, 'h€llo'); // € is 3 bytes
-    expect(await tool.run({ path: utf, maxBytes: 3 }, ctx())).toMatchObject({ output: { content: 'h', bytes: 1, truncated: true } });
+    expect(await tool.run({ path: utf, maxBytes: 3 }, toolContext())).toMatchObject({ output: { content: 'h', bytes: 1, truncated: true } });
   });
 
   it('clamps maxBytes to the tool ceiling', async () => {
     const path = join(root, 'big.txt');
     writeFileSync(path, 'x'.repeat(100));
     const small = createFsReadTool({ maxBytesLimit: 10 });
-    expect(await small.run({ path, maxBytes: 50 }, ctx())).toMatchObject({ output: { bytes: 10, truncated: true } });
+    expect(await small.run({ path, maxBytes: 50 }, toolContext())).toMatchObject({ output: { bytes: 10, truncated: true } });
   });
 
   it('resolveScope returns the real target of a symlink, so an escape is visible to the re-check', async () => {
@@ -108,10 +96,10 @@ describe('fs.read', () => {
   });
 
   it('fails with Tool errors naming the tool', async () => {
-    const missing = await aivyxFailure(tool.run({ path: join(root, 'missing.txt') }, ctx()));
+    const missing = await aivyxFailure(tool.run({ path: join(root, 'missing.txt') }, toolContext()));
     expect(missing).toMatchObject({ kind: 'Tool', detail: { tool: 'fs.read' } });
     expect(missing.message).toMatch(/no such file/);
-    expect((await aivyxFailure(tool.run({ path: root }, ctx()))).message).toMatch(/not a regular file/);
+    expect((await aivyxFailure(tool.run({ path: root }, toolContext()))).message).toMatch(/not a regular file/);
     expect((await aivyxFailure(tool.resolveScope({ path: 'relative' }))).kind).toBe('InvalidScope');
   });
 });
@@ -119,7 +107,7 @@ describe('fs.read', () => {
 describe('shell.exec', () => {
   const intents = createMemoryIntentStore();
   const tool = createShellExecTool({ intents, env: { PATH: process.env.PATH, HOME: root, LANG: 'C', AIVYX_SECRET: 'hunter2' } });
-  const out = async (input: unknown, c = ctx()): Promise<ShellExecOutput> => {
+  const out = async (input: unknown, c = toolContext()): Promise<ShellExecOutput> => {
     const r = await tool.run(input, c);
     if (r.kind !== 'completed') throw new Error('expected completed');
     expect(r.verified).toBe('Unverified');
@@ -141,7 +129,7 @@ describe('shell.exec', () => {
   it('runs in cwd (default HOME) and refuses a missing cwd before claiming the intent', async () => {
     expect((await out({ argv: ['pwd'] })).stdout).toBe(`${root}\n`);
     expect((await out({ argv: ['pwd'], cwd: '/' })).stdout).toBe('/\n');
-    const c = ctx();
+    const c = toolContext();
     expect((await aivyxFailure(tool.run({ argv: ['pwd'], cwd: join(root, 'nope') }, c))).message).toMatch(/does not exist/);
     expect(intents.get(c.idemKey)).toBeUndefined();
   });
@@ -163,7 +151,7 @@ describe('shell.exec', () => {
   it('heartbeats while running and stops promptly when cancelled', async () => {
     const ac = new AbortController();
     let beats = 0;
-    const c = ctx({ signal: ac.signal, heartbeat: () => void beats++ });
+    const c = toolContext({ signal: ac.signal, heartbeat: () => void beats++ });
     setTimeout(() => ac.abort(new Error('cancelled by test')), 1_300);
     const t = Date.now();
     await expect(tool.run({ argv: ['sleep', '30'] }, c)).rejects.toThrow('cancelled by test');
@@ -174,12 +162,12 @@ describe('shell.exec', () => {
 
   it('is at-most-once: an attempt that finds its intent already claimed does not run again', async () => {
     const marker = join(root, 'marker');
-    const c = ctx();
+    const c = toolContext();
     await out({ argv: ['touch', marker] }, c);
     expect(intents.get(c.idemKey)).toMatchObject({ tool: 'shell.exec', state: 'finished', outcome: 'exit 0', inputHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
 
     // A retry after a crash: the first attempt claimed the intent, then the worker died.
-    const crashed = ctx();
+    const crashed = toolContext();
     await intents.begin(crashed.idemKey, { tool: 'shell.exec', inputHash: 'x' });
     const second = join(root, 'second-marker');
     const e = await aivyxFailure(tool.run({ argv: ['touch', second] }, crashed));
@@ -193,7 +181,7 @@ describe('shell.exec', () => {
   });
 
   it('reports a missing command as a Tool error', async () => {
-    const e = await aivyxFailure(tool.run({ argv: ['no-such-command-aivyx'] }, ctx()));
+    const e = await aivyxFailure(tool.run({ argv: ['no-such-command-aivyx'] }, toolContext()));
     expect(e.kind).toBe('Tool');
     expect(e.message).toMatch(/command not found/);
   });

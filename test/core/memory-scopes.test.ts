@@ -1,20 +1,12 @@
 /** Memory tool scopes: the forms each input asks for, and what each trust tier's ceiling lets through. */
 import { describe, expect, it } from 'vitest';
 import { CapabilitySet, effectiveCapabilities, type TrustTier } from '../../core/capability/index.js';
-import { AivyxError } from '../../core/errors.js';
 import { findTool, memoryForgetTool, memoryRecallTool, memoryWriteTool, parseMemoryRecallInput } from '../../core/tool-catalog.js';
+import { errorKindOf } from '../support/aivyx-failure.js';
 
 const agent = CapabilitySet.from(['memory.read', 'memory.write', 'memory.forget']);
 const allowed = (tier: TrustTier, scope: string) => effectiveCapabilities(agent, tier).grants(scope);
 
-function kindOf(f: () => unknown): string | undefined {
-  try {
-    f();
-  } catch (e) {
-    return e instanceof AivyxError ? e.kind : `non-Aivyx: ${String(e)}`;
-  }
-  return undefined;
-}
 
 describe('memory scope forms', () => {
   it('recall: bare without a filter; session, topic, both, or the public space when filtered', () => {
@@ -34,7 +26,7 @@ describe('memory scope forms', () => {
     expect(memoryWriteTool.requiredScope({ text: 'x', session: 's' })).toBe('memory.write:session:s');
     expect(memoryWriteTool.requiredScope({ text: 'x', session: 's', topic: 't' })).toBe('memory.write:session:s:topic:t');
     expect(memoryWriteTool.requiredScope({ text: 'x', topic: 't', public: true })).toBe('memory.write:scope:public:t');
-    expect(kindOf(() => memoryWriteTool.requiredScope({ text: 'x', public: true }))).toBe('InvalidScope');
+    expect(errorKindOf(() => memoryWriteTool.requiredScope({ text: 'x', public: true }))).toBe('InvalidScope');
     expect(memoryForgetTool.requiredScope({ id: `m_${'a'.repeat(32)}` })).toBe('memory.forget');
     expect(memoryForgetTool.requiredScope({ id: `m_${'a'.repeat(32)}`, topic: 't' })).toBe('memory.forget:topic:t');
     expect(memoryForgetTool.requiredScope({ session: 's', to: '2026-12-01' })).toBe('memory.forget:session:s');
@@ -53,7 +45,7 @@ describe('memory scope forms', () => {
     ['an empty forget', memoryForgetTool, {}],
     ['a malformed id', memoryForgetTool, { id: 'entry/1' }],
   ])('refuses %s with InvalidScope', (_label, tool, input) => {
-    expect(kindOf(() => tool.requiredScope(input))).toBe('InvalidScope');
+    expect(errorKindOf(() => tool.requiredScope(input))).toBe('InvalidScope');
   });
 
   it('reads ISO-8601 and epoch ms ranges alike', () => {

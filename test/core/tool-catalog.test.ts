@@ -2,15 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
 import { findTool, fsReadTool, fsWriteTool, shellExecTool, TOOL_CATALOG, toolSpecs } from '../../core/tool-catalog.js';
+import { errorKindOf } from '../support/aivyx-failure.js';
 
-function kindOf(f: () => unknown): string | undefined {
-  try {
-    f();
-  } catch (e) {
-    return e instanceof AivyxError ? e.kind : `non-Aivyx: ${String(e)}`;
-  }
-  return undefined;
-}
 
 describe('tool catalog', () => {
   it('derives the scope of each call from its input', () => {
@@ -26,7 +19,7 @@ describe('tool catalog', () => {
     expect(fsReadTool.requiredScope({ path: '/home/u/docs/../../../etc/passwd' })).toBe('fs.read:/etc/passwd');
     expect(fsReadTool.requiredScope({ path: '/home//u/./docs/' })).toBe('fs.read:/home/u/docs');
     expect(fsWriteTool.requiredScope({ path: '/tmp/a/../b', content: 'x' })).toBe('fs.write:/tmp/b');
-    expect(kindOf(() => fsReadTool.requiredScope({ path: '/../etc/passwd' }))).toBe('InvalidScope');
+    expect(errorKindOf(() => fsReadTool.requiredScope({ path: '/../etc/passwd' }))).toBe('InvalidScope');
   });
 
   it.each([
@@ -55,7 +48,7 @@ describe('tool catalog', () => {
     ['relative cwd', shellExecTool, { argv: ['ls'], cwd: 'tmp' }],
     ['timeout too long', shellExecTool, { argv: ['ls'], timeoutMs: 3_600_000 }],
   ])('refuses %s with InvalidScope', (_label, tool, input) => {
-    expect(kindOf(() => tool.requiredScope(input))).toBe('InvalidScope');
+    expect(errorKindOf(() => tool.requiredScope(input))).toBe('InvalidScope');
   });
 
   it('says what to do when argv[0] is a path', () => {
@@ -79,7 +72,7 @@ describe('tool catalog', () => {
     const specs = toolSpecs(['shell.exec']);
     expect(specs).toEqual([{ id: 'shell.exec', description: shellExecTool.description, inputSchema: shellExecTool.inputSchema }]);
     expect(toolSpecs()).toHaveLength(17);
-    expect(kindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
+    expect(errorKindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
     expect(shellExecTool.idempotency).toBe('at-most-once');
   });
 });

@@ -11,3 +11,13 @@ export async function aivyxFailure(p: Promise<unknown>): Promise<AivyxError> {
   }
   throw new Error('expected an AivyxError, but the promise resolved');
 }
+
+/** The `AivyxError` kind a synchronous call throws, or undefined when it does not throw. */
+export function errorKindOf(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return (e as AivyxError).kind;
+  }
+}
