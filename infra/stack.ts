@@ -11,10 +11,13 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { detectOllama, providerFromSpec } from '../activities/llm/provider-from-config.js';
 import { createMcpClientPool } from '../activities/mcp/mcp-client.js';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
+import { createMissionActivities, streamMissionNotifier } from '../activities/mission-activities.js';
+import { MissionGateway } from '../channels/mission-gateway.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
 import { startTelegramChannel, telegramConfigFromEnv } from '../channels/telegram/index.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from './attestation.js';
+import { createAuditPort } from './audit-port.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
 import { tailAuditEntries, verifyAuditChain } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
@@ -137,7 +140,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const llm = opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name)));
     const mcp = config.mcpServers.length > 0 ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers } : undefined;
     if (mcp) cleanups.push(() => mcp.pool.close());
-    const activities = wireTurnActivities({ db: db.db, master, hub, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } });
+    const activities = {
+      ...wireTurnActivities({ db: db.db, master, hub, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } }),
+      // Missions: their step turns are attested here; gate notices go out on the stream hub, keyed by mission id.
+      ...createMissionActivities({ audit: createAuditPort(db.db, master.subkey('audit')), attestor: createAttestor(master.subkey('attestation')), notifier: streamMissionNotifier((key, e) => hub.publish(key, e)) }),
+    };
     const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter });
     const running = worker.run();
     cleanups.push(async () => {
@@ -160,6 +167,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       token,
       port: opts.restPort ?? config.restPort,
       audit: { verify: () => verifyAuditChain(db.db, auditKey), tail: (n) => tailAuditEntries(db.db, n) },
+      // Our dev server and ensureNamespaceSetup register the dashboard search attributes.
+      missions: new MissionGateway({ client, taskQueue: config.taskQueue, capabilities: config.capabilities, dashboard: true }),
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     });
     cleanups.push(() => rest.stop());

@@ -35,6 +35,8 @@ export interface MissionArgs {
   carried?: MissionCarry;
   /** Continue-as-new once history passes this many events (default 4,000; Temporal's suggestion also counts). */
   historyLimit?: number;
+  /** Upsert the AivyxMissionState/AivyxOpenGate/AivyxApprover search attributes (default false: the time-skipping server has none). */
+  dashboard?: boolean;
 }
 
 /** How a mission ended. */
@@ -75,3 +77,20 @@ export const denyGateUpdate = defineUpdate<GateDecisionResult, [GateDecisionRequ
 export const cancelMissionSignal = defineSignal<[{ reason?: string }]>('cancelMission');
 /** The mission's current state. */
 export const missionStatusQuery = defineQuery<MissionStatus>('missionStatus');
+
+/** The UI summary and details (markdown) of a mission, set as `staticSummary`/`staticDetails` by whoever starts it. */
+export function missionStartMetadata(def: MissionDefinition): { staticSummary: string; staticDetails: string } {
+  const approvers = def.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ');
+  return {
+    staticSummary: `Mission: ${def.goal}`.slice(0, 200),
+    staticDetails: [
+      `**Goal:** ${def.goal}`,
+      '',
+      '**Steps:**',
+      ...def.steps.map((s, i) => `${i + 1}. ${s.text}`),
+      '',
+      `**Approvers:** ${approvers || '(none)'}`,
+      `**On expiry:** ${def.onExpire}`,
+    ].join('\n'),
+  };
+}

@@ -14,7 +14,9 @@ import {
   continueAsNew,
   executeChild,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { createActor, type Actor } from 'xstate';
@@ -22,7 +24,8 @@ import type { MissionActivities, MissionAuditEvent } from '../activities/mission
 import type { TurnRequest } from '../core/channel.js';
 import { textContent } from '../core/message.js';
 import type { TurnOutcome } from '../core/outcomes.js';
-import { approverRefusal, durationMs, gateMachine, missionMachine, type GateApproverRef, type GateEvent } from '../machines/index.js';
+import { AivyxApprover, AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
+import { approverRefusal, currentApprovers, durationMs, gateMachine, missionMachine, type GateApproverRef, type GateEvent } from '../machines/index.js';
 import {
   approveGateUpdate,
   cancelMissionSignal,
@@ -79,11 +82,39 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
   // Set by the signal handler and by a Temporal cancel; read through a function so narrowing never goes stale.
   const cancelled = (): { reason: string } | undefined => cancelState;
 
-  /** Sends to an actor and surfaces XState errors as a failure, not silence. */
+  /** Operator view: current details always; search attributes only when `args.dashboard` (the time-skipping server has none). */
+  let published = '';
+  const publish = (): void => {
+    const s = mission.getSnapshot();
+    const g = gate?.getSnapshot();
+    const state = String(s.value);
+    const openGate = g && g.status === 'active' ? g.context.gateId : undefined;
+    const approver = g ? (g.context.decidedBy ? g.context.decidedBy.identity : openGate ? currentApprovers(g.context).map((a) => a.identity).join(',') : undefined) : undefined;
+    const key = JSON.stringify([state, s.context.step, openGate, g ? String(g.value) : undefined, approver]);
+    if (key === published) return;
+    published = key;
+    setCurrentDetails(
+      [
+        `**Mission** ${missionId}: **${state}**`,
+        `- step ${Math.min(s.context.step + 1, def.steps.length)} of ${def.steps.length}, ${stepsRun} run`,
+        ...(g ? [`- gate \`${g.context.gateId}\` (${String(g.value)}) for \`${g.context.tool}\`${approver ? `; approver: ${approver}` : ''}`] : []),
+      ].join('\n'),
+    );
+    if (args.dashboard) {
+      upsertSearchAttributes([
+        { key: AivyxMissionState, value: state },
+        { key: AivyxOpenGate, value: openGate ?? null },
+        { key: AivyxApprover, value: approver ?? null },
+      ]);
+    }
+  };
+
+  /** Sends to an actor and surfaces XState errors as a failure, not silence; publishes the new state. */
   const checked = (): void => {
     if (machineError) throw machineFailure(machineError.which, machineError.err);
     if (mission.getSnapshot().status === 'error') throw machineFailure('mission', mission.getSnapshot().error);
     if (gate && gate.getSnapshot().status === 'error') throw machineFailure('gate', gate.getSnapshot().error);
+    publish();
   };
   const audit = (event: MissionEventBody): Promise<void> =>
     acts.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
@@ -105,9 +136,13 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
   };
   setHandler(approveGateUpdate, decide('APPROVE'), { validator: validateDecision, description: 'Approve the open gate: { gateId, approver: { identity, channel, trustTier }, reason? }' });
   setHandler(denyGateUpdate, decide('DENY'), { validator: validateDecision, description: 'Deny the open gate: { gateId, approver: { identity, channel, trustTier }, reason? }' });
-  setHandler(cancelMissionSignal, ({ reason }) => {
-    cancelState ??= { reason: reason ?? 'mission cancelled' };
-  });
+  setHandler(
+    cancelMissionSignal,
+    ({ reason }) => {
+      cancelState ??= { reason: reason ?? 'mission cancelled' };
+    },
+    { description: 'Cancel the mission: { reason? }; an open gate is withdrawn and its approvers told' },
+  );
   setHandler(missionStatusQuery, () => {
     const s = mission.getSnapshot();
     const g = gate?.getSnapshot();
@@ -118,13 +153,14 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       stepsRun,
       ...(g ? { gate: { gateId: g.context.gateId, state: String(g.value), tool: g.context.tool, inputHash: g.context.inputHash, approvers: g.context.approvers.slice() } } : {}),
     };
-  });
+  }, { description: 'The mission state, current step, steps run and the current gate, if any' });
   // A Temporal cancel of the mission means the same as the signal.
   CancellationScope.current().cancelRequested.catch(() => {
     cancelState ??= { reason: 'mission cancelled' };
   });
 
   return CancellationScope.nonCancellable(async (): Promise<MissionResult> => {
+    publish();
     if (!args.carried) {
       await audit({ type: 'MissionStarted', goal: def.goal, stepCount: def.steps.length });
       mission.send({ type: 'START' });
@@ -263,6 +299,7 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       stepsRun,
       ...(end.context.failure ? { reason: end.context.failure } : cancelled() ? { reason: cancelled()?.reason ?? '' } : {}),
     };
+    publish();
     await audit({ type: 'MissionEnded', state: result.state, ...(result.reason ? { reason: result.reason } : {}) });
     await condition(allHandlersFinished);
     return result;

@@ -5,6 +5,7 @@
  *   aivyx up                      start everything and keep running
  *   aivyx chat [-m TEXT] [--session ID]
  *   aivyx audit verify | tail [-n N] [--json]
+ *   aivyx mission create | list | show | approve | deny | cancel
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +21,7 @@ import { restToken, startStack, type Stack } from '../../infra/stack.js';
 import { printAudit, runAuditDirect, withStorage } from './audit-commands.js';
 import { runRotateCommand, runSecretsCommand } from './secrets-commands.js';
 import { chatRepl, chatTurn, OUTCOME_EXIT_CODES } from './chat.js';
+import { MISSION_USAGE, runMissionCommand } from './mission-commands.js';
 import type { RestTarget } from './rest-client.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -30,7 +32,8 @@ const USAGE = `usage:
   aivyx audit tail [-n N] [--json]       show the newest audit entries
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
   aivyx secrets list                     names of stored secrets (never values)
-  aivyx storage rotate-keys              re-seal every stored row under the next key-schedule version (resumable)`;
+  aivyx storage rotate-keys              re-seal every stored row under the next key-schedule version (resumable)
+${MISSION_USAGE}`;
 
 
 function start(config: AivyxConfig, extra: { restPort?: number; headless?: boolean; quiet?: boolean }, pass: string): Promise<Stack> {
@@ -100,6 +103,15 @@ async function audit(config: AivyxConfig, args: string[]): Promise<number> {
   return printAudit(sub, result, Boolean(values.json));
 }
 
+async function mission(config: AivyxConfig, args: string[]): Promise<number> {
+  const t = await target(config);
+  try {
+    return await runMissionCommand(args, t.target, (s) => process.stdout.write(s));
+  } finally {
+    await t.stop();
+  }
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -119,6 +131,8 @@ async function main(argv: string[]): Promise<number> {
       return chat(config, args);
     case 'audit':
       return audit(config, args);
+    case 'mission':
+      return mission(config, args);
     case 'secrets':
       return withStorage(config, (storage) =>
         runSecretsCommand(args, { storage, readStdin, out: (s) => process.stdout.write(s), ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}) }),

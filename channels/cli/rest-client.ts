@@ -50,9 +50,13 @@ export async function* sendMessage(target: RestTarget, body: { text: string; ses
   }
 }
 
-/** GET or POST a JSON endpoint of the REST channel. */
-export async function restJson(target: RestTarget, method: 'GET' | 'POST', path: string): Promise<unknown> {
-  const res = await fetch(`${target.url}${path}`, { method, headers: { authorization: `Bearer ${target.token}` } });
+/** GET or POST a JSON endpoint of the REST channel (POST with an optional JSON body). */
+export async function restJson(target: RestTarget, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${target.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${target.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   if (!res.ok) throw await failure(res);
   return res.json();
 }

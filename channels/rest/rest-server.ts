@@ -7,6 +7,12 @@
  *   GET  /v1/audit/verify        {ok, count, ...}
  *   GET  /v1/audit/tail?n=20     recent audit rows
  *   GET  /v1/health
+ *   POST /v1/missions            {goal, steps?, approvers?, reminderAfter?, expireAfter?, onExpire?} → {missionId}
+ *   GET  /v1/missions?state=S    missions by AivyxMissionState (visibility)
+ *   GET  /v1/missions/:id        the mission's status query
+ *   POST /v1/missions/:id/cancel {reason?}
+ *   POST /v1/gates/approve       {gateId, missionId?, reason?}  — as local-user@cli (Trusted)
+ *   POST /v1/gates/deny          {gateId, missionId?, reason?}
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,6 +21,7 @@ import type { ChannelFacts } from '../../core/channel.js';
 import { AivyxError } from '../../core/errors.js';
 import { assertMessageFits, MAX_MESSAGE_BYTES } from '../../core/limits.js';
 import { textContent } from '../../core/message.js';
+import type { MissionGateway, MissionSpec } from '../mission-gateway.js';
 import type { TurnGateway } from '../turn-gateway.js';
 
 /** What the REST channel serves besides turns. */
@@ -28,6 +35,8 @@ export interface RestServerOptions {
   gateway: TurnGateway;
   token: string;
   audit: RestAuditPort;
+  /** Serves /v1/missions and /v1/gates when given. */
+  missions?: MissionGateway;
   host?: string;
   port?: number;
   info?: Record<string, unknown>;
@@ -109,6 +118,58 @@ export async function startRestServer(opts: RestServerOptions): Promise<{ url: s
     res.end();
   }
 
+  const optString = (body: Record<string, unknown>, key: string): string | undefined => {
+    const v = body[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') throw new HttpError(400, `field "${key}" must be a string`);
+    return v;
+  };
+
+  /** The mission routes; false when `route` is not one of them. */
+  async function handleMission(route: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    if (!route.includes(' /v1/missions') && !route.includes(' /v1/gates/')) return false;
+    const m = opts.missions;
+    if (!m) throw new HttpError(404, 'missions are not served here');
+    try {
+      if (route === 'POST /v1/missions') {
+        send(res, 201, await m.create((await readJson(req)) as unknown as MissionSpec));
+        return true;
+      }
+      if (route === 'GET /v1/missions') {
+        send(res, 200, await m.list(url.searchParams.get('state') ?? undefined));
+        return true;
+      }
+      const decide = /^POST \/v1\/gates\/(approve|deny)$/.exec(route);
+      if (decide?.[1]) {
+        const body = await readJson(req);
+        const gateId = optString(body, 'gateId');
+        if (!gateId) throw new HttpError(400, 'field "gateId" must be a non-empty string');
+        const reason = optString(body, 'reason');
+        const missionId = optString(body, 'missionId');
+        send(res, 200, await (decide[1] === 'approve' ? m.approve(gateId, reason, missionId) : m.deny(gateId, reason, missionId)));
+        return true;
+      }
+      const cancel = /^POST \/v1\/missions\/([^/]+)\/cancel$/.exec(route);
+      if (cancel?.[1]) {
+        await m.cancel(decodeURIComponent(cancel[1]), optString(await readJson(req), 'reason'));
+        send(res, 202, { ok: true });
+        return true;
+      }
+      const show = /^GET \/v1\/missions\/([^/]+)$/.exec(route);
+      if (show?.[1]) {
+        send(res, 200, await m.show(decodeURIComponent(show[1])));
+        return true;
+      }
+    } catch (err) {
+      if (err instanceof AivyxError) {
+        const status = err.kind === 'Config' ? 400 : err.kind === 'NotFound' ? 404 : err.kind === 'CapabilityDenied' ? 403 : 500;
+        throw new HttpError(status, err.message, err.hint);
+      }
+      throw err;
+    }
+    throw new HttpError(404, `no route ${route}`);
+  }
+
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = `${req.method} ${url.pathname}`;
@@ -124,6 +185,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<{ url: s
         }
         if (route === 'GET /v1/audit/verify') return send(res, 200, await opts.audit.verify());
         if (route === 'GET /v1/audit/tail') return send(res, 200, await opts.audit.tail(Math.min(Number(url.searchParams.get('n') ?? 20) || 20, 10_000)));
+        if (await handleMission(route, url, req, res)) return;
         throw new HttpError(404, `no route ${route}`);
       } catch (err) {
         if (res.headersSent) return res.end();

@@ -1,0 +1,101 @@
+/**
+ * `aivyx mission …`: missions through the REST channel of a running `aivyx up` (or a stack
+ * started for the command). Approvals are by `local-user` on the `cli` channel, tier Trusted.
+ *
+ *   mission create --goal TEXT [--step TEXT …] [--approver IDENTITY …] | <file.json>
+ *   mission list [--state S] [--json]
+ *   mission show <id> [--json]
+ *   mission approve <gate> [--mission ID] [--reason R]
+ *   mission deny <gate> [--mission ID] [--reason R]
+ *   mission cancel <id> [--reason R]
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { AivyxError } from '../../core/errors.js';
+import type { MissionSummary } from '../mission-gateway.js';
+import type { MissionStatus } from '../../workflows/mission-messages.js';
+import { restJson, type RestTarget } from './rest-client.js';
+
+export const MISSION_USAGE = `  aivyx mission create --goal TEXT [--step TEXT ...] [--approver ID]   start a mission (or: mission create FILE.json)
+  aivyx mission list [--state S] [--json]       missions, by dashboard state (running, waiting, completed, …)
+  aivyx mission show ID [--json]                a mission's state, step and open gate
+  aivyx mission approve GATE [--mission ID] [--reason R]   approve a gate as local-user
+  aivyx mission deny GATE [--mission ID] [--reason R]      deny a gate as local-user
+  aivyx mission cancel ID [--reason R]          cancel a mission (an open gate is withdrawn)`;
+
+/** Runs one `mission` subcommand against `target`; returns the exit code. */
+export async function runMissionCommand(args: string[], target: RestTarget, out: (s: string) => void): Promise<number> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      goal: { type: 'string' },
+      step: { type: 'string', multiple: true },
+      approver: { type: 'string', multiple: true },
+      state: { type: 'string' },
+      mission: { type: 'string' },
+      reason: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  const one = (what: string): string => {
+    const v = positionals[0];
+    if (!v || positionals.length > 1) throw new AivyxError('Config', `mission ${sub ?? ''} needs exactly one ${what}`, { hint: MISSION_USAGE });
+    return v;
+  };
+  switch (sub) {
+    case 'create': {
+      let spec: Record<string, unknown>;
+      if (positionals.length > 0) {
+        const file = one('definition file');
+        try {
+          spec = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+        } catch (e) {
+          throw new AivyxError('Config', `cannot read mission file ${file}: ${e instanceof Error ? e.message : String(e)}`);
+        }
+      } else {
+        if (!values.goal) throw new AivyxError('Config', 'mission create needs --goal TEXT (or a JSON file)', { hint: MISSION_USAGE });
+        spec = { goal: values.goal, ...(values.step ? { steps: values.step } : {}), ...(values.approver ? { approvers: values.approver } : {}) };
+      }
+      const r = (await restJson(target, 'POST', '/v1/missions', spec)) as { missionId: string };
+      out(values.json ? `${JSON.stringify(r)}\n` : `${r.missionId}\n`);
+      return 0;
+    }
+    case 'list': {
+      const rows = (await restJson(target, 'GET', `/v1/missions${values.state ? `?state=${encodeURIComponent(values.state)}` : ''}`)) as MissionSummary[];
+      if (values.json) out(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      else if (rows.length === 0) out('no missions\n');
+      else out(rows.map((r) => `${r.missionId}  ${r.state ?? '?'}${r.openGate ? `  gate ${r.openGate}` : ''}  (${r.status.toLowerCase()}, started ${r.startTime})\n`).join(''));
+      return 0;
+    }
+    case 'show': {
+      const id = one('mission id');
+      const s = (await restJson(target, 'GET', `/v1/missions/${encodeURIComponent(id)}`)) as MissionStatus & { status: string; result?: { reason?: string } };
+      if (values.json) {
+        out(`${JSON.stringify(s)}\n`);
+        return 0;
+      }
+      const lines = [`mission ${s.missionId}: ${s.state} (${s.status.toLowerCase()})`, `  step ${s.step + 1}, ${s.stepsRun} step runs`];
+      if (s.gate) lines.push(`  gate ${s.gate.gateId}: ${s.gate.state} — ${s.gate.tool} (input ${s.gate.inputHash.slice(0, 12)}…), approvers ${s.gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`);
+      if (s.result?.reason) lines.push(`  reason: ${s.result.reason}`);
+      out(`${lines.join('\n')}\n`);
+      return 0;
+    }
+    case 'approve':
+    case 'deny': {
+      const gateId = one('gate id');
+      const r = (await restJson(target, 'POST', `/v1/gates/${sub}`, { gateId, ...(values.mission ? { missionId: values.mission } : {}), ...(values.reason ? { reason: values.reason } : {}) })) as { gateId: string; state: string };
+      out(`gate ${r.gateId}: ${r.state}\n`);
+      return 0;
+    }
+    case 'cancel': {
+      const id = one('mission id');
+      await restJson(target, 'POST', `/v1/missions/${encodeURIComponent(id)}/cancel`, values.reason ? { reason: values.reason } : {});
+      out(`mission ${id}: cancel requested\n`);
+      return 0;
+    }
+    default:
+      throw new AivyxError('Config', `unknown mission command "${sub ?? ''}"`, { hint: MISSION_USAGE });
+  }
+}

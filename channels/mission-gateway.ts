@@ -1,0 +1,167 @@
+/**
+ * Missions over the Temporal client for local channels (the REST channel, and through it
+ * `aivyx mission …`): create, list by dashboard state, show, approve/deny a gate, cancel.
+ * Approvals made here are by `local-user` on the `cli` channel at tier Trusted; the workflow's
+ * update validator still decides whether that approver may decide the gate.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { AivyxError } from '../core/errors.js';
+import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
+import type { GateApprover, OnExpire } from '../machines/index.js';
+import {
+  approveGateUpdate,
+  cancelMissionSignal,
+  denyGateUpdate,
+  missionStartMetadata,
+  missionStatusQuery,
+  type GateDecisionResult,
+  type MissionDefinition,
+  type MissionStatus,
+} from '../workflows/mission-messages.js';
+import type { missionWorkflow } from '../workflows/mission-workflow.js';
+
+/** The approver behind CLI/REST approvals. */
+export const LOCAL_APPROVER: GateApprover = { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' };
+
+/** What a person gives to create a mission; the rest is filled in. */
+export interface MissionSpec {
+  goal: string;
+  /** Defaults to one step: the goal. */
+  steps?: string[];
+  /** Approver identities on the `cli` channel; default `local-user`. */
+  approvers?: string[];
+  reminderAfter?: string | number;
+  expireAfter?: string | number;
+  onExpire?: OnExpire;
+}
+
+/** One row of `list`. */
+export interface MissionSummary {
+  missionId: string;
+  status: string;
+  state: string | undefined;
+  openGate: string | undefined;
+  startTime: string;
+}
+
+/** What the gateway needs. */
+export interface MissionGatewayDeps {
+  client: Client;
+  taskQueue: string;
+  /** The mission's capability set (normally the agent's). */
+  capabilities: string[];
+  /** Upsert the dashboard search attributes (true on a server that has them). */
+  dashboard?: boolean;
+}
+
+const MISSION_ID = /^mission-[A-Za-z0-9-]{1,80}$/;
+const STATE = /^[a-z]{1,20}$/;
+
+/** The mission a gate id belongs to (`<missionId>/gate-<n>`). */
+export function missionOfGate(gateId: string): string {
+  const m = /^(.+)\/gate-\d+$/.exec(gateId);
+  if (!m?.[1]) throw new AivyxError('Config', `"${gateId}" is not a gate id`, { hint: 'gate ids look like mission-…/gate-1 (see `aivyx mission show`)' });
+  return m[1];
+}
+
+function checkId(missionId: string): string {
+  if (!MISSION_ID.test(missionId)) throw new AivyxError('Config', `"${missionId}" is not a mission id`, { hint: 'mission ids look like mission-<uuid> (see `aivyx mission list`)' });
+  return missionId;
+}
+
+/** Missions for local channels. */
+export class MissionGateway {
+  constructor(private readonly deps: MissionGatewayDeps) {}
+
+  /** Builds the definition for a spec (validated) without starting it. */
+  definition(spec: MissionSpec): MissionDefinition {
+    if (typeof spec.goal !== 'string' || spec.goal.trim() === '') throw new AivyxError('Config', 'a mission needs a non-empty goal');
+    const steps = spec.steps && spec.steps.length > 0 ? spec.steps : [spec.goal];
+    if (!steps.every((s) => typeof s === 'string' && s.trim() !== '')) throw new AivyxError('Config', 'every step must be a non-empty string');
+    const approvers = spec.approvers && spec.approvers.length > 0 ? spec.approvers : [LOCAL_APPROVER.identity];
+    if (!approvers.every((a) => typeof a === 'string' && a.trim() !== '')) throw new AivyxError('Config', 'every approver must be a non-empty identity');
+    const missionId = `mission-${randomUUID()}`;
+    return {
+      missionId,
+      goal: spec.goal,
+      steps: steps.map((text) => ({ text })),
+      approvers: approvers.map((identity) => ({ identity, channel: LOCAL_APPROVER.channel })),
+      ...(spec.reminderAfter !== undefined ? { reminderAfter: spec.reminderAfter } : {}),
+      ...(spec.expireAfter !== undefined ? { expireAfter: spec.expireAfter } : {}),
+      onExpire: spec.onExpire === 'skip-step' ? 'skip-step' : 'fail',
+      capabilities: this.deps.capabilities,
+      channel: { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: missionId, sender: LOCAL_APPROVER.identity },
+    };
+  }
+
+  /** Starts a mission; resolves with its id. */
+  async create(spec: MissionSpec): Promise<{ missionId: string }> {
+    const def = this.definition(spec);
+    await this.deps.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+      workflowId: def.missionId,
+      taskQueue: this.deps.taskQueue,
+      args: [{ definition: def, ...(this.deps.dashboard ? { dashboard: true } : {}) }],
+      ...missionStartMetadata(def),
+    });
+    return { missionId: def.missionId };
+  }
+
+  /** Missions by visibility (dashboard attributes), newest first; `state` filters on AivyxMissionState. */
+  async list(state?: string, limit = 100): Promise<MissionSummary[]> {
+    if (state !== undefined && !STATE.test(state)) throw new AivyxError('Config', `"${state}" is not a mission state`, { hint: 'states: running, waiting, completed, failed, cancelled, expired' });
+    const query = `WorkflowType = 'missionWorkflow'${state ? ` AND AivyxMissionState = '${state}'` : ''}`;
+    const out: MissionSummary[] = [];
+    for await (const wf of this.deps.client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
+      out.push({
+        missionId: wf.workflowId,
+        status: wf.status.name,
+        state: wf.typedSearchAttributes.get(AivyxMissionState),
+        openGate: wf.typedSearchAttributes.get(AivyxOpenGate),
+        startTime: wf.startTime.toISOString(),
+      });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /** The status query of one mission (works on a closed mission too, while its history is kept). */
+  async show(missionId: string): Promise<MissionStatus & { status: string; result?: unknown }> {
+    const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(missionId));
+    let desc;
+    try {
+      desc = await handle.describe();
+    } catch (err) {
+      throw new AivyxError('NotFound', `no mission ${missionId}`, { hint: 'see `aivyx mission list`', cause: err });
+    }
+    const status = await handle.query(missionStatusQuery);
+    return { ...status, status: desc.status.name, ...(desc.status.name === 'COMPLETED' ? { result: await handle.result() } : {}) };
+  }
+
+  /** Approves a gate as the local user. */
+  approve(gateId: string, reason?: string, missionId?: string): Promise<GateDecisionResult> {
+    return this.decide('approve', gateId, reason, missionId);
+  }
+
+  /** Denies a gate as the local user. */
+  deny(gateId: string, reason?: string, missionId?: string): Promise<GateDecisionResult> {
+    return this.decide('deny', gateId, reason, missionId);
+  }
+
+  /** Cancels a mission: an open gate is withdrawn. */
+  async cancel(missionId: string, reason?: string): Promise<void> {
+    await this.deps.client.workflow.getHandle(checkId(missionId)).signal(cancelMissionSignal, reason ? { reason } : {});
+  }
+
+  private async decide(kind: 'approve' | 'deny', gateId: string, reason?: string, missionId?: string): Promise<GateDecisionResult> {
+    const owner = missionOfGate(gateId);
+    if (missionId !== undefined && missionId !== owner) throw new AivyxError('Config', `gate ${gateId} does not belong to mission ${missionId}`);
+    const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(owner));
+    try {
+      return await handle.executeUpdate(kind === 'approve' ? approveGateUpdate : denyGateUpdate, { args: [{ gateId, approver: LOCAL_APPROVER, ...(reason ? { reason } : {}) }] });
+    } catch (err) {
+      const e = err as { message?: string; cause?: { message?: string } };
+      throw new AivyxError('CapabilityDenied', `${kind} refused: ${e.cause?.message ?? e.message ?? String(err)}`);
+    }
+  }
+}

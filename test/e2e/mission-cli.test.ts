@@ -1,0 +1,120 @@
+/**
+ * Missions end to end through real processes: `aivyx up` (dev server + PGlite, shell.exec
+ * confirm-first), `aivyx mission create` of a mission whose step calls shell.exec, the mission
+ * seen waiting at its gate in `mission list --state waiting` (visibility on AivyxMissionState),
+ * `mission approve` as local-user, and `mission show` reporting it completed; then deny and cancel.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../infra/temporal/index.js';
+
+const home = mkdtempSync(join(tmpdir(), 'aivyx-mission-e2e-'));
+const script = join(home, 'script.json');
+writeFileSync(
+  script,
+  JSON.stringify({
+    rules: [
+      { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+      { steps: [{ say: 'step done' }] },
+    ],
+  }),
+);
+
+async function baseEnv(): Promise<NodeJS.ProcessEnv> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AIVYX_HOME: home,
+    AIVYX_PASSPHRASE: 'e2e passphrase',
+    AIVYX_LLM: `scripted:${script}`,
+    AIVYX_CONFIRM_FIRST: 'shell.exec',
+    AIVYX_TEMPORAL_PORT: String(await freePort()),
+    AIVYX_UI_PORT: String(await freePort()),
+    AIVYX_REST_PORT: String(await freePort()),
+  };
+  delete env.DATABASE_URL;
+  delete env.TEMPORAL_ADDRESS;
+  return env;
+}
+
+function aivyx(args: string[], env: NodeJS.ProcessEnv) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000 });
+}
+
+/** Runs `aivyx args` until `ok(stdout)` or the deadline (visibility is eventually consistent). */
+async function until(args: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean, timeoutMs = 20_000): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < end) {
+    const r = aivyx(args, env);
+    last = `${r.stdout}${r.stderr}`;
+    if (r.status === 0 && ok(r.stdout)) return r.stdout;
+    await new Promise((res) => setTimeout(res, 300));
+  }
+  throw new Error(`aivyx ${args.join(' ')} never matched; last output:\n${last}`);
+}
+
+let up: ChildProcess | undefined;
+afterAll(() => {
+  up?.kill('SIGKILL');
+});
+
+describe('aivyx mission', () => {
+  it('create → waiting at a gate in list --state waiting → approve → completed in show; deny; cancel', async () => {
+    const env = await baseEnv();
+    up = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', 'up'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    up.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    up.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    for (let i = 0; i < 600 && !out.includes('aivyx is up'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(out).toContain('aivyx is up');
+
+    const created = aivyx(['mission', 'create', '--goal', 'ship the build', '--step', 'prepare', '--step', 'deploy the build'], env);
+    expect(created.stderr).toBe('');
+    expect(created.status).toBe(0);
+    const missionId = created.stdout.trim();
+    expect(missionId).toMatch(/^mission-[0-9a-f-]{36}$/);
+
+    const waiting = await until(['mission', 'list', '--state', 'waiting'], env, (s) => s.includes(missionId));
+    const gateId = `${missionId}/gate-1`;
+    expect(waiting).toContain(`${missionId}  waiting  gate ${gateId}`);
+
+    const shown = aivyx(['mission', 'show', missionId, '--json'], env);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ missionId, state: 'waiting', step: 1, gate: { gateId, state: 'open', tool: 'shell.exec', approvers: [{ identity: 'local-user', channel: 'cli' }] } });
+
+    // A gate id that is not open is refused and changes nothing.
+    const wrong = aivyx(['mission', 'approve', `${missionId}/gate-7`], env);
+    expect(wrong.status).not.toBe(0);
+    expect(wrong.stderr).toMatch(/no gate/);
+
+    const approved = aivyx(['mission', 'approve', gateId, '--mission', missionId, '--reason', 'go'], env);
+    expect(approved.stderr).toBe('');
+    expect(approved.stdout).toContain(`gate ${gateId}: approved`);
+
+    const done = await until(['mission', 'show', missionId], env, (s) => s.includes(': completed (completed)'));
+    expect(done).toContain(`mission ${missionId}: completed`);
+    await until(['mission', 'list', '--state', 'completed'], env, (s) => s.includes(missionId));
+    expect(aivyx(['mission', 'list', '--state', 'waiting'], env).stdout).not.toContain(missionId);
+
+    // The approval is in the audit chain, by local-user on the cli channel.
+    const tail = aivyx(['audit', 'tail', '-n', '200', '--json'], env);
+    const events = tail.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event: Record<string, unknown> }).event);
+    expect(events.find((e) => e.type === 'GateApproved' && e.missionId === missionId)).toMatchObject({ approver: 'local-user', approverChannel: 'cli', approverTier: 'Trusted', reason: 'go' });
+    expect(aivyx(['audit', 'verify'], env).stdout).toMatch(/audit chain OK/);
+
+    // Deny ends the mission failed with the reason; cancel withdraws an open gate.
+    const denied = aivyx(['mission', 'create', '--goal', 'deploy again'], env).stdout.trim();
+    await until(['mission', 'list', '--state', 'waiting'], env, (s) => s.includes(denied));
+    expect(aivyx(['mission', 'deny', `${denied}/gate-1`, '--reason', 'not today'], env).stdout).toContain('denied');
+    expect(await until(['mission', 'show', denied], env, (s) => s.includes(': failed'))).toContain('reason: gate denied by local-user: not today');
+    const cancelled = aivyx(['mission', 'create', '--goal', 'deploy once more'], env).stdout.trim();
+    await until(['mission', 'list', '--state', 'waiting'], env, (s) => s.includes(cancelled));
+    expect(aivyx(['mission', 'cancel', cancelled], env).status).toBe(0);
+    await until(['mission', 'list', '--state', 'cancelled'], env, (s) => s.includes(cancelled));
+
+    up.kill('SIGINT');
+    await new Promise((r) => up?.once('exit', r));
+  }, 300_000);
+});
