@@ -3,35 +3,18 @@
  * (dev server + PGlite), `aivyx chat -m` against it, `aivyx audit verify|tail`, then
  * `aivyx chat -m` on its own once `up` has stopped, and the errors a person sees.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/temporal/index.js';
+import { aivyx, cliEnv, spawnAivyx } from '../support/cli-process.js';
 
 const home = mkdtempSync(join(tmpdir(), 'aivyx-e2e-'));
 const script = join(home, 'script.json');
 writeFileSync(script, JSON.stringify({ rules: [{ match: 'hello', steps: [{ say: 'Hello from aivyx!' }] }, { match: 'run', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'hi'] } }] }, { say: 'ran: {{result.0.output.stdout}}' }] }] }));
 
-async function baseEnv(): Promise<NodeJS.ProcessEnv> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    AIVYX_HOME: home,
-    AIVYX_PASSPHRASE: 'e2e passphrase',
-    AIVYX_LLM: `scripted:${script}`,
-    AIVYX_TEMPORAL_PORT: String(await freePort()),
-    AIVYX_UI_PORT: String(await freePort()),
-    AIVYX_REST_PORT: String(await freePort()),
-  };
-  delete env.DATABASE_URL;
-  delete env.TEMPORAL_ADDRESS;
-  return env;
-}
-
-function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000, ...(input === undefined ? {} : { input }) });
-}
+const baseEnv = () => cliEnv(home, script);
 
 let up: ChildProcess | undefined;
 afterAll(() => {
@@ -41,12 +24,10 @@ afterAll(() => {
 describe('aivyx CLI', () => {
   it('up → chat -m → audit verify/tail → stop → chat -m standalone', async () => {
     const env = await baseEnv();
-    up = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', 'up'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    up.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    up.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    for (let i = 0; i < 600 && !out.includes('aivyx is up'); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(out).toContain('aivyx is up');
+    const started = spawnAivyx(['up'], env);
+    up = started.child;
+    await started.waitFor('aivyx is up');
+    const out = started.output();
     expect(out).toMatch(/Temporal UI: +http:\/\/127\.0\.0\.1:\d+/);
 
     // The UI is pointed at our codec server; an operator signs in once and the cookie lets the UI decode.
@@ -134,20 +115,16 @@ describe('aivyx chat REPL', () => {
     const replScript = join(home, 'repl-script.json');
     writeFileSync(replScript, JSON.stringify({ rules: [{ match: 'slow', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sleep', '2'] } }] }, { say: 'should not be said' }] }, { steps: [{ say: 'still here' }] }] }));
     env.AIVYX_LLM = `scripted:${replScript}`;
-    const chat = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', 'chat'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    chat.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    chat.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    const waitFor = async (s: string) => {
-      for (let i = 0; i < 600 && !out.includes(s); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(out).toContain(s);
-    };
+    const repl = spawnAivyx(['chat'], env);
+    const chat = repl.child;
+    const waitFor = (text: string) => repl.waitFor(text);
+    const output = () => repl.output();
     await waitFor('type a message');
     chat.stdin?.write('slow please\n');
     await waitFor('running shell.exec');
     chat.kill('SIGINT');
     await waitFor('[Cancelled');
-    expect(out).not.toContain('should not be said');
+    expect(output()).not.toContain('should not be said');
     chat.stdin?.write('anything\n');
     await waitFor('still here');
     chat.stdin?.write('/exit\n');

@@ -4,12 +4,12 @@
  * seen waiting at its gate in `mission list --state waiting` (visibility on AivyxMissionState),
  * `mission approve` as local-user, and `mission show` reporting it completed; then deny and cancel.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/temporal/index.js';
+import { aivyx, cliEnv, spawnAivyx } from '../support/cli-process.js';
 
 const home = mkdtempSync(join(tmpdir(), 'aivyx-mission-e2e-'));
 const script = join(home, 'script.json');
@@ -23,25 +23,7 @@ writeFileSync(
   }),
 );
 
-async function baseEnv(): Promise<NodeJS.ProcessEnv> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    AIVYX_HOME: home,
-    AIVYX_PASSPHRASE: 'e2e passphrase',
-    AIVYX_LLM: `scripted:${script}`,
-    AIVYX_CONFIRM_FIRST: 'shell.exec',
-    AIVYX_TEMPORAL_PORT: String(await freePort()),
-    AIVYX_UI_PORT: String(await freePort()),
-    AIVYX_REST_PORT: String(await freePort()),
-  };
-  delete env.DATABASE_URL;
-  delete env.TEMPORAL_ADDRESS;
-  return env;
-}
-
-function aivyx(args: string[], env: NodeJS.ProcessEnv) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000 });
-}
+const baseEnv = () => cliEnv(home, script, { AIVYX_CONFIRM_FIRST: 'shell.exec' });
 
 /** Runs `aivyx args` until `ok(stdout)` or the deadline (visibility is eventually consistent). */
 async function until(args: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean, timeoutMs = 20_000): Promise<string> {
@@ -64,12 +46,9 @@ afterAll(() => {
 describe('aivyx mission', () => {
   it('create → waiting at a gate in list --state waiting → approve → completed in show; deny; cancel', async () => {
     const env = await baseEnv();
-    up = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', 'up'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    up.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    up.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    for (let i = 0; i < 600 && !out.includes('aivyx is up'); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(out).toContain('aivyx is up');
+    const started = spawnAivyx(['up'], env);
+    up = started.child;
+    await started.waitFor('aivyx is up');
 
     const created = aivyx(['mission', 'create', '--goal', 'ship the build', '--step', 'prepare', '--step', 'deploy the build'], env);
     expect(created.stderr).toBe('');

@@ -1,0 +1,52 @@
+/** Driving the real `aivyx` command in child processes, as a person at a terminal would. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { freePort } from '../../infra/temporal/index.js';
+
+/** An environment for `aivyx` on the embedded defaults (PGlite, own dev server) on free ports. */
+export async function cliEnv(home: string, script: string, extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AIVYX_HOME: home,
+    AIVYX_PASSPHRASE: 'e2e passphrase',
+    AIVYX_LLM: `scripted:${script}`,
+    AIVYX_TEMPORAL_PORT: String(await freePort()),
+    AIVYX_UI_PORT: String(await freePort()),
+    AIVYX_REST_PORT: String(await freePort()),
+    ...extra,
+  };
+  delete env.DATABASE_URL;
+  delete env.TEMPORAL_ADDRESS;
+  return env;
+}
+
+/** Runs `aivyx args` to completion (stdin from `input` when given). */
+export function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000, ...(input === undefined ? {} : { input }) });
+}
+
+/** A long-running `aivyx` process whose stdout and stderr are collected together. */
+export interface AivyxProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves once the output contains `text` (or rejects after `timeoutMs`). */
+  waitFor(text: string, timeoutMs?: number): Promise<void>;
+}
+
+/** Spawns `aivyx args` (e.g. `up`, or the `chat` REPL) in the background. */
+export function spawnAivyx(args: string[], env: NodeJS.ProcessEnv): AivyxProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  return {
+    child,
+    output: () => out,
+    async waitFor(text, timeoutMs = 60_000) {
+      const end = Date.now() + timeoutMs;
+      while (!out.includes(text)) {
+        if (Date.now() > end) throw new Error(`"${text}" never appeared; output so far:\n${out}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}
