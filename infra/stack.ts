@@ -140,10 +140,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const llm = opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name)));
     const mcp = config.mcpServers.length > 0 ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers } : undefined;
     if (mcp) cleanups.push(() => mcp.pool.close());
+    const attestor = createAttestor(master.subkey('attestation'));
     const activities = {
       ...wireTurnActivities({ db: db.db, master, hub, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } }),
       // Missions: their step turns are attested here; gate notices go out on the stream hub, keyed by mission id.
-      ...createMissionActivities({ audit: createAuditPort(db.db, master.subkey('audit')), attestor: createAttestor(master.subkey('attestation')), notifier: streamMissionNotifier((key, e) => hub.publish(key, e)) }),
+      ...createMissionActivities({ audit: createAuditPort(db.db, master.subkey('audit')), attestor, notifier: streamMissionNotifier((key, e) => hub.publish(key, e)) }),
     };
     const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter });
     const running = worker.run();
@@ -152,7 +153,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       await running;
     });
 
-    const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor: createAttestor(master.subkey('attestation')), hub });
+    const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub });
     // Telegram (SemiTrusted for allowlisted DMs) when a bot token secret is configured.
     const telegram = await telegramConfigFromEnv(opts.env, (name) => getSecret(storage, name));
     if (telegram) {

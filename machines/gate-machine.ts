@@ -61,6 +61,16 @@ export function approverRefusal(ctx: GateContext, approver: GateApprover): strin
   return undefined;
 }
 
+// Transitions shared by every undecided state: a decision, expiry or withdrawal can end the gate
+// whether or not it was reminded or escalated.
+const deciding = {
+  APPROVE: { guard: 'mayDecide', target: 'approved', actions: 'recordDecision' },
+  DENY: { guard: 'mayDecide', target: 'denied', actions: 'recordDecision' },
+  EXPIRE: 'expired',
+  WITHDRAW: { target: 'withdrawn', actions: 'recordWithdrawal' },
+} as const;
+const escalating = { ESCALATE: { guard: 'hasSecondApprovers', target: 'escalated', actions: 'markEscalated' } } as const;
+
 /** The gate machine: open → reminded → (escalated) → approved | denied | expired | withdrawn. */
 export const gateMachine = setup({
   types: {
@@ -87,28 +97,19 @@ export const gateMachine = setup({
     open: {
       on: {
         REMIND: 'reminded',
-        ESCALATE: { guard: 'hasSecondApprovers', target: 'escalated', actions: 'markEscalated' },
-        APPROVE: { guard: 'mayDecide', target: 'approved', actions: 'recordDecision' },
-        DENY: { guard: 'mayDecide', target: 'denied', actions: 'recordDecision' },
-        EXPIRE: 'expired',
-        WITHDRAW: { target: 'withdrawn', actions: 'recordWithdrawal' },
+        ...escalating,
+        ...deciding,
       },
     },
     reminded: {
       on: {
-        ESCALATE: { guard: 'hasSecondApprovers', target: 'escalated', actions: 'markEscalated' },
-        APPROVE: { guard: 'mayDecide', target: 'approved', actions: 'recordDecision' },
-        DENY: { guard: 'mayDecide', target: 'denied', actions: 'recordDecision' },
-        EXPIRE: 'expired',
-        WITHDRAW: { target: 'withdrawn', actions: 'recordWithdrawal' },
+        ...escalating,
+        ...deciding,
       },
     },
     escalated: {
       on: {
-        APPROVE: { guard: 'mayDecide', target: 'approved', actions: 'recordDecision' },
-        DENY: { guard: 'mayDecide', target: 'denied', actions: 'recordDecision' },
-        EXPIRE: 'expired',
-        WITHDRAW: { target: 'withdrawn', actions: 'recordWithdrawal' },
+        ...deciding,
       },
     },
     approved: { type: 'final' },
