@@ -17,9 +17,18 @@ export interface MissionNotice {
   kind: 'opened' | 'reminder' | 'escalated' | 'withdrawn' | 'decided' | 'expired';
   approvers: { identity: string; channel: string }[];
   text: string;
+  /** What the gate is about, for channels that show a full request (Telegram, email). */
+  goal?: string;
+  tool?: string;
+  /** SHA-256 of the pending call's canonical input (its digest, never the input). */
+  inputHash?: string;
+  /** Why the call needs approval (the tool's escalation reason). */
+  why?: string;
+  /** Epoch ms when the gate expires. */
+  deadline?: number;
 }
 
-/** Tells approvers about a gate; Telegram and email implement it later. Must tolerate repeats. */
+/** Tells approvers about a gate (see `routingMissionNotifier`). Must tolerate repeats of one `idemKey`. */
 export interface MissionNotifier {
   notify(notice: MissionNotice, idemKey: string): Promise<void>;
 }

@@ -35,6 +35,18 @@ export interface SessionHistoryPort {
   record(sessionKey: string, turn: { turnId: string; receivedAt: number; entries: HistoryEntry[] }): Promise<void>;
 }
 
+/** A channel turn that ended `Escalated`, as the confirmation port receives it. */
+export type EscalatedOutcome = Extract<TurnOutcome, { status: 'Escalated' }>;
+
+/**
+ * Opens a gate for the pending call of a channel turn that ended `Escalated` (confirm-first in a
+ * plain conversation): a confirmation mission. Idempotent per turn id.
+ */
+export interface ConfirmationPort {
+  /** Opens (or finds) the gate; resolves with its id. */
+  open(req: TurnRequest, outcome: EscalatedOutcome): Promise<{ gateId: string }>;
+}
+
 /** What the agent itself holds, before a tier ceiling narrows it. */
 export interface AgentConfig {
   /** The agent's capability set (scope strings). */

@@ -16,7 +16,7 @@ import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { McpClientPool } from './mcp/mcp-client.js';
 import { mcpCeiling, mcpToolSpec, type McpTierGrants } from '../core/tools/mcp-tools.js';
-import type { AgentConfig, AttestationPort, AuditPort, DeliveryPort, SessionHistoryPort, StreamPort } from './ports.js';
+import type { AgentConfig, AttestationPort, AuditPort, ConfirmationPort, DeliveryPort, SessionHistoryPort, StreamPort } from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
 
 /** Everything the turn activities need. */
@@ -31,6 +31,8 @@ export interface TurnActivityDeps {
   tools: readonly ToolImplementation[];
   /** Configured MCP servers and the tiers an operator opted in to them (granted to no tier by default). */
   mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
+  /** Opens a confirmation gate when a channel turn ends `Escalated`; without it such a turn just ends. */
+  confirmations?: ConfirmationPort;
 }
 
 /** Result of `openTurn`: the turn's effective capabilities, or why it may not run. */
@@ -67,9 +69,10 @@ export function activityKey(): string {
 }
 
 /** Keeps an activity's heartbeat going while `work` runs, so a dead worker is noticed quickly. */
-async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
+async function withHeartbeat<T>(work: () => Promise<T>, details: () => unknown = () => undefined): Promise<T> {
   const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(), 1000);
+  // Repeats the work's last reported details: Temporal keeps only the latest heartbeat, so a bare beat would erase them.
+  const timer = setInterval(() => ctx.heartbeat(details()), 1000);
   try {
     return await work();
   } finally {
@@ -80,6 +83,11 @@ async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
 /** SHA-256 of the canonical JSON of a tool input: what the audit log keeps instead of the input. */
 export function inputHash(input: unknown): string {
   return sha256Hex(canonicalJson(input ?? null));
+}
+
+/** True for a turn a channel started (`turn/<channel>/…`), as opposed to a mission's step turn. */
+export function isChannelTurn(turnId: string): boolean {
+  return turnId.startsWith('turn/');
 }
 
 /** Builds the turn activities. */
@@ -213,10 +221,14 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         deps.stream.publish(turnId, { type: 'tool_started', tool: call.tool, callId: call.callId });
         try {
           const ctx = Context.current();
+          let lastDetails: unknown;
           const result = await withHeartbeat(() =>
             impl.run(call.input, {
               signal: ctx.cancellationSignal,
-              heartbeat: (d) => ctx.heartbeat(d),
+              heartbeat: (d) => {
+                lastDetails = d;
+                ctx.heartbeat(d);
+              },
               idemKey: key,
               turnId,
               held: input.effective,
@@ -224,6 +236,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
                 await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });
               },
             }),
+            () => lastDetails,
           );
           outcome = result.kind === 'completed' ? { status: 'Completed', output: result.output, verified: result.verified } : { status: 'RequiresEscalation', reason: result.reason };
         } catch (e) {
@@ -267,6 +280,12 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         toolCallsMade: outcome.toolCallsMade,
         durationMs: input.durationMs,
       });
+      // A channel's turn that asked for approval gets its gate now, before the channel shows the outcome
+      // (mission step turns are gated by their own mission: their ids do not start with `turn/`).
+      if (outcome.status === 'Escalated' && deps.confirmations && isChannelTurn(request.turnId)) {
+        const { gateId } = await deps.confirmations.open(request, outcome);
+        deps.stream.publish(request.turnId, { type: 'status', text: `approval needed: gate ${gateId} (aivyx mission approve ${gateId})` });
+      }
       try {
         await deps.delivery.deliver(request, outcome);
       } catch (e) {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { AivyxError } from '../core/errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
-import type { GateApprover, OnExpire } from '../machines/index.js';
+import type { GateApprover, GateApproverRef, OnExpire } from '../machines/index.js';
 import {
   approveGateUpdate,
   cancelMissionSignal,
@@ -29,8 +29,13 @@ export interface MissionSpec {
   goal: string;
   /** Defaults to one step: the goal. */
   steps?: string[];
-  /** Approver identities on the `cli` channel; default `local-user`. */
+  /**
+   * Approvers as `identity` (on the `cli` channel) or `channel:identity`, e.g. `telegram:123456`
+   * or `email:alice@example.com`; default `local-user`. Second approvers likewise.
+   */
   approvers?: string[];
+  secondApprovers?: string[];
+  escalateAfter?: string | number;
   reminderAfter?: string | number;
   expireAfter?: string | number;
   onExpire?: OnExpire;
@@ -65,6 +70,17 @@ export function missionOfGate(gateId: string): string {
   return m[1];
 }
 
+const APPROVER = /^(?:([a-z][a-z0-9_-]{0,31}):)?(\S{1,200})$/;
+
+/** `identity` or `channel:identity` → approver refs (identity alone means the `cli` channel). */
+export function parseApprovers(list: readonly string[]): GateApproverRef[] {
+  return list.map((entry) => {
+    const m = typeof entry === 'string' ? APPROVER.exec(entry.trim()) : null;
+    if (!m?.[2]) throw new AivyxError('Config', `"${String(entry)}" is not an approver`, { hint: 'write an identity (local-user) or channel:identity (telegram:123456, email:alice@example.com)' });
+    return { identity: m[2], channel: m[1] ?? LOCAL_APPROVER.channel };
+  });
+}
+
 function checkId(missionId: string): string {
   if (!MISSION_ID.test(missionId)) throw new AivyxError('Config', `"${missionId}" is not a mission id`, { hint: 'mission ids look like mission-<uuid> (see `aivyx mission list`)' });
   return missionId;
@@ -79,14 +95,16 @@ export class MissionGateway {
     if (typeof spec.goal !== 'string' || spec.goal.trim() === '') throw new AivyxError('Config', 'a mission needs a non-empty goal');
     const steps = spec.steps && spec.steps.length > 0 ? spec.steps : [spec.goal];
     if (!steps.every((s) => typeof s === 'string' && s.trim() !== '')) throw new AivyxError('Config', 'every step must be a non-empty string');
-    const approvers = spec.approvers && spec.approvers.length > 0 ? spec.approvers : [LOCAL_APPROVER.identity];
-    if (!approvers.every((a) => typeof a === 'string' && a.trim() !== '')) throw new AivyxError('Config', 'every approver must be a non-empty identity');
+    const approvers = parseApprovers(spec.approvers && spec.approvers.length > 0 ? spec.approvers : [LOCAL_APPROVER.identity]);
+    const second = spec.secondApprovers && spec.secondApprovers.length > 0 ? parseApprovers(spec.secondApprovers) : undefined;
     const missionId = `mission-${randomUUID()}`;
     return {
       missionId,
       goal: spec.goal,
       steps: steps.map((text) => ({ text })),
-      approvers: approvers.map((identity) => ({ identity, channel: LOCAL_APPROVER.channel })),
+      approvers,
+      ...(second ? { secondApprovers: second } : {}),
+      ...(spec.escalateAfter !== undefined ? { escalateAfter: spec.escalateAfter } : {}),
       ...(spec.reminderAfter !== undefined ? { reminderAfter: spec.reminderAfter } : {}),
       ...(spec.expireAfter !== undefined ? { expireAfter: spec.expireAfter } : {}),
       onExpire: spec.onExpire === 'skip-step' ? 'skip-step' : 'fail',
@@ -148,17 +166,26 @@ export class MissionGateway {
     return this.decide('deny', gateId, reason, missionId);
   }
 
+  /**
+   * Decides a gate as `approver` — an identity a channel adapter verified (Telegram user id,
+   * DKIM/SPF-verified address) with the tier it resolved. The Update validator decides whether
+   * that approver may; a refusal is a CapabilityDenied error saying why.
+   */
+  decideAs(kind: 'approve' | 'deny', gateId: string, approver: GateApprover, reason?: string): Promise<GateDecisionResult> {
+    return this.decide(kind, gateId, reason, undefined, approver);
+  }
+
   /** Cancels a mission: an open gate is withdrawn. */
   async cancel(missionId: string, reason?: string): Promise<void> {
     await this.deps.client.workflow.getHandle(checkId(missionId)).signal(cancelMissionSignal, reason ? { reason } : {});
   }
 
-  private async decide(kind: 'approve' | 'deny', gateId: string, reason?: string, missionId?: string): Promise<GateDecisionResult> {
+  private async decide(kind: 'approve' | 'deny', gateId: string, reason?: string, missionId?: string, approver: GateApprover = LOCAL_APPROVER): Promise<GateDecisionResult> {
     const owner = missionOfGate(gateId);
     if (missionId !== undefined && missionId !== owner) throw new AivyxError('Config', `gate ${gateId} does not belong to mission ${missionId}`);
     const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(owner));
     try {
-      return await handle.executeUpdate(kind === 'approve' ? approveGateUpdate : denyGateUpdate, { args: [{ gateId, approver: LOCAL_APPROVER, ...(reason ? { reason } : {}) }] });
+      return await handle.executeUpdate(kind === 'approve' ? approveGateUpdate : denyGateUpdate, { args: [{ gateId, approver, ...(reason ? { reason } : {}) }] });
     } catch (err) {
       const e = err as { message?: string; cause?: { message?: string } };
       throw new AivyxError('CapabilityDenied', `${kind} refused: ${e.cause?.message ?? e.message ?? String(err)}`);

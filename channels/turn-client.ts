@@ -4,7 +4,7 @@
  */
 import { WithStartWorkflowOperation, WorkflowFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ChannelFacts, TurnRequest } from '../core/channel.js';
+import type { ChannelFacts, ReplyRoute, TurnRequest } from '../core/channel.js';
 import { assertMessageFits } from '../core/limits.js';
 import type { Message } from '../core/message.js';
 import type { TurnOutcome } from '../core/outcomes.js';
@@ -20,8 +20,8 @@ export interface TurnClientDeps {
 }
 
 /** Builds the turn request for a message received on a channel (ids derived from the message id). */
-export function buildTurnRequest(channel: ChannelFacts, message: Message): TurnRequest {
-  return { turnId: turnWorkflowId(channel.name, message.id), message, channel };
+export function buildTurnRequest(channel: ChannelFacts, message: Message, replyRoute?: ReplyRoute): TurnRequest {
+  return { turnId: turnWorkflowId(channel.name, message.id), message, channel, ...(replyRoute ? { replyRoute } : {}) };
 }
 
 /**

@@ -40,7 +40,15 @@ export interface TurnRequest {
   oneShotGrant?: OneShotGrant;
   /** Attenuates the turn's effective set further (a mission's capability set): effective = agent ∩ tier ceiling ∩ this. Attested. */
   capabilityLimit?: string[];
+  /**
+   * Where the channel wants the final reply delivered (chat id, thread headers…), opaque to the
+   * core: when present the turn ends with a `deliverReply` activity for `channel.name`. Attested.
+   */
+  replyRoute?: ReplyRoute;
 }
+
+/** A channel's own address for a turn's reply (e.g. `{ chatId, replyTo }`, `{ to, inReplyTo }`). */
+export type ReplyRoute = Record<string, string | number | boolean | string[]>;
 
 /** A one-shot capability a mission gate grants to the rerun of its step (see docs/MISSIONS.md). */
 export interface OneShotGrant {
@@ -69,5 +77,5 @@ export type StreamEvent =
  */
 export function attestedBody(req: TurnRequest, issuedAt: number): Record<string, unknown> {
   // A grant and a capability limit are covered when present; requests without one keep the original MAC body.
-  return { v: 1, turnId: req.turnId, message: req.message, channel: req.channel, issuedAt, ...(req.oneShotGrant ? { oneShotGrant: req.oneShotGrant } : {}), ...(req.capabilityLimit ? { capabilityLimit: req.capabilityLimit } : {}) };
+  return { v: 1, turnId: req.turnId, message: req.message, channel: req.channel, issuedAt, ...(req.oneShotGrant ? { oneShotGrant: req.oneShotGrant } : {}), ...(req.capabilityLimit ? { capabilityLimit: req.capabilityLimit } : {}), ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}) };
 }

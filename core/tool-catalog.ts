@@ -5,6 +5,8 @@
  */
 import { AivyxError } from './errors.js';
 import { absolutePath, asRecord, invalid, positiveInt } from './tools/tool-input.js';
+import { parseCommandInput, SHELL_SPAWN_TOOLS } from './tools/shell-spawn.js';
+import { CHANNEL_TOOLS } from './tools/channel-send.js';
 import type { ToolSpec } from './llm.js';
 import type { ToolDescriptor } from './tools.js';
 import { FS_EXTRA_TOOLS } from './tools/fs-extra-tools.js';
@@ -36,12 +38,6 @@ export interface ShellExecInput {
 /** Longest `shell.exec` timeout a call may ask for (10 minutes): longer work belongs in a mission. */
 export const SHELL_MAX_TIMEOUT_MS = 10 * 60_000;
 
-/**
- * A bare command name. Anything with `/` (absolute or relative paths), a leading `-`/`.`
- * or shell metacharacters is refused, so the scope qualifier names exactly one PATH entry.
- */
-const COMMAND_NAME = /^[A-Za-z0-9_+][A-Za-z0-9._+-]*$/;
-
 /** Validates and normalizes an `fs.read` input; throws AivyxError(InvalidScope). */
 export function parseFsReadInput(input: unknown): FsReadInput {
   const rec = asRecord('fs.read', input, ['path', 'maxBytes']);
@@ -61,23 +57,9 @@ export function parseFsWriteInput(input: unknown): FsWriteInput {
   return { path, content: rec.content, mode };
 }
 
-/** Validates and normalizes a `shell.exec` input; throws AivyxError(InvalidScope). */
+/** Validates and normalizes a `shell.exec` input (argv/cwd rules shared with shell.spawn); throws AivyxError(InvalidScope). */
 export function parseShellExecInput(input: unknown): ShellExecInput {
-  const rec = asRecord('shell.exec', input, ['argv', 'cwd', 'timeoutMs']);
-  const argv = rec.argv;
-  if (!Array.isArray(argv) || argv.length === 0) throw invalid('shell.exec', '"argv" must be a non-empty array of strings', 'pass the command and its arguments as separate strings; there is no shell');
-  for (const [i, arg] of argv.entries()) {
-    if (typeof arg !== 'string') throw invalid('shell.exec', `argv[${i}] must be a string`);
-    if (arg.includes('\0')) throw invalid('shell.exec', `argv[${i}] contains a NUL byte`);
-  }
-  const command = argv[0] as string;
-  if (!COMMAND_NAME.test(command)) {
-    throw invalid('shell.exec', `argv[0] must be a bare command name, got "${command}"`, 'name the program (e.g. "ls"), not a path or a shell expression; it is looked up on the worker\'s PATH');
-  }
-  const out: ShellExecInput = { argv: [...(argv as string[])] };
-  if (rec.cwd !== undefined) out.cwd = absolutePath('shell.exec', 'cwd', rec.cwd);
-  if (rec.timeoutMs !== undefined) out.timeoutMs = positiveInt('shell.exec', 'timeoutMs', rec.timeoutMs, SHELL_MAX_TIMEOUT_MS);
-  return out;
+  return parseCommandInput('shell.exec', input, { timeoutMs: SHELL_MAX_TIMEOUT_MS });
 }
 
 /** `fs.read`: read a UTF-8 text file (up to a byte cap). */
@@ -326,7 +308,7 @@ export const memoryForgetTool: ToolDescriptor = {
 };
 
 /** Every catalog tool (starter tools, then memory), in the order the model is shown them. */
-export const TOOL_CATALOG: readonly ToolDescriptor[] = Object.freeze([fsReadTool, fsWriteTool, shellExecTool, memoryWriteTool, memoryRecallTool, memoryForgetTool, ...FS_EXTRA_TOOLS, ...NET_TOOLS, ...GIT_TOOLS, ...CONFIG_TOOLS, ...AUDIT_TOOLS, ...MCP_TOOLS]);
+export const TOOL_CATALOG: readonly ToolDescriptor[] = Object.freeze([fsReadTool, fsWriteTool, shellExecTool, memoryWriteTool, memoryRecallTool, memoryForgetTool, ...FS_EXTRA_TOOLS, ...NET_TOOLS, ...GIT_TOOLS, ...CONFIG_TOOLS, ...AUDIT_TOOLS, ...MCP_TOOLS, ...SHELL_SPAWN_TOOLS, ...CHANNEL_TOOLS]);
 
 /** The catalog descriptor with this id, or undefined. */
 export function findTool(id: string): ToolDescriptor | undefined {

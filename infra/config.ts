@@ -35,6 +35,21 @@ export interface AivyxConfig {
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
 export const DEFAULT_AGENT_CAPABILITIES = ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'llm.call', 'memory.read', 'memory.write', 'memory.forget', 'audit.read', 'config.read'];
 
+/**
+ * Tools that are confirm-first while `AIVYX_CONFIRM_DESTRUCTIVE` is on (the default): effects that
+ * cannot be taken back — deleting, committing, running commands, posting, messaging others.
+ */
+export const DEFAULT_CONFIRM_FIRST = ['fs.delete', 'git.commit', 'shell.exec', 'shell.spawn', 'net.post', 'channel.send'];
+
+/** `AIVYX_CONFIRM_FIRST` when set (an explicit list, may be empty), else the destructive set unless `AIVYX_CONFIRM_DESTRUCTIVE=off`. */
+function confirmFirstFrom(env: NodeJS.ProcessEnv): string[] {
+  if (env.AIVYX_CONFIRM_FIRST !== undefined) return listFrom(env, 'AIVYX_CONFIRM_FIRST', []);
+  const raw = (env.AIVYX_CONFIRM_DESTRUCTIVE ?? 'on').trim().toLowerCase();
+  if (raw === 'on' || raw === 'true' || raw === '1' || raw === '') return [...DEFAULT_CONFIRM_FIRST];
+  if (raw === 'off' || raw === 'false' || raw === '0') return [];
+  throw new AivyxError('Config', `AIVYX_CONFIRM_DESTRUCTIVE must be on or off, not "${env.AIVYX_CONFIRM_DESTRUCTIVE}"`);
+}
+
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -65,7 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxCo
     restPort: intFrom(env, 'AIVYX_REST_PORT', 8787),
     turnBudgetMs: intFrom(env, 'AIVYX_TURN_BUDGET_MS', 5 * 60_000),
     capabilities: listFrom(env, 'AIVYX_CAPABILITIES', DEFAULT_AGENT_CAPABILITIES),
-    confirmFirst: listFrom(env, 'AIVYX_CONFIRM_FIRST', []),
+    confirmFirst: confirmFirstFrom(env),
     mcpServers: parseMcpServers(env.AIVYX_MCP_SERVERS),
     mcpTiers: parseMcpTierGrants(env.AIVYX_MCP_TIERS),
   };

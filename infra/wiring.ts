@@ -1,14 +1,14 @@
 /** Wiring the turn activities to real adapters: shared by `aivyx up`, `aivyx chat`, tests and benchmarks. */
 import type { Kysely } from 'kysely';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
-import type { AgentConfig } from '../activities/ports.js';
+import type { AgentConfig, ConfirmationPort } from '../activities/ports.js';
 import { createAuditReadTool } from '../activities/tools/audit-read.js';
 import { createConfigTools } from '../activities/tools/config-tools.js';
 import { createGitTools } from '../activities/tools/git-tools.js';
 import { createMcpCallTool } from '../activities/tools/mcp-call.js';
 import type { McpClientPool } from '../activities/mcp/mcp-client.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
-import { createMemoryStore, createStarterTools } from '../activities/tools/index.js';
+import { channelSenderFromRegistry, createChannelSendTool, createMemoryStore, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
 import { createAttestor } from './attestation.js';
@@ -17,6 +17,7 @@ import { createConfigStore } from './config-store.js';
 import { createAuditPort } from './audit-port.js';
 import type { MasterKey } from './crypto/index.js';
 import type { Database } from './db/index.js';
+import { createDeliveryActivities, DeliveryRegistry } from '../activities/delivery-activities.js';
 import { createSessionHistory } from './session-history.js';
 import { SealedStorage } from './storage/index.js';
 import type { StreamHub } from './stream-hub.js';
@@ -31,6 +32,10 @@ export interface WiringInput {
   agent: AgentConfig;
   /** Configured MCP servers (their tools run as `mcp.call`) and the tiers opted in to them. */
   mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
+  /** Opens confirmation gates for channel turns that end `Escalated` (confirm-first); none in bare tests. */
+  confirmations?: ConfirmationPort;
+  /** Channels' outbound sides (`deliverReply`); default an empty registry. */
+  deliveries?: DeliveryRegistry;
   /** Replaces the starter tools (tests add slow or failing tools here). */
   tools?: readonly ToolImplementation[];
 }
@@ -39,7 +44,7 @@ export interface WiringInput {
 export function wireTurnActivities(input: WiringInput) {
   const attestor = createAttestor(input.master.subkey('attestation'));
   const storage = SealedStorage.open(input.db, input.master);
-  return createTurnActivities({
+  const turn = createTurnActivities({
     audit: createAuditPort(input.db, input.master.subkey('audit')),
     attestation: attestor,
     stream: input.hub,
@@ -49,11 +54,13 @@ export function wireTurnActivities(input: WiringInput) {
     agent: input.agent,
     llm: input.llm,
     ...(input.mcp ? { mcp: input.mcp } : {}),
+    ...(input.confirmations ? { confirmations: input.confirmations } : {}),
     tools: input.tools ?? defaultTools(input, storage),
   });
+  return { ...turn, ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry()) };
 }
 
-/** Every tool this worker offers: the starter set, memory, git, config and audit.read. */
+/** Every tool this worker offers: the starter set, memory, git, config, audit.read, mcp.call, shell.spawn and channel.send. */
 function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplementation[] {
   const intents = createIntentStore(input.db);
   return [
@@ -62,5 +69,8 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
     ...createConfigTools({ store: createConfigStore(storage) }),
     createAuditReadTool({ reader: { tail: (n) => tailAuditEntries(input.db, n) } }),
     ...(input.mcp ? [createMcpCallTool({ pool: input.mcp.pool, intents })] : []),
+    createShellSpawnTool({ intents }),
+    // Without a registry no channel can send: every call fails with "no channel named ...".
+    createChannelSendTool({ sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()) }),
   ];
 }

@@ -1,6 +1,6 @@
 /** Messages of `missionWorkflow`, defined once and shared with clients (channels, tests). */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChannelFacts } from '../core/channel.js';
+import type { ChannelFacts, ReplyRoute } from '../core/channel.js';
 import type { GateApprover, GateApproverRef, OnExpire } from '../machines/index.js';
 
 /** A mission as a person defines it (docs/MISSIONS.md). */
@@ -20,6 +20,23 @@ export interface MissionDefinition {
   capabilities: string[];
   /** The channel the mission runs for: its step turns carry these facts. */
   channel: ChannelFacts;
+  /**
+   * A call that already asked for approval (a chat turn that ended Escalated under confirm-first):
+   * the mission opens its first gate for exactly this call before running any step, and the first
+   * step reruns that turn's message with the one-shot grant once approved.
+   */
+  pendingGate?: PendingGate;
+  /** Where step turns deliver their replies (the original channel's route), if anywhere. */
+  replyRoute?: ReplyRoute;
+}
+
+/** The escalated call a confirmation mission starts at. */
+export interface PendingGate {
+  /** The turn that asked. */
+  turnId: string;
+  tool: string;
+  input: unknown;
+  reason: string;
 }
 
 /** State carried through continue-as-new. */

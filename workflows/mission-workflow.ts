@@ -59,6 +59,29 @@ function machineFailure(which: string, err: unknown): ApplicationFailure {
   return ApplicationFailure.create({ type: 'Internal', nonRetryable: true, message: `${which} machine error: ${err instanceof Error ? err.message : String(err)}` });
 }
 
+/**
+ * The mission actor, fresh or restored from the snapshot carried through continue-as-new. A
+ * snapshot the machine cannot restore (corrupted, or from an incompatible machine version) fails
+ * the mission now instead of failing every workflow task forever.
+ */
+function restoreMission(args: MissionArgs, onError: (err: unknown) => void): Actor<typeof missionMachine> {
+  const input = { stepCount: args.definition.steps.length, onExpire: args.definition.onExpire };
+  const snapshot = args.carried?.snapshot;
+  if (args.carried && (typeof snapshot !== 'object' || snapshot === null)) throw machineFailure('mission', 'the carried snapshot is not a machine snapshot');
+  let actor: Actor<typeof missionMachine>;
+  try {
+    actor = createActor(missionMachine, { input, ...(args.carried ? { snapshot: snapshot as never } : {}) });
+  } catch (err) {
+    throw machineFailure('mission', err);
+  }
+  // Subscribe before start: XState reports a failed restore to error observers, or else rethrows it later, outside our code.
+  actor.subscribe({ error: onError });
+  actor.start();
+  const snap = actor.getSnapshot();
+  if (snap.status === 'error') throw machineFailure('mission', snap.error);
+  return actor;
+}
+
 /** The mission workflow: runs every step to the end, waiting durably at gates; continues-as-new with the persisted snapshot. */
 export async function missionWorkflow(args: MissionArgs): Promise<MissionResult> {
   const def = args.definition;
@@ -69,12 +92,7 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
   const historyLimit = args.historyLimit ?? DEFAULT_HISTORY_LIMIT;
 
   let machineError: { which: string; err: unknown } | undefined;
-  const mission = createActor(missionMachine, {
-    input: { stepCount: def.steps.length, onExpire: def.onExpire },
-    ...(args.carried ? { snapshot: args.carried.snapshot as never } : {}),
-  });
-  mission.subscribe({ error: (err) => (machineError = { which: 'mission', err }) });
-  mission.start();
+  const mission = restoreMission(args, (err) => (machineError = { which: 'mission', err }));
   let gate: Actor<typeof gateMachine> | undefined;
   let gateSeq = args.carried?.gateSeq ?? 0;
   let stepsRun = args.carried?.stepsRun ?? 0;
@@ -167,6 +185,8 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       checked();
     }
     let stepsThisRun = 0;
+    // A confirmation mission starts at its gate: the asking turn's escalation stands in for step 1's first run.
+    let seeded = !args.carried ? def.pendingGate : undefined;
 
     while (mission.getSnapshot().status === 'active') {
       const snap = mission.getSnapshot();
@@ -185,18 +205,26 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
 
       // Run step k as a child turn, attested by the worker (the workflow holds no key).
       const { step, attempt, grant } = snap.context;
-      const turnId = `${missionId}/step-${step}/run-${attempt}`;
-      const request = await acts.attestStepTurn({
-        turnId,
-        message: { id: turnId, sessionId: def.channel.sessionId, content: textContent(def.steps[step]?.text ?? ''), receivedAt: Date.now() },
-        channel: def.channel,
-        capabilityLimit: def.capabilities,
-        ...(grant ? { oneShotGrant: grant } : {}),
-      } satisfies TurnRequest);
-      const outcome = await runStepTurn(request);
-      stepsRun++;
-      stepsThisRun++;
-      await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: turnId, outcome: outcome.status });
+      let outcome: TurnOutcome;
+      if (seeded) {
+        outcome = { status: 'Escalated', reason: seeded.reason, pendingTool: seeded.tool, pendingInput: seeded.input, toolCallsMade: 0 };
+        await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: seeded.turnId, outcome: outcome.status });
+        seeded = undefined;
+      } else {
+        const turnId = `${missionId}/step-${step}/run-${attempt}`;
+        const request = await acts.attestStepTurn({
+          turnId,
+          message: { id: turnId, sessionId: def.channel.sessionId, content: textContent(def.steps[step]?.text ?? ''), receivedAt: Date.now() },
+          channel: def.channel,
+          capabilityLimit: def.capabilities,
+          ...(grant ? { oneShotGrant: grant } : {}),
+          ...(def.replyRoute ? { replyRoute: def.replyRoute } : {}),
+        } satisfies TurnRequest);
+        outcome = await runStepTurn(request);
+        stepsRun++;
+        stepsThisRun++;
+        await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: turnId, outcome: outcome.status });
+      }
 
       if (outcome.status === 'Completed') {
         mission.send({ type: 'STEP_DONE' });
@@ -220,12 +248,16 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       mission.send({ type: 'STEP_ESCALATED', gateId });
       checked();
       await audit({ type: 'GateOpened', gateId, step, tool: outcome.pendingTool, inputHash, approvers: names(def.approvers) });
-      await acts.notifyApprovers({ missionId, gateId, kind: 'opened', approvers: def.approvers, text: `${outcome.pendingTool} needs approval: ${outcome.reason}` });
+      const openedAt = Date.now();
+      // What every notice of this gate says about it (channels that show a full request use these).
+      const about = { goal: def.goal, tool: outcome.pendingTool, inputHash, why: outcome.reason, deadline: openedAt + expireMs };
+      await acts.notifyApprovers({ missionId, gateId, kind: 'opened', approvers: def.approvers, text: `${outcome.pendingTool} needs approval: ${outcome.reason}`, ...about });
 
       const g = gate;
-      const openedAt = Date.now();
       let reminded = false;
       let escalated = false;
+      // Everyone who was asked about this gate (second approvers only once it escalated).
+      const allTold = () => [...def.approvers, ...(escalated ? (def.secondApprovers ?? []) : [])];
       const isDecided = () => g.getSnapshot().status !== 'active';
       while (!isDecided()) {
         const due = Math.min(reminded ? Infinity : openedAt + reminderMs, escalated || escalateMs === undefined ? Infinity : openedAt + escalateMs, openedAt + expireMs);
@@ -254,11 +286,11 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
           checked();
           if (e.type === 'REMIND') {
             await audit({ type: 'GateReminded', gateId, afterMs: now - openedAt });
-            await acts.notifyApprovers({ missionId, gateId, kind: 'reminder', approvers: def.approvers, text: `still waiting for a decision on ${outcome.pendingTool}` });
+            await acts.notifyApprovers({ missionId, gateId, kind: 'reminder', approvers: def.approvers, text: `still waiting for a decision on ${outcome.pendingTool}`, ...about });
           } else {
             const all = [...def.approvers, ...(def.secondApprovers ?? [])];
             await audit({ type: 'GateEscalated', gateId, approvers: names(all), afterMs: now - openedAt });
-            await acts.notifyApprovers({ missionId, gateId, kind: 'escalated', approvers: def.secondApprovers ?? [], text: `escalated to you: ${outcome.pendingTool} needs approval` });
+            await acts.notifyApprovers({ missionId, gateId, kind: 'escalated', approvers: def.secondApprovers ?? [], text: `escalated to you: ${outcome.pendingTool} needs approval`, ...about });
           }
         }
         // Expiry last, and only if no decision arrived meanwhile (an update may have landed during the awaits).
@@ -272,20 +304,22 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       switch (decided.value) {
         case 'approved':
           await audit({ type: 'GateApproved', gateId, approver: by?.identity ?? '', approverChannel: by?.channel ?? '', approverTier: by?.trustTier ?? 'Untrusted', ...(reason ? { reason } : {}) });
+          await acts.notifyApprovers({ missionId, gateId, kind: 'decided', approvers: allTold(), text: `approved by ${by?.identity ?? '?'}@${by?.channel ?? '?'}`, ...about });
           mission.send({ type: 'GATE_APPROVED', grant: { gateId, tool: decided.context.tool, inputHash: decided.context.inputHash } });
           break;
         case 'denied':
           await audit({ type: 'GateDenied', gateId, approver: by?.identity ?? '', approverChannel: by?.channel ?? '', approverTier: by?.trustTier ?? 'Untrusted', ...(reason ? { reason } : {}) });
+          await acts.notifyApprovers({ missionId, gateId, kind: 'decided', approvers: allTold(), text: `denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}${reason ? `: ${reason}` : ''}`, ...about });
           mission.send({ type: 'GATE_DENIED', reason: `gate denied by ${by?.identity ?? '?'}${reason ? `: ${reason}` : ''}` });
           break;
         case 'expired':
           await audit({ type: 'GateExpired', gateId, afterMs: Date.now() - openedAt });
-          await acts.notifyApprovers({ missionId, gateId, kind: 'expired', approvers: def.approvers, text: `the gate expired; the mission ${def.onExpire === 'fail' ? 'ends' : 'skips the step'}` });
+          await acts.notifyApprovers({ missionId, gateId, kind: 'expired', approvers: def.approvers, text: `the gate expired; the mission ${def.onExpire === 'fail' ? 'ends' : 'skips the step'}`, ...about });
           mission.send({ type: 'GATE_EXPIRED' });
           break;
         case 'withdrawn':
           await audit({ type: 'GateWithdrawn', gateId, reason: reason ?? 'mission cancelled' });
-          await acts.notifyApprovers({ missionId, gateId, kind: 'withdrawn', approvers: [...def.approvers, ...(escalated ? (def.secondApprovers ?? []) : [])], text: `withdrawn: ${reason ?? 'mission cancelled'}` });
+          await acts.notifyApprovers({ missionId, gateId, kind: 'withdrawn', approvers: allTold(), text: `withdrawn: ${reason ?? 'mission cancelled'}`, ...about });
           mission.send({ type: 'CANCEL' });
           break;
       }

@@ -3,7 +3,8 @@
  * the turn: attestation and trust tier first, then the tool-calling loop, then exactly one of
  * the five outcomes, always followed by `TurnEnded` and finalize.
  */
-import { CancellationScope, condition, isCancellation, proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, condition, isCancellation, proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
+import type { DeliveryActivities } from '../activities/delivery-activities.js';
 import type { createTurnActivities } from '../activities/turn-activities.js';
 import { CapabilitySet, Scope } from '../core/capability/index.js';
 import type { TurnRequest } from '../core/channel.js';
@@ -33,6 +34,36 @@ const tools = proxyActivities<Pick<TurnActivities, 'runTool'>>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+// Long-lived processes are the one kind of tool a channel's cancel interrupts: the activity is
+// cancelled (delivered through its heartbeats), kills its process group, and the turn waits for that.
+const interruptibleTools = proxyActivities<Pick<TurnActivities, 'runTool'>>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '10 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+const INTERRUPTIBLE_TOOLS: ReadonlySet<string> = new Set(['shell.spawn']);
+
+/** Runs `fn` in a scope that is cancelled as soon as `isCancelled()` turns true. */
+async function cancellableBy<T>(isCancelled: () => boolean, fn: () => Promise<T>): Promise<T> {
+  const work = new CancellationScope();
+  const watcher = new CancellationScope();
+  void watcher.run(() => condition(isCancelled)).then(
+    () => work.cancel(),
+    () => undefined,
+  );
+  try {
+    return await work.run(fn);
+  } finally {
+    watcher.cancel();
+  }
+}
+
+// A channel's reply: retried with backoff for a while (Telegram 429s, SMTP 4xx); the deliverer is idempotent.
+const delivery = proxyActivities<DeliveryActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 12, nonRetryableErrorTypes: ['Config', 'Crypto'] },
 });
 
 type Race<T> = { kind: 'done'; value: T } | { kind: 'error'; error: unknown } | { kind: 'timeout' } | { kind: 'cancel' };
@@ -141,7 +172,10 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
               }
               toolCallsMade++;
               try {
-                const out = await tools.runTool({ turnId: req.turnId, call, scope: checked.scope, effective: effective.toJSON(), ...(call.callId === grantedCallId && req.oneShotGrant ? { grant: req.oneShotGrant } : {}) });
+                const input = { turnId: req.turnId, call, scope: checked.scope, effective: effective.toJSON(), ...(call.callId === grantedCallId && req.oneShotGrant ? { grant: req.oneShotGrant } : {}) };
+                const out = INTERRUPTIBLE_TOOLS.has(call.tool)
+                  ? await cancellableBy(() => cancelRequested, () => interruptibleTools.runTool(input))
+                  : await tools.runTool(input);
                 return { callId: call.callId, tool: call.tool, outcome: out };
               } catch (err) {
                 return { callId: call.callId, tool: call.tool, outcome: { status: 'Failed', error: failureToErrorData(err) } };
@@ -150,7 +184,7 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
           ),
         opened.budgetMs - (Date.now() - startedAt),
         () => cancelRequested,
-        // An in-flight tool always finishes: cancellation is only checked between LLM steps.
+        // An in-flight tool finishes (only a long-lived process is interrupted, above): cancellation is checked between LLM steps.
         false,
       );
       if (batch.kind === 'timeout') return { status: 'TimedOut', toolCallsMade, elapsedMs: Date.now() - startedAt };
@@ -169,6 +203,14 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
   }).catch((err: unknown): TurnOutcome => ({ status: 'Failed', error: failureToErrorData(err), toolCallsMade }));
 
   await CancellationScope.nonCancellable(() => bookkeeping.finalizeTurn({ request: req, sessionKey, outcome, durationMs: Date.now() - startedAt }));
+  // Only requests with a reply route deliver here (older histories have none, so they replay unchanged).
+  // A reply that cannot be delivered does not change the turn's outcome, which is already audited.
+  if (req.replyRoute) {
+    const route = req.replyRoute;
+    await CancellationScope.nonCancellable(() =>
+      delivery.deliverReply({ turnId: req.turnId, channel: req.channel, messageId: req.message.id, route, outcome }),
+    ).catch(() => setCurrentDetails(`**Reply not delivered** on ${req.channel.name} (see the deliverReply activity's failure)`));
+  }
   if (outcome.status === 'Failed') throw turnFailure(outcome.error, outcome);
   return outcome;
 }

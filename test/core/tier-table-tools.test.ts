@@ -78,6 +78,8 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   'config.write': [{ key: 'llm.model', value: 'x' }],
   'audit.read': [{}, { type: 'ToolCall' }],
   'mcp.call': [{ server: 'files', tool: 'list' }],
+  'shell.spawn': [{ argv: ['npm', 'test'] }, { argv: ['sleep', '30'], cwd: '/tmp', maxDurationMs: 60_000 }],
+  'channel.send': [{ channel: 'telegram', to: '12345', text: 'hi' }, { channel: 'email', to: 'me@example.com', text: 'hi' }],
 };
 
 const AGENT_ALL_BARE = CapabilitySet.from(KNOWN_SCOPE_BASES);
@@ -158,5 +160,23 @@ describe('the rows say what the new tools may do', () => {
     // ▲: the SemiTrusted set holds the qualified form, never bare net.post.
     expect(effOf('SemiTrusted').toJSON()).toContain('net.post:*');
     expect(effOf('SemiTrusted').grants('net.post')).toBe(false);
+  });
+
+  it('shell.spawn: Trusted only, under its own base (a shell.exec grant does not cover it)', () => {
+    const s = byId('shell.spawn').requiredScope({ argv: ['sleep', '30'] });
+    expect(s).toBe('shell.spawn:sleep');
+    expect(TIERS.map((t) => effOf(t).grants(s))).toEqual([true, false, false]);
+    expect(CapabilitySet.from(['shell.exec:sleep']).grants(s)).toBe(false);
+  });
+
+  it('channel.send: Trusted, SemiTrusted via the ▲ form (qualified by channel name), Untrusted never', () => {
+    const s = byId('channel.send').requiredScope({ channel: 'telegram', to: '1', text: 'x' });
+    expect(s).toBe('channel.send:telegram');
+    expect(TIERS.map((t) => effOf(t).grants(s))).toEqual([true, true, false]);
+    expect(effOf('SemiTrusted').grants('channel.send')).toBe(false);
+    // An agent granted one channel cannot send on another.
+    const agent = CapabilitySet.from(['channel.send:telegram']);
+    expect(effectiveCapabilities(agent, 'SemiTrusted').grants(s)).toBe(true);
+    expect(effectiveCapabilities(agent, 'SemiTrusted').grants('channel.send:email')).toBe(false);
   });
 });

@@ -65,13 +65,13 @@ describe('tool catalog', () => {
   it('finds tools and lists model-facing specs', () => {
     expect(TOOL_CATALOG.map((t) => t.id)).toEqual([
       'fs.read', 'fs.write', 'shell.exec', 'memory.write', 'memory.recall', 'memory.forget', 'fs.delete', 'fs.metadata',
-      'net.fetch', 'net.post', 'git.status', 'git.diff', 'git.commit', 'config.read', 'config.write', 'audit.read', 'mcp.call',
+      'net.fetch', 'net.post', 'git.status', 'git.diff', 'git.commit', 'config.read', 'config.write', 'audit.read', 'mcp.call', 'shell.spawn', 'channel.send',
     ]);
     expect(findTool('fs.read')).toBe(fsReadTool);
     expect(findTool('nope')).toBeUndefined();
     const specs = toolSpecs(['shell.exec']);
     expect(specs).toEqual([{ id: 'shell.exec', description: shellExecTool.description, inputSchema: shellExecTool.inputSchema }]);
-    expect(toolSpecs()).toHaveLength(17);
+    expect(toolSpecs()).toHaveLength(19);
     expect(errorKindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
     expect(shellExecTool.idempotency).toBe('at-most-once');
   });

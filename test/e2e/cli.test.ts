@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { aivyx, cliEnv, spawnAivyx } from '../support/cli-process.js';
+import { aivyx, cliEnv, spawnAivyx, untilAivyx } from '../support/cli-process.js';
 
 const home = mkdtempSync(join(tmpdir(), 'aivyx-e2e-'));
 const script = join(home, 'script.json');
@@ -54,17 +54,28 @@ describe('aivyx CLI', () => {
     expect(chat.stderr).toContain('[Completed');
     expect(chat.status).toBe(0);
 
+    // Confirm-first is on by default: shell.exec asks first, and the turn names the gate that decides it.
     const ran = aivyx(['chat', '-m', 'run something'], env);
-    expect(ran.stdout).toContain('ran: hi');
-    expect(ran.stderr).toContain('shell.exec');
+    expect(ran.stderr).toContain('[Escalated: shell.exec needs approval');
+    expect(ran.stdout).not.toContain('ran: hi');
+    expect(ran.status).toBe(3);
+    const gateId = /approval needed: gate (mission-confirm-[0-9a-f]{32}\/gate-1)/.exec(ran.stderr)?.[1];
+    expect(gateId, ran.stderr).toBeDefined();
+    const missionId = gateId!.split('/')[0]!;
+    expect(aivyx(['mission', 'approve', gateId!], env).stdout).toContain(`gate ${gateId}: approved`);
+    // The rerun with the one-shot grant runs exactly the approved call, once.
+    await untilAivyx(['mission', 'show', missionId], env, (s) => s.includes(': completed (completed)'), 60_000);
 
     const verify = aivyx(['audit', 'verify'], env);
     expect(verify.stdout).toMatch(/audit chain OK: \d+ entries/);
     expect(verify.status).toBe(0);
-    const tail = aivyx(['audit', 'tail', '-n', '3', '--json'], env);
-    const rows = tail.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: { type: string } });
-    expect(rows).toHaveLength(3);
-    expect(rows.at(-1)?.event.type).toBe('TurnEnded');
+    const tail = aivyx(['audit', 'tail', '-n', '40', '--json'], env);
+    const events = tail.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event: Record<string, unknown> }).event);
+    const calls = events.filter((e) => e.type === 'ToolCall' && e.toolId === 'shell.exec');
+    expect(calls.map((e) => String(e.outcome).split('(')[0])).toEqual(['RequiresEscalation', 'Completed']);
+    expect(calls[1]?.inputHash).toBe(calls[0]?.inputHash);
+    expect(events.find((e) => e.type === 'GateApproved' && e.missionId === missionId)).toMatchObject({ approver: 'local-user', approverChannel: 'cli' });
+    expect(events.at(-1)?.type).toBe('MissionEnded');
 
     up.kill('SIGINT');
     await new Promise((r) => up?.once('exit', r));
@@ -115,6 +126,8 @@ describe('aivyx chat REPL', () => {
     const replScript = join(home, 'repl-script.json');
     writeFileSync(replScript, JSON.stringify({ rules: [{ match: 'slow', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sleep', '2'] } }] }, { say: 'should not be said' }] }, { steps: [{ say: 'still here' }] }] }));
     env.AIVYX_LLM = `scripted:${replScript}`;
+    // This test is about Ctrl-C during a running tool, so the tool must run without asking first.
+    env.AIVYX_CONFIRM_DESTRUCTIVE = 'off';
     const repl = spawnAivyx(['chat'], env);
     const chat = repl.child;
     const waitFor = (text: string) => repl.waitFor(text);

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { aivyx, cliEnv, spawnAivyx } from '../support/cli-process.js';
+import { aivyx, cliEnv, spawnAivyx, untilAivyx } from '../support/cli-process.js';
 
 const home = mkdtempSync(join(tmpdir(), 'aivyx-mission-e2e-'));
 const script = join(home, 'script.json');
@@ -23,20 +23,8 @@ writeFileSync(
   }),
 );
 
+const until = untilAivyx;
 const baseEnv = () => cliEnv(home, script, { AIVYX_CONFIRM_FIRST: 'shell.exec' });
-
-/** Runs `aivyx args` until `ok(stdout)` or the deadline (visibility is eventually consistent). */
-async function until(args: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean, timeoutMs = 20_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < end) {
-    const r = aivyx(args, env);
-    last = `${r.stdout}${r.stderr}`;
-    if (r.status === 0 && ok(r.stdout)) return r.stdout;
-    await new Promise((res) => setTimeout(res, 300));
-  }
-  throw new Error(`aivyx ${args.join(' ')} never matched; last output:\n${last}`);
-}
 
 let up: ChildProcess | undefined;
 afterAll(() => {

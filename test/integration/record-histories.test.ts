@@ -6,9 +6,23 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { DeliveryRegistry } from '../../activities/delivery-activities.js';
+import { MissionGateway } from '../../channels/mission-gateway.js';
+import { TurnGateway } from '../../channels/turn-gateway.js';
+import { textContent } from '../../core/message.js';
+import { confirmationMissionId } from '../../infra/confirmations.js';
 import { findTemporalCli } from '../../infra/temporal/index.js';
-import { testTemporalAddress } from '../support/temporal.js';
+import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import { testConnection, testTemporalAddress, type TestConnection } from '../support/temporal.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';
+
+/** Saves a workflow's history as the JSON the UI downloads (historyToJSON trips over vitest's module loading). */
+function save(workflowId: string, name: string): void {
+  const cli = findTemporalCli({ env: process.env, projectRoot: join(import.meta.dirname, '../..') });
+  const json = execFileSync(cli, ['workflow', 'show', '--workflow-id', workflowId, '--address', testTemporalAddress(), '--output', 'json'], { encoding: 'utf8' });
+  writeFileSync(join(import.meta.dirname, '../histories', `${name}.json`), json);
+}
 
 describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', () => {
   let h: Harness;
@@ -25,13 +39,60 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', (
     const sessionId = 'recorded-session';
     const a = await h.turn('read and run', { sessionId, messageId: 'm1' });
     const b = await h.turn('this is denied', { sessionId, messageId: 'm2', tier: 'SemiTrusted' });
-    // The CLI writes the same JSON the UI downloads (historyToJSON trips over vitest's module loading).
-    const cli = findTemporalCli({ env: process.env, projectRoot: join(import.meta.dirname, '../..') });
-    const save = (workflowId: string, name: string) => {
-      const json = execFileSync(cli, ['workflow', 'show', '--workflow-id', workflowId, '--address', testTemporalAddress(), '--output', 'json'], { encoding: 'utf8' });
-      writeFileSync(join(import.meta.dirname, '../histories', `${name}.json`), json);
-    };
     save(a.turnId, 'turn-tools');
     save(b.turnId, 'turn-denied');
   });
+});
+
+describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record mission histories', () => {
+  let tc: TestConnection;
+  let h: MissionHarness;
+  const delivered: string[] = [];
+  beforeAll(async () => {
+    tc = await testConnection();
+    const deliveries = new DeliveryRegistry();
+    deliveries.register('rest', { deliverReply: async (r) => void delivered.push(r.turnId) });
+    h = await startMissionHarness(
+      { nativeConnection: tc.connection, namespace: tc.namespace },
+      {
+        script: { rules: [{ match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}' }] }, { steps: [{ say: 'step done' }] }] },
+        confirmWith: tc.client,
+        deliveries,
+      },
+    );
+  }, 120_000);
+  afterAll(async () => h?.stop());
+
+  const gateOpen = async (missionId: string): Promise<string> => {
+    const handle = tc.client.workflow.getHandle<typeof missionWorkflow>(missionId);
+    for (let i = 0; i < 300; i++) {
+      const s = await handle.query(missionStatusQuery).catch(() => undefined);
+      if (s?.gate?.state === 'open') return s.gate.gateId;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`no gate on ${missionId}`);
+  };
+
+  it('records an approved mission, an expired one and a confirmation mission with a delivered reply', async () => {
+    const missions = new MissionGateway({ client: tc.client, taskQueue: h.taskQueue, capabilities: ['shell.exec'] });
+    const approved = await missions.create({ goal: 'ship it', steps: ['prepare', 'deploy the build'] });
+    await missions.approve(await gateOpen(approved.missionId), 'go');
+    await tc.client.workflow.getHandle(approved.missionId).result();
+    save(approved.missionId, 'mission-approved');
+
+    const expired = await missions.create({ goal: 'deploy late', reminderAfter: '1s', expireAfter: '2s' });
+    await tc.client.workflow.getHandle(expired.missionId).result();
+    save(expired.missionId, 'mission-expired');
+
+    const turns = new TurnGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, hub: h.hub });
+    const facts = { name: 'rest', platform: 'Rest' as const, trustTier: 'Trusted' as const, sessionId: 'recorded-confirm', sender: 'alice' };
+    const turn = await turns.start(facts, { id: 'confirm-1', sessionId: facts.sessionId, content: textContent('deploy now'), receivedAt: Date.now() }, () => undefined, { to: 'alice' });
+    await turn.outcome;
+    const missionId = confirmationMissionId(turn.turnWorkflowId);
+    await missions.decideAs('approve', await gateOpen(missionId), { identity: 'alice', channel: 'rest', trustTier: 'Trusted' });
+    await tc.client.workflow.getHandle(missionId).result();
+    if (delivered.length < 2) throw new Error(`expected the turn and its rerun to deliver, got ${delivered.join(', ')}`);
+    save(turn.turnWorkflowId, 'turn-escalated-delivered');
+    save(missionId, 'mission-confirmation');
+  }, 120_000);
 });

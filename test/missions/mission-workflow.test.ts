@@ -96,7 +96,7 @@ describe('missionWorkflow', () => {
     expect(finished.map((e) => (e.type === 'MissionStepFinished' ? `${e.step}:${e.outcome}` : ''))).toEqual(['0:Completed', '1:Escalated', '1:Completed', '2:Completed']);
     const rerun = await h.audit(`${def.missionId}/step-1/run-2`);
     expect(rerun.find((e) => e.type === 'ToolCall')).toMatchObject({ toolId: 'shell.exec', outcome: expect.stringMatching(/^Completed/) });
-    expect(h.notices.filter((n) => n.gateId === gateId).map((n) => n.kind)).toEqual(['opened', 'reminder']);
+    expect(h.notices.filter((n) => n.gateId === gateId).map((n) => n.kind)).toEqual(['opened', 'reminder', 'decided']);
     expect((await h.verify()).ok).toBe(true);
   }, 120_000);
 

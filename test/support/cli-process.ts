@@ -50,3 +50,16 @@ export function spawnAivyx(args: string[], env: NodeJS.ProcessEnv): AivyxProcess
     },
   };
 }
+
+/** Runs `aivyx args` until `ok(stdout)` or the deadline (visibility is eventually consistent). */
+export async function untilAivyx(args: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean, timeoutMs = 20_000): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < end) {
+    const r = aivyx(args, env);
+    last = `${r.stdout}${r.stderr}`;
+    if (r.status === 0 && ok(r.stdout)) return r.stdout;
+    await new Promise((res) => setTimeout(res, 300));
+  }
+  throw new Error(`aivyx ${args.join(' ')} never matched; last output:\n${last}`);
+}

@@ -3,16 +3,19 @@
  * PostgreSQL database, a master key, and a worker with the turn and mission activities.
  * Like turn-harness.ts, but the worker can be restarted and the environment is the caller's.
  */
+import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
+import { DeliveryRegistry, routingMissionNotifier } from '../../activities/delivery-activities.js';
 import { createMissionActivities, streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
 import { createScriptedProvider, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
 import type { AgentConfig } from '../../activities/ports.js';
 import type { AuditEvent } from '../../core/audit-events.js';
-import { createAttestor } from '../../infra/attestation.js';
+import { createAttestor, type Attestor } from '../../infra/attestation.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
 import { createAuditPort } from '../../infra/audit-port.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
+import { createConfirmations } from '../../infra/confirmations.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub } from '../../infra/stream-hub.js';
 import { wireTurnActivities } from '../../infra/wiring.js';
@@ -31,6 +34,10 @@ try {
 export interface MissionHarnessOptions {
   script: ScriptedScript;
   agent?: Partial<AgentConfig>;
+  /** Channel deliverers (replies and gate notices); default none. */
+  deliveries?: DeliveryRegistry;
+  /** Open confirmation missions (confirm-first in conversations) with this client. */
+  confirmWith?: Client;
 }
 
 /** A running mission stack. */
@@ -38,6 +45,9 @@ export interface MissionHarness {
   taskQueue: string;
   db: Kysely<Database>;
   hub: StreamHub;
+  /** The worker's attestor (channel turns submitted by a test must be attested with it). */
+  attestor: Attestor;
+  deliveries: DeliveryRegistry;
   /** Every notice sent to approvers, in order. */
   notices: MissionNotice[];
   /** Stops the worker (waiting for it) and starts a fresh one on the same task queue. */
@@ -64,12 +74,15 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   const notices: MissionNotice[] = [];
   const llm = createScriptedProvider(opts.script);
   const agent: AgentConfig = { capabilities: ['fs.read', 'fs.write', 'shell.exec', 'llm.call'], budgetMs: 60_000, confirmFirst: ['shell.exec'], ...opts.agent };
-  const notifier = streamMissionNotifier((key, e) => hub.publish(key, e));
+  const deliveries = opts.deliveries ?? new DeliveryRegistry();
+  const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
+  const attestor = createAttestor(master.subkey('attestation'));
+  const confirmations = opts.confirmWith ? createConfirmations({ client: opts.confirmWith, taskQueue, capabilities: agent.capabilities }) : undefined;
   const activities = {
-    ...wireTurnActivities({ db, master, hub, llm, agent }),
+    ...wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(confirmations ? { confirmations } : {}) }),
     ...createMissionActivities({
       audit: createAuditPort(db, master.subkey('audit')),
-      attestor: createAttestor(master.subkey('attestation')),
+      attestor,
       notifier: { notify: async (n, key) => { notices.push(n); await notifier.notify(n, key); } },
     }),
   };
@@ -82,6 +95,8 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     taskQueue,
     db,
     hub,
+    attestor,
+    deliveries,
     notices,
     async restartWorker() {
       current.worker.shutdown();

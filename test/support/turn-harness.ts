@@ -24,6 +24,7 @@ import type { MasterKey } from '../../infra/crypto/index.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub, type ChannelEvent } from '../../infra/stream-hub.js';
+import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { wireTurnActivities, type WiringInput } from '../../infra/wiring.js';
 import { createAivyxWorker } from '../../infra/worker.js';
 import { createTestDatabase } from './postgres.js';
@@ -48,6 +49,8 @@ export interface HarnessOptions {
   tools?: readonly ToolImplementation[];
   /** MCP servers for the worker (wiring's `mcp`). */
   mcp?: WiringInput['mcp'];
+  /** Channel deliverers for `deliverReply` (default: an empty registry, exposed as `deliveries`). */
+  deliveries?: DeliveryRegistry;
   /** Encrypt payloads as production does (default); `false` only for tests that need plaintext histories. */
   codec?: boolean;
 }
@@ -61,6 +64,7 @@ export interface Harness {
   master: MasterKey;
   attestor: Attestor;
   hub: StreamHub;
+  deliveries: DeliveryRegistry;
   gateway: TurnGateway;
   worker: Worker;
   /** Channel facts for a tier (attested by the harness's attestor unless told otherwise). */
@@ -93,7 +97,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     confirmFirst: [],
     ...opts.agent,
   };
-  const activities = wireTurnActivities({ db, master, hub, llm, agent, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}) });
+  const deliveries = opts.deliveries ?? new DeliveryRegistry();
+  const activities = wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}) });
   const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities, ...(dataConverter ? { dataConverter } : {}) });
   const running = worker.run();
   const attestor = createAttestor(master.subkey('attestation'));
@@ -116,6 +121,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     master,
     attestor,
     hub,
+    deliveries,
     gateway,
     worker,
     facts,

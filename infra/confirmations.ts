@@ -1,0 +1,83 @@
+/**
+ * Confirm-first in a plain conversation: when a channel turn ends `Escalated`, the worker opens a
+ * *confirmation mission* whose first gate is exactly the pending call (tool + input hash). The
+ * people who may decide it are the sender, when their channel's tier may approve, and the owner
+ * (`local-user` on `cli`). Once approved, the mission reruns the message with a one-shot grant
+ * for that call and delivers the reply on the original channel's route. The model never decides:
+ * gates move only by the mission's Update, validated against this approver list.
+ */
+import { createHash } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { ConfirmationPort, EscalatedOutcome } from '../activities/ports.js';
+import { LOCAL_APPROVER } from '../channels/mission-gateway.js';
+import type { TurnRequest } from '../core/channel.js';
+import { messageText } from '../core/message.js';
+import { APPROVING_TIERS, type GateApproverRef } from '../machines/index.js';
+import { missionStartMetadata, type MissionDefinition } from '../workflows/mission-messages.js';
+import type { missionWorkflow } from '../workflows/mission-workflow.js';
+
+/** The confirmation mission of a turn (deterministic, so a retried activity finds the same one). */
+export function confirmationMissionId(turnId: string): string {
+  return `mission-confirm-${createHash('sha256').update(turnId).digest('hex').slice(0, 32)}`;
+}
+
+/** The gate a confirmation mission opens first. */
+export function confirmationGateId(turnId: string): string {
+  return `${confirmationMissionId(turnId)}/gate-1`;
+}
+
+/** What the confirmation starter needs. */
+export interface ConfirmationDeps {
+  client: Client;
+  taskQueue: string;
+  /** The agent's capability set: the rerun is bounded by it (and the channel's tier ceiling). */
+  capabilities: string[];
+  /** Gate timers; defaults are the mission defaults (reminder 24 h, expiry 72 h). */
+  reminderAfter?: string | number;
+  expireAfter?: string | number;
+  /** Upsert the dashboard search attributes (true on a server that has them). */
+  dashboard?: boolean;
+}
+
+/** The definition of the confirmation mission for `req`'s escalated call. */
+export function confirmationDefinition(req: TurnRequest, outcome: EscalatedOutcome, deps: Pick<ConfirmationDeps, 'capabilities' | 'reminderAfter' | 'expireAfter'>): MissionDefinition {
+  const approvers: GateApproverRef[] = [];
+  if (APPROVING_TIERS.includes(req.channel.trustTier) && req.channel.sender) approvers.push({ identity: req.channel.sender, channel: req.channel.name });
+  if (!approvers.some((a) => a.identity === LOCAL_APPROVER.identity && a.channel === LOCAL_APPROVER.channel)) approvers.push({ identity: LOCAL_APPROVER.identity, channel: LOCAL_APPROVER.channel });
+  const text = messageText(req.message.content);
+  return {
+    missionId: confirmationMissionId(req.turnId),
+    goal: `confirm ${outcome.pendingTool} asked on ${req.channel.name}: ${text.slice(0, 120)}`,
+    steps: [{ text }],
+    approvers,
+    onExpire: 'fail',
+    capabilities: deps.capabilities,
+    channel: req.channel,
+    pendingGate: { turnId: req.turnId, tool: outcome.pendingTool, input: outcome.pendingInput ?? null, reason: outcome.reason },
+    ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),
+    ...(deps.reminderAfter !== undefined ? { reminderAfter: deps.reminderAfter } : {}),
+    ...(deps.expireAfter !== undefined ? { expireAfter: deps.expireAfter } : {}),
+  };
+}
+
+/** A confirmation port that starts confirmation missions over the Temporal client. */
+export function createConfirmations(deps: ConfirmationDeps): ConfirmationPort {
+  return {
+    async open(req, outcome) {
+      const def = confirmationDefinition(req, outcome, deps);
+      try {
+        await deps.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+          workflowId: def.missionId,
+          taskQueue: deps.taskQueue,
+          // A retried activity must not open a second confirmation, even after the first one ended.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          args: [{ definition: def, ...(deps.dashboard ? { dashboard: true } : {}) }],
+          ...missionStartMetadata(def),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+      return { gateId: `${def.missionId}/gate-1` };
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Confirm-first in a plain conversation: a channel turn that ends `Escalated` opens a
+ * confirmation mission whose first gate is exactly the pending call. The sender (on a tier that
+ * may approve) and the owner may decide it; once approved, the message reruns with a one-shot
+ * grant and exactly that call runs, once. On the shared dev server.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MissionGateway } from '../../channels/mission-gateway.js';
+import { TurnGateway } from '../../channels/turn-gateway.js';
+import type { ChannelFacts, TurnRequest } from '../../core/channel.js';
+import { textContent } from '../../core/message.js';
+import { confirmationDefinition, confirmationMissionId, createConfirmations } from '../../infra/confirmations.js';
+import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import { testConnection, type TestConnection } from '../support/temporal.js';
+
+const script = {
+  rules: [
+    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{result.0.output.stdout}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    { steps: [{ say: 'ok' }] },
+  ],
+};
+
+let tc: TestConnection;
+let h: MissionHarness;
+let turns: TurnGateway;
+let missions: MissionGateway;
+
+beforeAll(async () => {
+  tc = await testConnection();
+  h = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script, confirmWith: tc.client });
+  turns = new TurnGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, hub: h.hub });
+  missions = new MissionGateway({ client: tc.client, taskQueue: h.taskQueue, capabilities: [] });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+// A Trusted channel: SemiTrusted ceilings hold no shell.exec, so there the call is denied before confirm-first.
+const rest = (sender: string): ChannelFacts => ({ name: 'rest', platform: 'Rest', trustTier: 'Trusted', sessionId: `rest-${randomUUID()}`, sender });
+
+async function openGateOf(missionId: string): Promise<{ gateId: string; approvers: { identity: string; channel: string }[] }> {
+  const handle = tc.client.workflow.getHandle<typeof missionWorkflow>(missionId);
+  for (let i = 0; i < 200; i++) {
+    try {
+      const s = await handle.query(missionStatusQuery);
+      if (s.gate?.state === 'open') return s.gate;
+    } catch {
+      // not started yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no open gate on ${missionId}`);
+}
+
+describe('confirm-first in a conversation', () => {
+  it('an escalated chat turn opens a gate for exactly its call; the sender approves; the call runs once', async () => {
+    const facts = rest('alice');
+    const message = { id: randomUUID(), sessionId: facts.sessionId, content: textContent('deploy the site'), receivedAt: Date.now() };
+    const events: string[] = [];
+    const turn = await turns.start(facts, message, (e) => {
+      if (e.type === 'status') events.push(e.text);
+    });
+    const outcome = await turn.outcome;
+    expect(outcome).toMatchObject({ status: 'Escalated', pendingTool: 'shell.exec' });
+    const missionId = confirmationMissionId(turn.turnWorkflowId);
+    expect(events.join('\n')).toContain(`approval needed: gate ${missionId}/gate-1`);
+
+    const gate = await openGateOf(missionId);
+    expect(gate.gateId).toBe(`${missionId}/gate-1`);
+    expect(gate.approvers).toEqual([{ identity: 'alice', channel: 'rest' }, { identity: 'local-user', channel: 'cli' }]);
+
+    // The same sender on an Untrusted footing, or someone else, cannot decide it.
+    await expect(missions.decideAs('approve', gate.gateId, { identity: 'alice', channel: 'rest', trustTier: 'Untrusted' })).rejects.toThrow(/Untrusted channel may not decide/);
+    await expect(missions.decideAs('approve', gate.gateId, { identity: 'mallory', channel: 'rest', trustTier: 'Trusted' })).rejects.toThrow(/not an approver/);
+
+    // Opening it again (a retried finalizeTurn) finds the same mission.
+    const handle = tc.client.workflow.getHandle<typeof missionWorkflow>(missionId);
+    const firstRun = (await handle.describe()).runId;
+    const req: TurnRequest = { turnId: turn.turnWorkflowId, message, channel: facts };
+    const again = await createConfirmations({ client: tc.client, taskQueue: h.taskQueue, capabilities: ['shell.exec'] }).open(req, outcome as never);
+    expect(again.gateId).toBe(gate.gateId);
+    expect((await handle.describe()).runId).toBe(firstRun);
+
+    expect(await missions.decideAs('approve', gate.gateId, { identity: 'alice', channel: 'rest', trustTier: 'Trusted' }, 'go ahead')).toEqual({ gateId: gate.gateId, state: 'approved' });
+    expect(await handle.result()).toMatchObject({ missionId, state: 'completed', stepsRun: 1 });
+
+    const audit = await h.audit(missionId);
+    expect(audit.find((e) => e.type === 'MissionStepFinished')).toMatchObject({ stepTurnId: turn.turnWorkflowId, outcome: 'Escalated' });
+    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({ approver: 'alice', approverChannel: 'rest', approverTier: 'Trusted', reason: 'go ahead' });
+    const asked = (await h.audit(turn.turnWorkflowId)).find((e) => e.type === 'ToolCall');
+    const ran = (await h.audit(`${missionId}/step-0/run-2`)).filter((e) => e.type === 'ToolCall');
+    expect(asked).toMatchObject({ toolId: 'shell.exec', outcome: 'RequiresEscalation' });
+    expect(ran).toHaveLength(1);
+    expect(ran[0]).toMatchObject({ toolId: 'shell.exec', outcome: expect.stringMatching(/^Completed/), inputHash: (asked as { inputHash: string }).inputHash });
+    expect((await h.verify()).ok).toBe(true);
+  }, 120_000);
+
+  it('only the owner may decide what an Untrusted sender asked for', () => {
+    const facts: ChannelFacts = { name: 'email', platform: 'Email', trustTier: 'Untrusted', sessionId: 's', sender: 'stranger@example.com' };
+    const def = confirmationDefinition(
+      { turnId: 'turn/email/x', message: { id: 'x', sessionId: 's', content: textContent('delete it'), receivedAt: 0 }, channel: facts },
+      { status: 'Escalated', reason: 'confirm-first', pendingTool: 'fs.delete', pendingInput: { path: '/tmp/x' }, toolCallsMade: 0 },
+      { capabilities: ['fs.delete'] },
+    );
+    expect(def.approvers).toEqual([{ identity: 'local-user', channel: 'cli' }]);
+    expect(def.pendingGate).toEqual({ turnId: 'turn/email/x', tool: 'fs.delete', input: { path: '/tmp/x' }, reason: 'confirm-first' });
+  });
+});
