@@ -4,7 +4,7 @@
  * applies the namespace setup (retention, search attributes) that a reused SQLite file
  * would otherwise lack, because start-dev ignores `--search-attribute` on an existing db.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -80,6 +80,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   // server; the owning process stops it explicitly with stop().
   const child = spawn(opts.cliPath, argv, { stdio: ['ignore', logFd, logFd], detached: true });
   closeSync(logFd); // the child holds its own copy
+  const watchdog = child.pid === undefined ? undefined : startWatchdog(process.pid, child.pid);
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawnError: Error | undefined;
   const exit = new Promise<void>((resolve) => {
@@ -95,6 +96,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   });
 
   const stop = async (): Promise<void> => {
+    watchdog?.kill('SIGKILL');
     if (exited || child.pid === undefined) return;
     child.kill('SIGTERM');
     const killed = await Promise.race([exit.then(() => true), delay(STOP_GRACE_MS).then(() => false)]);
@@ -200,4 +202,16 @@ function tailOf(file: string, lines: number): string {
   } catch {
     return '(no log)';
   }
+}
+
+/**
+ * A detached watchdog that stops the server once its owner is gone: the server has its own
+ * process group (so a terminal Ctrl-C cannot reach it), which also means a SIGKILLed owner would
+ * leave it running. The watchdog polls the owner's pid and then sends SIGTERM, and SIGKILL later.
+ */
+function startWatchdog(ownerPid: number, serverPid: number): ChildProcess {
+  const script = `while kill -0 ${ownerPid} 2>/dev/null; do sleep 1; done; kill -TERM ${serverPid} 2>/dev/null; sleep ${STOP_GRACE_MS / 1000}; kill -KILL ${serverPid} 2>/dev/null; exit 0`;
+  const dog = spawn('/bin/sh', ['-c', script], { stdio: 'ignore', detached: true });
+  dog.unref();
+  return dog;
 }

@@ -168,3 +168,49 @@ async function uiSettings(url: string): Promise<string> {
     await delay(250);
   }
 }
+
+describe('a dev server whose owner is SIGKILLed', () => {
+  it('is stopped by its watchdog instead of being orphaned', async () => {
+    const home = tempDir('aivyx-orphan-');
+    const port = await freePort();
+    const owner = join(home, 'owner.mts');
+    // The owner starts a headless server, prints its pid, then waits to be killed.
+    writeFileSync(
+      owner,
+      [
+        `import { findTemporalCli, startDevServer } from ${JSON.stringify(join(projectRoot, 'infra/temporal/index.js'))};`,
+        `const cliPath = findTemporalCli({ env: process.env, projectRoot: ${JSON.stringify(projectRoot)} });`,
+        `const server = await startDevServer({ cliPath, home: ${JSON.stringify(home)}, port: ${port}, headless: true });`,
+        `console.log('owner-pid ' + process.pid + ' server-pid ' + server.pid);`,
+        'setInterval(() => undefined, 1000);',
+      ].join('\n'),
+    );
+    const { spawn } = await import('node:child_process');
+    const child = spawn(join(projectRoot, 'node_modules/.bin/tsx'), [owner], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+    // tsx runs the script in a child node process: that process is the owner to kill.
+    const [ownerPid, serverPid] = await new Promise<[number, number]>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /owner-pid (\d+) server-pid (\d+)/.exec(out);
+        if (m?.[1] && m[2]) resolve([Number(m[1]), Number(m[2])]);
+      });
+      child.once('exit', (code) => reject(new Error(`owner exited early (${code}): ${out}`)));
+    });
+    // A killed orphan may linger as a zombie until init reaps it: that counts as gone.
+    const { readFileSync } = await import('node:fs');
+    const alive = (pid: number): boolean => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    expect(alive(serverPid)).toBe(true);
+    process.kill(ownerPid, 'SIGKILL');
+    child.kill('SIGKILL');
+    const until = Date.now() + 20_000;
+    while (alive(serverPid) && Date.now() < until) await delay(250);
+    expect(alive(serverPid), `dev server ${serverPid} still running 20 s after its owner was SIGKILLed`).toBe(false);
+  }, 90_000);
+});
