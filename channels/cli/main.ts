@@ -6,16 +6,19 @@
  *   aivyx chat [-m TEXT] [--session ID]
  *   aivyx audit verify | tail [-n N] [--json]
  *   aivyx mission create | list | show | approve | deny | cancel
+ *   aivyx temporal setup [--address A] [--namespace N]
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { AivyxError, describeError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { loadConfig, type AivyxConfig } from '../../infra/config.js';
 import { findRunningStack } from '../../infra/home-lock.js';
 import { promptHidden } from '../../infra/passphrase.js';
+import { ensureNamespaceSetup, MIN_RETENTION_HOURS } from '../../infra/temporal/index.js';
 import { cliPassphrase as passphrase } from './passphrase.js';
 import { restToken, startStack, type Stack } from '../../infra/stack.js';
 import { printAudit, runAuditDirect, withStorage } from './audit-commands.js';
@@ -33,6 +36,8 @@ const USAGE = `usage:
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
   aivyx secrets list                     names of stored secrets (never values)
   aivyx storage rotate-keys              re-seal every stored row under the next key-schedule version (resumable)
+  aivyx temporal setup [--address HOST:PORT] [--namespace NS]
+                                         on a real cluster: raise retention and register the dashboard search attributes
 ${MISSION_USAGE}`;
 
 
@@ -112,6 +117,31 @@ async function mission(config: AivyxConfig, args: string[]): Promise<number> {
   }
 }
 
+/** `aivyx temporal setup`: what `aivyx up` does on connect, as a separate step an operator can run with operator rights. */
+async function temporal(config: AivyxConfig, args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'setup') throw new AivyxError('Config', `unknown temporal command "${sub ?? ''}"`, { hint: USAGE });
+  const { values } = parseArgs({ args: rest, options: { address: { type: 'string' }, namespace: { type: 'string' } } });
+  const address = values.address ?? config.temporalAddress;
+  if (!address) throw new AivyxError('Config', 'no cluster to set up', { hint: 'pass --address HOST:PORT or set TEMPORAL_ADDRESS (the local dev server is set up by `aivyx up` itself)' });
+  const namespace = values.namespace ?? config.namespace;
+  const connection = await Connection.connect({ address });
+  try {
+    const done = await ensureNamespaceSetup(connection, namespace);
+    process.stdout.write(
+      [
+        `namespace ${namespace} on ${address}:`,
+        `  retention: ${done.retentionRaised ? `raised to ${MIN_RETENTION_HOURS} h` : `already at least ${MIN_RETENTION_HOURS} h`}`,
+        `  search attributes: ${done.added.length > 0 ? `registered ${done.added.join(', ')}` : 'all present'}`,
+        '',
+      ].join('\n'),
+    );
+    return 0;
+  } finally {
+    await connection.close();
+  }
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -137,6 +167,8 @@ async function main(argv: string[]): Promise<number> {
       return withStorage(config, (storage) =>
         runSecretsCommand(args, { storage, readStdin, out: (s) => process.stdout.write(s), ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}) }),
       );
+    case 'temporal':
+      return temporal(config, args);
     case 'storage':
       return withStorage(config, (storage) => runRotateCommand(args, { storage, out: (s) => process.stdout.write(s) }));
     case undefined:

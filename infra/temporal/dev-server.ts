@@ -139,10 +139,11 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
  * Makes a namespace fit for aivyx: retention ≥ 720 h and every custom search attribute
  * registered. Idempotent; also run by `aivyx up` against a cluster given by TEMPORAL_ADDRESS.
  */
-export async function ensureNamespaceSetup(connection: Connection, namespace: string): Promise<void> {
+export async function ensureNamespaceSetup(connection: Connection, namespace: string): Promise<{ retentionRaised: boolean; added: string[] }> {
   const described = await connection.workflowService.describeNamespace({ namespace });
   const retentionMs = optionalTsToMs(described.config?.workflowExecutionRetentionTtl) ?? 0;
-  if (retentionMs < MIN_RETENTION_HOURS * 3_600_000) {
+  const retentionRaised = retentionMs < MIN_RETENTION_HOURS * 3_600_000;
+  if (retentionRaised) {
     await connection.workflowService.updateNamespace({ namespace, config: { workflowExecutionRetentionTtl: msToTs(`${MIN_RETENTION_HOURS}h`) } });
   }
 
@@ -163,6 +164,7 @@ export async function ensureNamespaceSetup(connection: Connection, namespace: st
   if (Object.keys(missing).length > 0) {
     await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
   }
+  return { retentionRaised, added: Object.keys(missing) };
 }
 
 /** Polls until the frontend answers for `namespace`; fails fast if the process died. */
