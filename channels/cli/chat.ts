@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { describeError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
+import { createRestartDedupe } from './restart-dedupe.js';
 import { restJson, sendMessage, type RestTarget } from './rest-client.js';
 
 /** Exit status for each outcome: 0 only for Completed. */
@@ -33,20 +34,25 @@ interface Io {
 export async function chatTurn(target: RestTarget, text: string, sessionId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
   let outcome: TurnOutcome | undefined;
   let streamed = false;
+  const dedupe = createRestartDedupe();
   for await (const ev of sendMessage(target, { text, sessionId })) {
     const data = ev.data as Record<string, unknown>;
     switch (ev.event) {
       case 'turn':
         onTurn?.(String(data.turnWorkflowId));
         break;
-      case 'text':
-        io.out(String(data.text));
-        streamed = true;
+      case 'text': {
+        const { show, diverged } = dedupe.text(String(data.text));
+        if (diverged) io.err(`\n· (the restarted step says something different:)\n`);
+        io.out(show);
+        streamed ||= show !== '';
         break;
+      }
       case 'status':
         io.err(`· ${String(data.text)}\n`);
         break;
       case 'tool_started':
+        dedupe.nextStep();
         io.err(`${streamed ? '\n' : ''}· running ${String(data.tool)}…\n`);
         streamed = false;
         break;
@@ -54,7 +60,9 @@ export async function chatTurn(target: RestTarget, text: string, sessionId: stri
         io.err(`· ${String(data.tool)} → ${String(data.summary)}\n`);
         break;
       case 'step_restarted':
-        io.err(`\n· (the model step restarted after a worker failure; its text follows again)\n`);
+        // The retried step streams its text again: show only what it adds (see restart-dedupe.ts).
+        dedupe.restarted();
+        io.err(`\n· (the model step restarted after a worker failure)\n`);
         break;
       case 'outcome':
         outcome = data as unknown as TurnOutcome;
