@@ -4,7 +4,8 @@
  *  2. audit appends/s with 1 and 8 concurrent appenders on local PostgreSQL;
  *  3. `audit verify` entries/s;
  *  4. memory recall p50/p95 at 10k and 100k entries;
- *  5. scope checks per second.
+ *  5. scope checks per second;
+ *  6. 1,000 missions waiting at gates at once: worker RSS and the approval round trip (bench/missions.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import pg from 'pg';
 import { createScriptedProvider } from '../activities/llm/scripted-provider.js';
 import { benchMemoryRecall } from './memory.js';
+import { benchMissions } from './missions.js';
 import { benchScopeCheck } from './scope-check.js';
 import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../channels/turn-client.js';
 import { textContent } from '../core/message.js';
@@ -117,6 +119,15 @@ async function main(): Promise<void> {
       return { perCall: (median(withTools) - median(without)) / K, empty: median(without) };
     });
 
+    // 6 (run here, before the bulk sections grow this process): missions waiting at gates, on a database of their own.
+    const missionDatabase = await freshDatabase();
+    let missionLines: string[];
+    try {
+      missionLines = await benchMissions({ address: server.address, databaseUrl: missionDatabase.url, bareMs: bare, serverPid: server.pid });
+    } finally {
+      await missionDatabase.drop();
+    }
+
     // 2. Audit appends/s.
     const auditKey = master.subkey('audit');
     const appendRate = async (concurrency: number, total: number) => {
@@ -180,6 +191,7 @@ async function main(): Promise<void> {
       '',
       ...benchScopeCheck(),
       '',
+      ...missionLines,
     );
     writeFileSync(join(root, 'docs/BENCHMARKS.md'), lines.join('\n'));
     process.stdout.write(lines.join('\n'));

@@ -11,13 +11,17 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { detectOllama, providerFromSpec } from '../activities/llm/provider-from-config.js';
 import { createMcpClientPool } from '../activities/mcp/mcp-client.js';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
+import { DeliveryRegistry, routingMissionNotifier } from '../activities/delivery-activities.js';
 import { createMissionActivities, streamMissionNotifier } from '../activities/mission-activities.js';
+import { createConfirmations } from './confirmations.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
+import { emailConfigFromEnv, emailOptionsFromConfig, startEmailChannel } from '../channels/email/index.js';
 import { startTelegramChannel, telegramConfigFromEnv } from '../channels/telegram/index.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from './attestation.js';
 import { createAuditPort } from './audit-port.js';
+import { GateTokens, gateTokenKey } from './gate-tokens.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
 import { tailAuditEntries, verifyAuditChain } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
@@ -141,10 +145,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const mcp = config.mcpServers.length > 0 ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers } : undefined;
     if (mcp) cleanups.push(() => mcp.pool.close());
     const attestor = createAttestor(master.subkey('attestation'));
+    // Channels that deliver replies and gate notices themselves (Telegram, email) register here once started.
+    const deliveries = new DeliveryRegistry();
+    // Confirm-first in conversations: an escalated channel turn opens a confirmation mission's gate.
+    const confirmations = createConfirmations({ client, taskQueue: config.taskQueue, capabilities: config.capabilities, dashboard: true });
+    const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
     const activities = {
-      ...wireTurnActivities({ db: db.db, master, hub, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } }),
-      // Missions: their step turns are attested here; gate notices go out on the stream hub, keyed by mission id.
-      ...createMissionActivities({ audit: createAuditPort(db.db, master.subkey('audit')), attestor, notifier: streamMissionNotifier((key, e) => hub.publish(key, e)) }),
+      ...wireTurnActivities({ db: db.db, master, hub, deliveries, confirmations, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } }),
+      // Missions: their step turns are attested here; gate notices go to the stream hub (by mission id) and the approvers' channels.
+      ...createMissionActivities({ audit: createAuditPort(db.db, master.subkey('audit')), attestor, notifier }),
     };
     const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter });
     const running = worker.run();
@@ -154,12 +163,25 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
 
     const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub });
+    // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
+    const missions = new MissionGateway({ client, taskQueue: config.taskQueue, capabilities: config.capabilities, dashboard: true });
+    // Chat channels keep their state sealed in channel_state; approval buttons and reply tokens are MACed and single use.
+    const channelState = storage.domain('channel_state');
+    const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
+    const channels = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
     // Telegram (SemiTrusted for allowlisted DMs) when a bot token secret is configured.
     const telegram = await telegramConfigFromEnv(opts.env, (name) => getSecret(storage, name));
     if (telegram) {
-      const tg = await startTelegramChannel({ ...telegram, gateway, storage: storage.domain('channel_state'), log });
+      const tg = await startTelegramChannel({ ...telegram, ...channels });
       cleanups.push(() => tg.stop());
       log(`telegram: ${telegram.mode === 'polling' ? 'long polling' : `webhook on ${tg.webhookUrl ?? '?'}`}`);
+    }
+    // Email (SemiTrusted for DKIM/SPF-verified, allowlisted senders) when AIVYX_EMAIL_ADDRESS is set (docs/EMAIL.md).
+    const email = await emailConfigFromEnv(opts.env, (name) => getSecret(storage, name));
+    if (email) {
+      const mail = await startEmailChannel({ ...emailOptionsFromConfig(email), ...channels });
+      cleanups.push(() => mail.stop());
+      log(`email: ${email.address} (IMAP ${email.imap.host}:${email.imap.port}, SMTP ${email.smtp.host}:${email.smtp.port})`);
     }
     const token = restToken(config.home);
     const auditKey = master.subkey('audit');
@@ -168,8 +190,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       token,
       port: opts.restPort ?? config.restPort,
       audit: { verify: () => verifyAuditChain(db.db, auditKey), tail: (n) => tailAuditEntries(db.db, n) },
-      // Our dev server and ensureNamespaceSetup register the dashboard search attributes.
-      missions: new MissionGateway({ client, taskQueue: config.taskQueue, capabilities: config.capabilities, dashboard: true }),
+      missions,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     });
     cleanups.push(() => rest.stop());

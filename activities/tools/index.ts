@@ -22,9 +22,9 @@ export { createFsDeleteTool, type FsDeleteOptions, type FsDeleteOutput, type FsE
 export { createFsMetadataTool, type FsMetadataOutput } from './fs-metadata.js';
 export { createNetFetchTool, blockedAddressReason, type NetToolDeps, type NetResponseOutput, type HostResolver, type ResolvedAddress } from './net-fetch.js';
 export { createNetPostTool, idempotencyKeyFor } from './net-post.js';
-export { createShellSpawnTool, headTailBuffer, scrubbedCommandEnv, SPAWN_OUTPUT_CAP_BYTES, SPAWN_HEARTBEAT_MS, SPAWN_KILL_GRACE_MS, type ShellSpawnDeps, type ShellSpawnOutput, type ShellSpawnProgress } from './shell-spawn.js';
+export { createShellSpawnTool, headTailBuffer, SPAWN_OUTPUT_CAP_BYTES, SPAWN_HEARTBEAT_MS, SPAWN_KILL_GRACE_MS, type ShellSpawnDeps, type ShellSpawnOutput, type ShellSpawnProgress } from './shell-spawn.js';
 export { createChannelSendTool, channelSenderFromRegistry, type ChannelSender, type ChannelSendOutput } from './channel-send.js';
-export { createShellExecTool, SHELL_DEFAULT_TIMEOUT_MS, SHELL_OUTPUT_CAP_BYTES, SHELL_ENV_ALLOWLIST, type ShellExecDeps, type ShellExecOutput } from './shell-exec.js';
+export { createShellExecTool, scrubbedCommandEnv, SHELL_DEFAULT_TIMEOUT_MS, SHELL_OUTPUT_CAP_BYTES, SHELL_ENV_ALLOWLIST, type ShellExecDeps, type ShellExecOutput } from './shell-exec.js';
 
 /** Ports of the starter tools: the intent store (required), optional shell settings, and the memory store. */
 export interface StarterToolDeps {

@@ -80,15 +80,26 @@ function killGroup(child: ChildProcess): void {
 
 type Ended = { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null } | { kind: 'spawn-failed'; error: NodeJS.ErrnoException };
 
-/** Creates the `shell.exec` implementation over an intent store. */
-export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
-  const source = deps.env ?? process.env;
+/** The environment a command tool's child sees: PATH, HOME and LANG from `source`, PATH defaulted. */
+export function scrubbedCommandEnv(source: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of SHELL_ENV_ALLOWLIST) {
     const value = source[name];
     if (value !== undefined) env[name] = value;
   }
   env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  return env;
+}
+
+/** Throws a Tool error unless `cwd` is an existing directory (checked before any intent is claimed). */
+export async function assertWorkingDirectory(tool: string, cwd: string): Promise<void> {
+  const ok = await stat(cwd).then((s) => s.isDirectory(), () => false);
+  if (!ok) throw new AivyxError('Tool', `${tool}: working directory ${cwd} does not exist or is not a directory`, { detail: { tool } });
+}
+
+/** Creates the `shell.exec` implementation over an intent store. */
+export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
+  const env = scrubbedCommandEnv(deps.env ?? process.env);
   const defaultCwd = deps.defaultCwd ?? env.HOME ?? '/';
 
   return {
@@ -99,8 +110,7 @@ export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
       const req = parseShellExecInput(input);
       const cwd = req.cwd ?? defaultCwd;
       // Checked before the intent is claimed: a missing cwd is a plain failure, not an interrupted effect.
-      const cwdOk = await stat(cwd).then((s) => s.isDirectory(), () => false);
-      if (!cwdOk) throw toolError(`shell.exec: working directory ${cwd} does not exist or is not a directory`);
+      await assertWorkingDirectory(TOOL, cwd);
       ctx.signal.throwIfAborted();
 
       const claim = await deps.intents.begin(ctx.idemKey, { tool: TOOL, inputHash: inputHash(req) });

@@ -14,11 +14,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
 import type { IntentStore } from './intent-store.js';
-import { SHELL_ENV_ALLOWLIST } from './shell-exec.js';
+import { assertWorkingDirectory, scrubbedCommandEnv } from './shell-exec.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** Cap of stdout and of stderr (each): 64 KiB, half from the start of the stream, half from its end. */
@@ -73,16 +72,6 @@ function toolError(message: string, options: { hint?: string; cause?: unknown; d
   return new AivyxError('Tool', message, { detail: { tool: TOOL, ...detail }, ...rest });
 }
 
-/** The environment a command tool's child sees: PATH, HOME and LANG from `source`, PATH defaulted. */
-export function scrubbedCommandEnv(source: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of SHELL_ENV_ALLOWLIST) {
-    const value = source[name];
-    if (value !== undefined) env[name] = value;
-  }
-  env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
-  return env;
-}
 
 /** Hash of the validated input; raw argv never leaves the tool. */
 function inputHash(req: ShellSpawnInput): string {
@@ -183,8 +172,7 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
       const req = parseShellSpawnInput(input);
       const cwd = req.cwd ?? defaultCwd;
       // Checked before the intent is claimed: a missing cwd is a plain failure, not an interrupted effect.
-      const cwdOk = await stat(cwd).then((s) => s.isDirectory(), () => false);
-      if (!cwdOk) throw toolError(`shell.spawn: working directory ${cwd} does not exist or is not a directory`);
+      await assertWorkingDirectory(TOOL, cwd);
       ctx.signal.throwIfAborted();
 
       const claim = await deps.intents.begin(ctx.idemKey, { tool: TOOL, inputHash: inputHash(req) });

@@ -1,13 +1,23 @@
-/** The Telegram channel: grammY adapter, trust resolution from verified updates, reply rendering. */
+/** The Telegram channel: grammY adapter, reply and gate-notice deliverer, approvals, trust resolution from verified updates, rendering. */
 export {
   startTelegramChannel,
   telegramMessageId,
   TELEGRAM_CHANNEL_NAME,
   type TelegramChannel,
   type TelegramChannelOptions,
-  type TelegramApprovalPort,
-  type TelegramApprovalRequest,
 } from './telegram-channel.js';
+export { createTelegramDeliverer, parseReplyRoute, toReplyRoute, type TelegramDelivererDeps, type TelegramReplyRoute } from './delivery.js';
+export {
+  approvalKeyboard,
+  callbackData,
+  parseCallbackData,
+  requestText,
+  closedText,
+  inputDigest,
+  type TelegramMissionPort,
+  type GateDecisionKind,
+  type InlineKeyboard,
+} from './approvals.js';
 export { resolveTelegramTier, validateTrustPolicy, type TelegramTier, type TelegramOrigin, type TelegramTrustPolicy } from './trust.js';
 export { splitMessage, streamView, outcomeText, TELEGRAM_MAX_TEXT } from './render.js';
 export { telegramConfigFromEnv, type TelegramConfig } from './config.js';

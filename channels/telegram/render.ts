@@ -1,5 +1,6 @@
 /** Text the Telegram channel shows: streamed views, outcome messages, splitting at 4,096 characters. */
 import type { TurnOutcome } from '../../core/outcomes.js';
+import { outcomeReplyText } from '../outcome-text.js';
 
 /** Telegram's limit on one message's text, in characters (UTF-16 code units, as the Bot API counts). */
 export const TELEGRAM_MAX_TEXT = 4096;
@@ -32,18 +33,7 @@ export function streamView(text: string, statusLines: readonly string[]): string
   return status.length > 0 ? `${body}\n\n${status}` : body;
 }
 
-/** What the user reads when a turn ends. */
-export function outcomeText(outcome: TurnOutcome): string {
-  switch (outcome.status) {
-    case 'Completed':
-      return outcome.finalMessage;
-    case 'Escalated':
-      return `Needs approval: ${outcome.reason} (tool ${outcome.pendingTool}). Reply /approve or /deny.`;
-    case 'TimedOut':
-      return `Sorry, that took too long (${Math.round(outcome.elapsedMs / 1000)} s) and was stopped.`;
-    case 'Cancelled':
-      return 'Cancelled.';
-    case 'Failed':
-      return `Sorry, that failed (${outcome.error.kind}): ${outcome.error.message}`;
-  }
+/** The final reply of a turn in Telegram (the approval hint names the text fallback of the buttons). */
+export function outcomeText(outcome: TurnOutcome, turnId: string): string {
+  return outcomeReplyText(outcome, turnId, (gateId) => ` If you are one of them: the buttons on the request, or /approve ${gateId}.`);
 }

@@ -1,55 +1,34 @@
 /**
  * The Telegram channel on grammY. Each message of a chat starts (or continues) that chat's
  * session; the turn id comes from chat id + message id, so a redelivered update never runs a
- * second turn. Replies stream by editing one message; the final reply goes through an outbox
- * in `channel_state` so a restart that finishes a turn never sends it twice.
- *
- * State in `channel_state` (all sealed):
- *   offset/<botId>         {next}: the first update id not yet ingested (polling mode)
- *   turn/<turnId>          TurnRecord: chat, sender, facts + message until delivered
- *   pending/<turnId>       index of turns whose final reply is not delivered yet
- *   outbox/<turnId>/<i>    {state: 'sending' | 'sent', messageId?}: part i of the final reply
- *   chat/<chatId>          {open: turnId[]}: undelivered turns of the chat (for /status, /cancel)
+ * second turn. Replies stream by editing one message; the final reply is delivered by the turn
+ * workflow's `deliverReply` activity through the deliverer this channel registers
+ * (`delivery.ts`), and gate notices carry Approve / Deny buttons (`approvals.ts`).
+ * Records in `channel_state`: see `state.ts`.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { autoRetry } from '@grammyjs/auto-retry';
 import { apiThrottler } from '@grammyjs/transformer-throttler';
-import { Bot, GrammyError, webhookCallback, type Context } from 'grammy';
+import { Bot, webhookCallback, type Context } from 'grammy';
 import type { Update } from 'grammy/types';
+import type { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import type { ChannelFacts } from '../../core/channel.js';
 import { AivyxError } from '../../core/errors.js';
 import type { ContentPart, Message } from '../../core/message.js';
-import type { TurnOutcome } from '../../core/outcomes.js';
+import type { GateTokens } from '../../infra/gate-tokens.js';
 import type { ChannelEvent } from '../../infra/stream-hub.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
 import type { TurnGateway } from '../turn-gateway.js';
-import { outcomeText, splitMessage, streamView } from './render.js';
+import { checkPress, decideGate, openGatesFor, parseCallbackData, type TelegramDecider, type TelegramMissionPort } from './approvals.js';
+import { createTelegramDeliverer, editText, toReplyRoute } from './delivery.js';
+import { streamView } from './render.js';
+import { markDelivered, turnKey, updateChat, type ChatState, type TurnRecord } from './state.js';
 import { resolveTelegramTier, validateTrustPolicy, type TelegramTier } from './trust.js';
 
-/** Channel instance name used in turn and session ids. */
+/** Channel instance name used in turn and session ids (and the delivery registry). */
 export const TELEGRAM_CHANNEL_NAME = 'telegram';
-
-/** An /approve or /deny typed in a chat (the text fallback of approval buttons). */
-export interface TelegramApprovalRequest {
-  decision: 'approve' | 'deny';
-  /** Text after the command, e.g. a gate or approval id. */
-  argument: string;
-  chatId: number;
-  /** Telegram user id of the approver (verified by Telegram, never from text). */
-  approver: string;
-  /** The approver's tier in this chat, as resolved from the update. */
-  trustTier: TelegramTier;
-}
-
-/**
- * Where approvals go once missions exist: the port validates approver and tier (the mission's
- * Update validator checks them again) and returns the line to tell the user.
- */
-export interface TelegramApprovalPort {
-  decide(req: TelegramApprovalRequest): Promise<string>;
-}
 
 /** Options of `startTelegramChannel`. */
 export interface TelegramChannelOptions {
@@ -57,6 +36,8 @@ export interface TelegramChannelOptions {
   /** Bot API root (default https://api.telegram.org); tests point it at an emulator. */
   apiRoot?: string;
   gateway: TurnGateway;
+  /** The worker's delivery registry: the channel registers its deliverer as `telegram` (final replies, gate notices). */
+  deliveries: DeliveryRegistry;
   /** The `channel_state` domain handle. */
   storage: DomainHandle;
   /** Telegram user ids whose private chats are SemiTrusted. */
@@ -64,7 +45,10 @@ export interface TelegramChannelOptions {
   /** Per-chat tier overrides by chat id, never above SemiTrusted. */
   chatTiers?: Readonly<Record<string, TelegramTier>>;
   mode: 'polling' | { webhook: { secretToken: string; port: number; host?: string; path?: string } };
-  approvals?: TelegramApprovalPort;
+  /** Missions, for buttons, `/approve`, `/deny` and the open gates in `/status`; without it approvals are refused. */
+  missions?: TelegramMissionPort;
+  /** MACed single-use button tokens (over the same `channel_state` domain); without them requests have no buttons. */
+  gateTokens?: GateTokens;
   /** Minimum gap between streamed edits of one reply (default 1,000 ms). */
   editIntervalMs?: number;
   /** Long-poll timeout in seconds (default 30). */
@@ -80,35 +64,22 @@ export interface TelegramChannelOptions {
 export interface TelegramChannel {
   /** Webhook URL path and port when in webhook mode. */
   webhookUrl?: string;
-  /** Stops polling/serving at once; turns keep running in Temporal and are resumed on the next start. */
+  /** Stops polling/serving and unregisters the deliverer; turns keep running in Temporal and their replies wait (retried) for the next start. */
   stop(): Promise<void>;
 }
 
-interface TurnRecord {
-  chatId: number;
-  replyTo: number;
-  sender: string;
-  facts: ChannelFacts;
-  /** Dropped once delivered (it may hold image bytes). */
-  message?: Message;
-  streamMessageId?: number;
-  delivered?: boolean;
-}
-
-interface OutboxEntry {
-  state: 'sending' | 'sent';
-  messageId?: number;
-}
-
-interface ChatState {
-  open: string[];
+/** A turn's streamed view, owned by the adapter until the deliverer closes it for the final edit. */
+interface LiveStream {
+  onEvent(e: ChannelEvent): void;
+  /** No more edits; resolves once an edit in flight has finished (and its message id is stored). */
+  close(): Promise<void>;
 }
 
 const HELP = [
   'I am your aivyx assistant. Send me a message, a photo or a document.',
-  '/status — what I am doing in this chat',
+  '/status — what I am doing in this chat, and approvals waiting for you',
   '/cancel — stop the running request',
-  '/approve <id>, /deny <id> — answer an approval request',
+  '/approve <gate id>, /deny <gate id> [reason] — answer an approval request (or press its buttons)',
   '/help — this text',
 ].join('\n');
 
@@ -136,18 +107,10 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
 
   let stopped = false;
   const abort = new AbortController();
-  /** Turns whose reply this process is delivering (a redelivery must not start a second writer). */
-  const active = new Map<string, Promise<void>>();
-
-  const guard = (): void => {
-    if (stopped) throw new AivyxError('Cancelled', 'telegram channel stopped');
-  };
-
-  async function updateChat(chatId: number, f: (s: ChatState) => ChatState): Promise<void> {
-    const key = `chat/${chatId}`;
-    const s = (await store.getJson<ChatState>(key)) ?? { open: [] };
-    await store.putJson(key, f(s));
-  }
+  /** Turns this process follows (a redelivery must not start a second follower). */
+  const active = new Set<string>();
+  /** Streamed views by turn id, closed by the deliverer before its final edit. */
+  const streams = new Map<string, LiveStream>();
 
   function tierOf(ctx: Context): TelegramTier {
     const chat = ctx.chat!;
@@ -181,148 +144,108 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
     return parts;
   }
 
-  /** Edits, treating "message is not modified" as success (the edit already happened). */
-  async function edit(chatId: number, messageId: number, text: string): Promise<void> {
-    try {
-      await bot.api.editMessageText(chatId, messageId, text);
-    } catch (err) {
-      if (err instanceof GrammyError && /not modified/i.test(err.description)) return;
-      throw err;
-    }
-  }
-
-  /**
-   * Delivers the final reply through the outbox. Part 0 edits the streamed message (an edit is
-   * idempotent, so it is safe to repeat); later parts are sends, recorded 'sending' before and
-   * 'sent' after, and a part found 'sending' after a restart is not sent again (at most once).
-   */
-  async function deliver(turnId: string, rec: TurnRecord, outcome: TurnOutcome): Promise<void> {
-    const parts = splitMessage(outcomeText(outcome));
-    for (const [i, part] of parts.entries()) {
-      guard();
-      const key = `outbox/${turnId}/${i}`;
-      const entry = await store.getJson<OutboxEntry>(key);
-      if (entry?.state === 'sent') continue;
-      const editable = i === 0 && rec.streamMessageId !== undefined;
-      if (entry?.state === 'sending' && !editable) {
-        log(`part ${i} of ${turnId} may have been sent before a restart; not sending it again`);
-        continue;
-      }
-      await store.putJson(key, { state: 'sending' } satisfies OutboxEntry);
-      guard();
-      let messageId: number;
-      if (editable) {
-        await edit(rec.chatId, rec.streamMessageId!, part);
-        messageId = rec.streamMessageId!;
-      } else {
-        messageId = (await bot.api.sendMessage(rec.chatId, part, i === 0 ? { reply_parameters: { message_id: rec.replyTo, allow_sending_without_reply: true } } : {})).message_id;
-      }
-      await store.putJson(key, { state: 'sent', messageId } satisfies OutboxEntry);
-    }
-    const { message: _dropped, ...rest } = rec;
-    await store.putJson(`turn/${turnId}`, { ...rest, delivered: true } satisfies TurnRecord);
-    await store.delete(`pending/${turnId}`);
-    await updateChat(rec.chatId, (s) => ({ open: s.open.filter((t) => t !== turnId) }));
-  }
-
-  /**
-   * Submits (or re-attaches to) a turn and streams its events into one edited message; resolves
-   * once Temporal has the turn, with the promise of the delivered reply.
-   */
-  async function follow(turnId: string, rec: TurnRecord): Promise<{ delivered: Promise<void> }> {
+  /** The streamed view of one turn: the first text sends a message, later text edits it (rate limited). */
+  function liveStream(turnId: string, rec: TurnRecord): LiveStream {
     let text = '';
     const status: string[] = [];
     let shown = '';
     let lastEdit = 0;
+    let closed = false;
     let timer: NodeJS.Timeout | undefined;
     let chain: Promise<void> = Promise.resolve();
     const flush = (): void => {
       timer = undefined;
       chain = chain.then(async () => {
         const view = streamView(text, status);
-        if (stopped || view === shown) return;
+        if (stopped || closed || view === shown) return;
         shown = view;
         lastEdit = Date.now();
         if (rec.streamMessageId === undefined) {
           const sent = await bot.api.sendMessage(rec.chatId, view, { reply_parameters: { message_id: rec.replyTo, allow_sending_without_reply: true } });
           rec.streamMessageId = sent.message_id;
-          await store.putJson(`turn/${turnId}`, rec);
+          // The deliverer reads the id from here (it may run in another process).
+          await store.putJson(turnKey(turnId), rec);
         } else {
-          await edit(rec.chatId, rec.streamMessageId, view);
+          await editText(bot.api, rec.chatId, rec.streamMessageId, view);
         }
       }).catch((err: unknown) => log(`streaming ${turnId}: ${(err as Error).message}`));
     };
     const schedule = (): void => {
-      if (timer !== undefined || stopped) return;
+      if (timer !== undefined || stopped || closed) return;
       timer = setTimeout(flush, Math.max(0, lastEdit + editInterval - Date.now()));
     };
-    const onEvent = (e: ChannelEvent): void => {
-      switch (e.type) {
-        case 'text':
-          text += e.text;
-          break;
-        case 'step_restarted':
-          text = '';
-          break;
-        case 'status':
-          status.push(`· ${e.text}`);
-          break;
-        case 'tool_started':
-          status.push(`⚙ ${e.tool}…`);
-          break;
-        case 'tool_finished':
-          status.push(`⚙ ${e.tool}: ${e.summary}`);
-          break;
-        default:
-          return;
-      }
-      schedule();
+    return {
+      onEvent(e) {
+        if (closed) return;
+        switch (e.type) {
+          case 'text':
+            text += e.text;
+            break;
+          case 'step_restarted':
+            text = '';
+            break;
+          case 'status':
+            status.push(`· ${e.text}`);
+            break;
+          case 'tool_started':
+            status.push(`⚙ ${e.tool}…`);
+            break;
+          case 'tool_finished':
+            status.push(`⚙ ${e.tool}: ${e.summary}`);
+            break;
+          default:
+            return;
+        }
+        schedule();
+      },
+      async close() {
+        closed = true;
+        if (timer !== undefined) clearTimeout(timer);
+        timer = undefined;
+        await chain;
+      },
     };
-    const turn = await opts.gateway.start(rec.facts, rec.message!, onEvent);
-    const delivered = (async () => {
-      const outcome = await turn.outcome;
-      if (timer !== undefined) clearTimeout(timer);
-      await chain;
-      guard();
-      await deliver(turnId, rec, outcome);
-    })();
-    return { delivered };
   }
 
   /**
-   * Makes sure exactly one task in this process delivers `turnId`. Resolves once the turn is
-   * submitted (rejects if it could not be); delivery continues in the background.
+   * Submits (or re-attaches to) a turn whose reply the workflow delivers, streaming its events
+   * meanwhile; resolves once Temporal has the turn.
    */
-  async function ensureFollowing(turnId: string, rec: TurnRecord): Promise<void> {
+  async function follow(turnId: string, rec: TurnRecord): Promise<void> {
     if (active.has(turnId) || stopped) return;
-    let release!: () => void;
-    active.set(turnId, new Promise<void>((r) => (release = r)));
+    active.add(turnId);
+    const stream = liveStream(turnId, rec);
+    streams.set(turnId, stream);
+    const done = (ended: boolean): void => {
+      active.delete(turnId);
+      if (streams.get(turnId) === stream) streams.delete(turnId);
+      void stream.close();
+      // The deliverer normally did this; a turn whose reply could not be delivered must not stay "in progress".
+      if (ended && !stopped) updateChat(store, rec.chatId, (s) => ({ open: s.open.filter((t) => t !== turnId) })).catch((err: unknown) => log(`chat ${rec.chatId}: ${(err as Error).message}`));
+    };
     try {
-      const { delivered } = await follow(turnId, rec);
-      delivered
+      const turn = await opts.gateway.start(rec.facts, rec.message!, (e) => stream.onEvent(e), toReplyRoute({ botId: bot.botInfo.id, chatId: rec.chatId, replyTo: rec.replyTo }));
+      void turn.outcome
         .catch((err: unknown) => {
           if (!stopped) log(`turn ${turnId}: ${(err as Error).message}`);
         })
-        .finally(() => {
-          active.delete(turnId);
-          release();
-        });
+        .finally(() => done(true));
     } catch (err) {
-      active.delete(turnId);
-      release();
+      done(false);
       throw err;
     }
   }
 
-  /** Durably accepts one user message: record it, start its turn, follow it. */
+  /** Durably accepts one user message: record it, start its turn (which delivers its own reply). */
   async function ingestMessage(ctx: Context): Promise<void> {
     const chat = ctx.chat!;
     const m = ctx.msg!;
     const messageId = telegramMessageId(bot.botInfo.id, chat.id, m.message_id);
     const turnId = turnWorkflowId(TELEGRAM_CHANNEL_NAME, messageId);
-    const known = await store.getJson<TurnRecord>(`turn/${turnId}`);
+    const known = await store.getJson<TurnRecord>(turnKey(turnId));
     if (known?.delivered) return; // redelivered after we answered it
-    if (known) return ensureFollowing(turnId, known); // redelivered while its turn runs
+    // Redelivered before the offset was stored: starting again returns the same turn (or starts it if the first start was lost).
+    if (known?.message) return follow(turnId, known);
     let content: ContentPart[];
     try {
       content = await contentOf(ctx);
@@ -338,40 +261,77 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
     const facts: ChannelFacts = { name: TELEGRAM_CHANNEL_NAME, platform: 'Telegram', trustTier: tierOf(ctx), sessionId: `tg-${bot.botInfo.id}-${chat.id}`, sender };
     const message: Message = { id: messageId, sessionId: facts.sessionId, content, receivedAt: m.date * 1000 };
     const rec: TurnRecord = { chatId: chat.id, replyTo: m.message_id, sender, facts, message };
-    await store.putJson(`turn/${turnId}`, rec);
-    await store.putJson(`pending/${turnId}`, { chatId: chat.id });
-    await updateChat(chat.id, (s) => ({ open: [...s.open.filter((t) => t !== turnId), turnId] }));
+    await store.putJson(turnKey(turnId), rec);
+    await updateChat(store, chat.id, (s) => ({ open: [...s.open.filter((t) => t !== turnId), turnId] }));
     void bot.api.sendChatAction(chat.id, 'typing').catch(() => undefined);
     try {
-      await ensureFollowing(turnId, rec);
+      await follow(turnId, rec);
     } catch (err) {
       // Refused before any workflow started (too large): tell the user, count it as answered.
       if (err instanceof AivyxError && err.kind === 'Channel') {
         await ctx.reply(`Sorry, I cannot take that: ${err.message}${err.hint ? ` (${err.hint})` : ''}`);
-        await deliverRefusal(turnId, rec);
+        await markDelivered(store, turnId, rec);
         return;
       }
       throw err;
     }
   }
 
-  async function deliverRefusal(turnId: string, rec: TurnRecord): Promise<void> {
-    const { message: _dropped, ...rest } = rec;
-    await store.putJson(`turn/${turnId}`, { ...rest, delivered: true } satisfies TurnRecord);
-    await store.delete(`pending/${turnId}`);
-    await updateChat(rec.chatId, (s) => ({ open: s.open.filter((t) => t !== turnId) }));
+  /** The presser/sender as a decider: id and tier from the update, never from text or token. */
+  function deciderOf(ctx: Context, chat: { id: number; type: 'private' | 'group' | 'supergroup' | 'channel' } | undefined): TelegramDecider | undefined {
+    const from = ctx.from;
+    if (!from) return undefined;
+    const trustTier: TelegramTier = chat ? resolveTelegramTier({ chatId: chat.id, chatType: chat.type, senderId: from.id }, policy) : 'Untrusted';
+    return { userId: from.id, name: from.username ? `${from.first_name} (@${from.username})` : from.first_name, trustTier };
+  }
+
+  /** A button press: answered always; token verified and bound to the presser before any decision. */
+  async function onCallback(ctx: Context): Promise<void> {
+    const q = ctx.callbackQuery!;
+    let answer = 'This button is not recognised.';
+    try {
+      const parsed = parseCallbackData(q.data);
+      if (!parsed) return;
+      if (!opts.missions || !opts.gateTokens) {
+        answer = 'Approvals are not enabled on this bot.';
+        return;
+      }
+      const press = await checkPress(opts.gateTokens, parsed.token, q.from.id);
+      if (!press.ok) {
+        answer = press.line;
+        return;
+      }
+      const who = deciderOf(ctx, q.message?.chat);
+      if (!who) return;
+      const result = await decideGate(opts.missions, parsed.kind, press.gateId, who);
+      answer = result.line;
+      if (!result.ok) return;
+      await opts.gateTokens.markUsed(parsed.token, parsed.kind);
+      if (q.message) await editText(bot.api, q.message.chat.id, q.message.message_id, `${result.line}\nGate: ${press.gateId}`);
+    } catch (err) {
+      log(`callback ${q.id}: ${(err as Error).message}`);
+      answer = 'Something went wrong; nothing was decided.';
+    } finally {
+      await ctx.answerCallbackQuery({ text: answer, show_alert: answer.startsWith('Refused') }).catch((err: unknown) => log(`answerCallbackQuery: ${(err as Error).message}`));
+    }
   }
 
   bot.command(['start', 'help'], (ctx) => ctx.reply(HELP));
   bot.command('status', async (ctx) => {
     const s = (await store.getJson<ChatState>(`chat/${ctx.chat.id}`)) ?? { open: [] };
-    await ctx.reply(`Trust tier here: ${tierOf(ctx)}. ${s.open.length === 0 ? 'Nothing running.' : `${s.open.length} request(s) in progress.`}`);
+    const lines = [`Trust tier here: ${tierOf(ctx)}. ${s.open.length === 0 ? 'Nothing running.' : `${s.open.length} request(s) in progress.`}`];
+    if (opts.missions && ctx.from) {
+      const gates = await openGatesFor(store, opts.missions, ctx.from.id).catch(() => undefined);
+      if (gates === undefined) lines.push('Could not list approvals right now.');
+      else lines.push(gates.length === 0 ? 'No approvals waiting for you.' : ['Approvals waiting for you:', ...gates].join('\n'));
+    }
+    await ctx.reply(lines.join('\n'));
   });
   bot.command('cancel', async (ctx) => {
     const s = (await store.getJson<ChatState>(`chat/${ctx.chat.id}`)) ?? { open: [] };
     const running = s.open[0];
     if (!running) return void (await ctx.reply('Nothing to cancel.'));
-    const rec = await store.getJson<TurnRecord>(`turn/${running}`);
+    const rec = await store.getJson<TurnRecord>(turnKey(running));
     // In a group only the sender of the request (or an allowlisted user) may cancel it.
     const from = ctx.from?.id;
     if (rec && from !== undefined && rec.sender !== String(from) && !policy.allowlist.includes(from)) return void (await ctx.reply('Only the person who asked can cancel that.'));
@@ -379,23 +339,32 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
     await ctx.reply('Cancelling…');
   });
   bot.command(['approve', 'deny'], async (ctx) => {
-    const decision = ctx.message?.text?.startsWith('/approve') ? 'approve' : 'deny';
-    if (!opts.approvals) return void (await ctx.reply('There is nothing to approve here yet.'));
-    const line = await opts.approvals.decide({ decision, argument: String(ctx.match ?? '').trim(), chatId: ctx.chat.id, approver: String(ctx.from?.id ?? ''), trustTier: tierOf(ctx) });
-    await ctx.reply(line);
+    const kind = ctx.message?.text?.startsWith('/approve') ? 'approve' : 'deny';
+    if (!opts.missions) return void (await ctx.reply('There is nothing to approve here yet.'));
+    const [gateId, ...rest] = String(ctx.match ?? '').trim().split(/\s+/);
+    if (!gateId) return void (await ctx.reply(`Usage: /${kind} <gate id>${kind === 'deny' ? ' [reason]' : ''} (see /status)`));
+    const who = deciderOf(ctx, ctx.chat);
+    if (!who) return void (await ctx.reply('I cannot tell who you are here.'));
+    const reason = rest.join(' ').trim();
+    const result = await decideGate(opts.missions, kind, gateId, who, reason || undefined);
+    await ctx.reply(result.ok ? `${result.line} (gate ${gateId})` : result.line);
   });
-  bot.on('callback_query', (ctx) => ctx.answerCallbackQuery({ text: 'Buttons are not supported yet; use /approve or /deny.' }));
+  bot.on('callback_query', onCallback);
   bot.on(['message', 'channel_post'], ingestMessage);
 
   await bot.init();
-  // Finish what a previous run left: every turn whose final reply was not delivered.
-  for await (const { key } of store.scan('pending/')) {
-    const turnId = key.slice('pending/'.length);
-    const rec = await store.getJson<TurnRecord>(`turn/${turnId}`);
-    if (rec && !rec.delivered && rec.message) {
-      ensureFollowing(turnId, rec).catch((err: unknown) => log(`resuming ${turnId}: ${(err as Error).message}`));
-    }
-  }
+  // Final replies and gate notices: the worker's activities call this deliverer (same process in `aivyx up`).
+  const unregister = opts.deliveries.register(
+    TELEGRAM_CHANNEL_NAME,
+    createTelegramDeliverer({
+      api: bot.api,
+      botId: bot.botInfo.id,
+      store,
+      ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}),
+      closeStream: async (turnId) => streams.get(turnId)?.close(),
+      log,
+    }),
+  );
 
   if (opts.mode === 'polling') {
     await bot.api.deleteWebhook();
@@ -403,6 +372,7 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
     return {
       async stop() {
         stopped = true;
+        unregister();
         abort.abort();
         await loop;
       },
@@ -410,6 +380,7 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
   }
 
   const { secretToken, port, host = '127.0.0.1', path = '/telegram/webhook' } = opts.mode.webhook;
+  if (secretToken.length < 16) unregister();
   if (secretToken.length < 16) throw new AivyxError('Config', 'the Telegram webhook secret token is too short', { hint: 'use at least 16 random characters' });
   const handle = webhookCallback(bot, 'http', { secretToken });
   const server: Server = createServer((req, res) => {
@@ -429,6 +400,7 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
     webhookUrl: `http://${host}:${addr.port}${path}`,
     async stop() {
       stopped = true;
+      unregister();
       abort.abort();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -8,19 +8,12 @@ import { parseShellExecInput } from '../../core/tool-catalog.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_MAX_DURATION_MS } from '../../core/tools/shell-spawn.js';
 import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
 import { toolContext } from '../support/tool-context.js';
+import { isAlive } from '../support/processes.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aivyx-spawn-')));
 const node = process.execPath;
 
-/** True while a process with this pid exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const alive = isAlive;
 
 async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;

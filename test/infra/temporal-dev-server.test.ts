@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
 import { AIVYX_SEARCH_ATTRIBUTES, AivyxSessionId } from '../../core/search-attributes.js';
 import { findTemporalCli, findTemporalTestServer, freePort, MIN_RETENTION_HOURS, startDevServer } from '../../infra/temporal/index.js';
+import { isAlive } from '../support/processes.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const temps: string[] = [];
@@ -197,15 +198,7 @@ describe('a dev server whose owner is SIGKILLed', () => {
       });
       child.once('exit', (code) => reject(new Error(`owner exited early (${code}): ${out}`)));
     });
-    // A killed orphan may linger as a zombie until init reaps it: that counts as gone.
-    const { readFileSync } = await import('node:fs');
-    const alive = (pid: number): boolean => {
-      try {
-        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    };
+    const alive = isAlive;
     expect(alive(serverPid)).toBe(true);
     process.kill(ownerPid, 'SIGKILL');
     child.kill('SIGKILL');

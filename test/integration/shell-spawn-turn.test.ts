@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';
+import { isAlive } from '../support/processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-spawn-turn-'));
 const timedOutPid = join(dir, 'timed-out.pid');
@@ -35,15 +36,7 @@ const script = {
   ],
 };
 
-/** True while a process with this pid exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const alive = isAlive;
 
 async function waitFor(cond: () => boolean | Promise<boolean>, ms: number, everyMs = 100): Promise<boolean> {
   const end = Date.now() + ms;

@@ -1,8 +1,9 @@
 /**
  * A small Telegram Bot API emulator on 127.0.0.1 for tests: grammY talks to it over real HTTP
  * (`client: { apiRoot }`). It speaks getMe, deleteWebhook, getUpdates (offset + long-poll
- * timeout, confirming like Telegram does), sendMessage, editMessageText, answerCallbackQuery,
- * sendChatAction, getFile and file download, records every call, and injects 429/5xx faults.
+ * timeout, confirming like Telegram does), sendMessage and editMessageText (with inline
+ * keyboards), editMessageReplyMarkup, answerCallbackQuery, sendChatAction, getFile and file
+ * download, records every call, builds button-press updates, and injects 4xx/429/5xx faults.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,10 +23,12 @@ export interface SentMessage {
   messageId: number;
   text: string;
   edits: number;
+  /** The inline keyboard currently under the message (absent when none). */
+  replyMarkup?: { inline_keyboard: { text: string; callback_data?: string }[][] };
 }
 
 /** A fault to answer the next call of a method with. */
-export type Fault = { status: 429; retryAfter: number } | { status: 500 | 502 | 503 };
+export type Fault = { status: 429; retryAfter: number } | { status: 500 | 502 | 503 } | { status: 400; description: string };
 
 /** Minimal user/chat shapes for building updates in tests. */
 export interface TgUser {
@@ -46,10 +49,16 @@ export interface BotApiEmulator {
   pushUpdate(update: Record<string, unknown>): Record<string, unknown> & { update_id: number };
   /** A private-chat text message update from `user` (chat id = user id). */
   textUpdate(user: TgUser, text: string, chat?: { id: number; type: 'private' | 'group' | 'supergroup' }): Record<string, unknown> & { update_id: number };
+  /** A user pressing a button with `data` under `message` (in the message's chat, a private chat unless `chatType` says otherwise). */
+  pressButton(user: TgUser, message: SentMessage, data: string, chatType?: 'private' | 'group' | 'supergroup'): Record<string, unknown> & { update_id: number };
+  /** The `answerCallbackQuery` texts given for callback query `id`. */
+  answersTo(id: string): string[];
   /** Stores a downloadable file; returns its `file_id`. */
   addFile(bytes: Buffer, filePath: string): string;
   /** The next `count` calls of `method` fail with `fault`. */
   failNext(method: string, fault: Fault, count?: number): void;
+  /** The next `count` calls of `method` whose params satisfy `match` fail with `fault` (others pass). */
+  failMatching(method: string, match: (params: Record<string, unknown>) => boolean, fault: Fault, count?: number): void;
   /** Successful calls of a method. */
   ok(method: string): RecordedCall[];
   /** The lowest update id not yet confirmed by a getUpdates offset. */
@@ -66,10 +75,12 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
   const queue: Array<Record<string, unknown> & { update_id: number }> = [];
   const files = new Map<string, { bytes: Buffer; path: string }>();
   const faults = new Map<string, Fault[]>();
+  const matchingFaults: { method: string; match: (p: Record<string, unknown>) => boolean; fault: Fault }[] = [];
   const waiters = new Set<() => void>();
   let nextUpdateId = 1000;
   let nextMessageId = 1;
   let nextFileId = 1;
+  let nextCallbackId = 1;
   let confirmed = 0;
 
   const wake = (): void => {
@@ -120,6 +131,13 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
   }
 
   const text = (p: Record<string, unknown>): string => String(p.text ?? '');
+  /** An inline keyboard parameter (JSON body or a form field); an empty keyboard means none. */
+  const markup = (p: Record<string, unknown>): SentMessage['replyMarkup'] => {
+    const raw = typeof p.reply_markup === 'string' ? (JSON.parse(p.reply_markup) as unknown) : p.reply_markup;
+    const kb = raw as SentMessage['replyMarkup'] | undefined;
+    return kb && Array.isArray(kb.inline_keyboard) && kb.inline_keyboard.some((row) => row.length > 0) ? kb : undefined;
+  };
+  const notModified = (): Error => Object.assign(new Error('Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message'), { code: 400 });
 
   async function handle(method: string, p: Record<string, unknown>, req: IncomingMessage): Promise<unknown> {
     switch (method) {
@@ -135,7 +153,8 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
       case 'sendMessage': {
         const chatId = Number(p.chat_id);
         const messageId = nextMessageId++;
-        sent.set(`${chatId}:${messageId}`, { chatId, messageId, text: text(p), edits: 0 });
+        const kb = markup(p);
+        sent.set(`${chatId}:${messageId}`, { chatId, messageId, text: text(p), edits: 0, ...(kb ? { replyMarkup: kb } : {}) });
         return { message_id: messageId, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: 'private' }, text: text(p) };
       }
       case 'editMessageText': {
@@ -143,10 +162,23 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
         const key = `${chatId}:${Number(p.message_id)}`;
         const m = sent.get(key);
         if (!m) throw Object.assign(new Error('Bad Request: message to edit not found'), { code: 400 });
-        if (m.text === text(p)) throw Object.assign(new Error('Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message'), { code: 400 });
+        // Like Telegram: an edit without reply_markup removes the inline keyboard.
+        const kb = markup(p);
+        if (m.text === text(p) && JSON.stringify(m.replyMarkup) === JSON.stringify(kb)) throw notModified();
         m.text = text(p);
+        if (kb) m.replyMarkup = kb;
+        else delete m.replyMarkup;
         m.edits++;
         return { message_id: m.messageId, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: 'private' }, text: m.text };
+      }
+      case 'editMessageReplyMarkup': {
+        const m = sent.get(`${Number(p.chat_id)}:${Number(p.message_id)}`);
+        if (!m) throw Object.assign(new Error('Bad Request: message to edit not found'), { code: 400 });
+        const kb = markup(p);
+        if (JSON.stringify(m.replyMarkup) === JSON.stringify(kb)) throw notModified();
+        if (kb) m.replyMarkup = kb;
+        else delete m.replyMarkup;
+        return { message_id: m.messageId, date: Math.floor(Date.now() / 1000), chat: { id: m.chatId, type: 'private' }, text: m.text };
       }
       case 'getFile': {
         const f = files.get(String(p.file_id));
@@ -173,13 +205,14 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
       if (!m || m[1] !== token) return reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
       const method = m[2]!;
       const params = await body(req);
-      const fault = faults.get(method)?.shift();
+      const matching = matchingFaults.findIndex((f) => f.method === method && f.match(params));
+      const fault = matching >= 0 ? matchingFaults.splice(matching, 1)[0]!.fault : faults.get(method)?.shift();
       if (fault) {
         calls.push({ method, params, status: fault.status, at: Date.now() });
         if (fault.status === 429) {
           return reply(res, 429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${fault.retryAfter}`, parameters: { retry_after: fault.retryAfter } });
         }
-        return reply(res, fault.status, { ok: false, error_code: fault.status, description: 'Internal Server Error' });
+        return reply(res, fault.status, { ok: false, error_code: fault.status, description: fault.status === 400 ? fault.description : 'Internal Server Error' });
       }
       try {
         const result = await handle(method, params, req);
@@ -219,10 +252,25 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
         },
       });
     },
+    pressButton(user, message, data, chatType = 'private') {
+      return emulator.pushUpdate({
+        callback_query: {
+          id: `cb-${nextCallbackId++}`,
+          from: { is_bot: false, first_name: 'user', ...user },
+          chat_instance: `ci-${message.chatId}`,
+          data,
+          message: { message_id: message.messageId, date: Math.floor(Date.now() / 1000), chat: { id: message.chatId, type: chatType, ...(chatType === 'private' ? { first_name: 'user' } : { title: 'a group' }) }, text: message.text },
+        },
+      });
+    },
+    answersTo: (id) => calls.filter((c) => c.method === 'answerCallbackQuery' && c.status === 200 && c.params.callback_query_id === id).map((c) => String(c.params.text ?? '')),
     addFile(bytes, filePath) {
       const id = `file-${nextFileId++}`;
       files.set(id, { bytes, path: filePath });
       return id;
+    },
+    failMatching(method, match, fault, count = 1) {
+      for (let i = 0; i < count; i++) matchingFaults.push({ method, match, fault });
     },
     failNext(method, fault, count = 1) {
       const list = faults.get(method) ?? [];

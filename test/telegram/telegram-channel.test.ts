@@ -1,7 +1,8 @@
 /**
  * The Telegram channel: grammY over real HTTP against the Bot API emulator, a real worker on the
  * shared dev server and real PostgreSQL. Streaming, trust tiers, seed scenario 3, redelivery,
- * a restart mid-reply, 429/5xx back-off, attachments and commands.
+ * a restart mid-reply, 429/5xx back-off, the deliverReply activity's idempotency, attachments and
+ * commands. Approvals (buttons) are in telegram-approvals.test.ts.
  */
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +65,7 @@ async function start(overrides: Partial<TelegramChannelOptions> = {}, reuse?: Bo
     token: tg.token,
     apiRoot: tg.apiRoot,
     gateway: h.gateway,
+    deliveries: h.deliveries,
     storage: state,
     allowlist: [ALICE.id],
     mode: 'polling',
@@ -195,6 +197,57 @@ describe('Telegram channel', () => {
     expect(sendsTo(ALICE.id)).toHaveLength(1);
     expect(messagesTo(ALICE.id)).toHaveLength(1);
     expect(messagesTo(ALICE.id)[0]!.text).toBe('hello back off please');
+  });
+
+  it('deliverReply retried with the same key sends each part once; a send that failed is sent by the retry', async () => {
+    await start({ throttle: false });
+    const deliver = h.deliveries.get('telegram')?.deliverReply;
+    expect(deliver).toBeDefined();
+    const reply = {
+      turnId: `turn/telegram/manual-${randomInt(1e9)}`,
+      channel: h.facts('SemiTrusted', { name: 'telegram' }),
+      messageId: 'manual',
+      route: { botId: botId(), chatId: ALICE.id, replyTo: 1 },
+      outcome: { status: 'Completed' as const, finalMessage: 'y'.repeat(5000), toolCallsMade: 0, durationMs: 1 },
+    };
+    const key = `${reply.turnId}/run-1/7`;
+    tg.failNext('sendMessage', { status: 400, description: 'Bad Request: chat not found' });
+    await expect(deliver!(reply, key)).rejects.toThrow(/chat not found/); // attempt 1: nothing sent
+    expect(sendsTo(ALICE.id)).toHaveLength(0);
+    await deliver!(reply, key); // attempt 2 (Temporal's retry)
+    await deliver!(reply, key); // attempt 3: e.g. the worker died before reporting completion
+    expect(sendsTo(ALICE.id)).toHaveLength(2);
+    expect(messagesTo(ALICE.id).map((m) => m.text.length)).toEqual([4096, 904]);
+    // A reply routed to another bot is not this deliverer's: refused (retryable), nothing sent.
+    await expect(deliver!({ ...reply, route: { ...reply.route, botId: botId() + 1 } }, `${key}-other`)).rejects.toThrow(/not bot/);
+    expect(sendsTo(ALICE.id)).toHaveLength(2);
+  });
+
+  it('channel.send through the deliverer: once per key, numeric chat ids only', async () => {
+    await start({ throttle: false });
+    const send = h.deliveries.get('telegram')?.send;
+    await send!(String(ALICE.id), 'a note from a tool', 'wf/run/9');
+    await send!(String(ALICE.id), 'a note from a tool', 'wf/run/9');
+    expect(messagesTo(ALICE.id).map((m) => m.text)).toEqual(['a note from a tool']);
+    await expect(send!('@alice', 'x', 'wf/run/10')).rejects.toThrow(/not a Telegram chat id/);
+  });
+
+  it('a deliverReply activity whose send failed is retried by Temporal and the part is sent once', async () => {
+    await start({ throttle: false });
+    // The second part (904 characters) is sent only by the activity; its first attempt gets a 400, which auto-retry does not retry.
+    tg.failMatching('sendMessage', (p) => String(p.text).length === 904, { status: 400, description: 'Bad Request: not enough rights' });
+    const u = tg.textUpdate(ALICE, 'something long again');
+    await waitDelivered(turnIdOf(u));
+    expect(tg.calls.filter((c) => c.method === 'sendMessage' && c.status === 400)).toHaveLength(1);
+    expect(messagesTo(ALICE.id).map((m) => m.text.length)).toEqual([4096, 904]);
+    expect(sendsTo(ALICE.id)).toHaveLength(2); // the streamed message (edited into part 0) and part 1, once
+    // The message can be out before the activity's completion is in the history: wait for the turn to end.
+    const handle = h.client.workflow.getHandle(turnIdOf(u));
+    await handle.result();
+    const history = await handle.fetchHistory();
+    // A retried activity's ActivityTaskStarted event records the attempt that completed.
+    const attempts = (history.events ?? []).map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 0);
+    expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
   });
 
   it('splits a final reply past 4,096 characters into several messages', async () => {

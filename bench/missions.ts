@@ -1,0 +1,254 @@
+/**
+ * Missions at scale on the dev server: N missions (AIVYX_BENCH_MISSIONS, default 1,000) all
+ * suspended at an approval gate at once, the RSS of the process hosting the worker before and
+ * after, then the approval round trip on a sample of them while the rest keep waiting.
+ *
+ * Each mission has one step whose scripted LLM proposes `shell.exec` (confirm-first for this
+ * agent), so the step turn ends Escalated and the mission opens a gate, as in production: real
+ * turns, audit appends on PostgreSQL, attestation, the encrypting payload codec, dashboard
+ * search attributes. The worker runs in this process with the SDK's default cache size.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { createScriptedProvider } from '../activities/llm/scripted-provider.js';
+import { createMissionActivities, streamMissionNotifier } from '../activities/mission-activities.js';
+import { createAttestor } from '../infra/attestation.js';
+import { createAuditPort } from '../infra/audit-port.js';
+import { aivyxDataConverter, createPayloadCodec } from '../infra/codec/index.js';
+import { openDatabase } from '../infra/db/index.js';
+import { openKeyring } from '../infra/keyring.js';
+import { StreamHub } from '../infra/stream-hub.js';
+import { wireTurnActivities } from '../infra/wiring.js';
+import { createAivyxWorker } from '../infra/worker.js';
+import type { GateApprover } from '../machines/index.js';
+import { approveGateUpdate, missionStartMetadata, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../workflows/mission-workflow.js';
+
+/** What the mission benchmark needs from the bench run. */
+export interface MissionBenchInput {
+  /** The dev server (with the aivyx search attributes registered). */
+  address: string;
+  /** A fresh, empty PostgreSQL database for this section alone (its audit entries stay out of the audit section). */
+  databaseUrl: string;
+  /** The bare activity round trip of the same run (ms), for the ratio. */
+  bareMs: number;
+  /** The dev server's pid, to report its RSS as well. */
+  serverPid?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+const APPROVER: GateApprover = { identity: 'alice', channel: 'telegram', trustTier: 'Trusted' };
+const SCRIPT = {
+  rules: [
+    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    { steps: [{ say: 'done' }] },
+  ],
+};
+const START_CONCURRENCY = 32;
+const WARM_UP = 5;
+const MiB = 2 ** 20;
+
+function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
+}
+
+function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}=${raw} must be a positive integer`);
+  return n;
+}
+
+/** A full garbage collection, so both RSS readings exclude collectable garbage (the bench runs without --expose-gc). */
+function fullGc(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+/** Resident set size of another process (Linux /proc), in bytes; undefined elsewhere. */
+function rssOf(pid: number | undefined): number | undefined {
+  if (pid === undefined || pid < 0) return undefined;
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Number(kb) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
+function definition(): MissionDefinition {
+  const missionId = `mission-${randomUUID()}`;
+  return {
+    missionId,
+    goal: 'deploy the build',
+    steps: [{ text: 'deploy the build' }],
+    approvers: [{ identity: APPROVER.identity, channel: APPROVER.channel }],
+    onExpire: 'fail',
+    capabilities: ['shell.exec'],
+    channel: { name: 'bench', platform: 'Local', trustTier: 'Trusted', sessionId: missionId, sender: 'owner' },
+  };
+}
+
+/** Runs the benchmark and returns its markdown section for docs/BENCHMARKS.md. */
+export async function benchMissions(input: MissionBenchInput): Promise<string[]> {
+  const env = input.env ?? process.env;
+  const count = intFromEnv(env, 'AIVYX_BENCH_MISSIONS', 1000);
+  const approvals = Math.min(intFromEnv(env, 'AIVYX_BENCH_APPROVALS', 200), count);
+  const approvalConcurrency = intFromEnv(env, 'AIVYX_BENCH_APPROVAL_CONCURRENCY', 4);
+  const batch = intFromEnv(env, 'AIVYX_BENCH_MISSION_BATCH', 100);
+  const waitForGatesMs = intFromEnv(env, 'AIVYX_BENCH_MISSIONS_TIMEOUT_S', 3600) * 1000;
+
+  const { db, close } = await openDatabase({ databaseUrl: input.databaseUrl });
+  const master = await openKeyring(db, 'bench passphrase', { kdfParams: { m: 256, t: 1, p: 1 } });
+  const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
+  const connection = await Connection.connect({ address: input.address });
+  const client = new Client({ connection, namespace: 'default', dataConverter });
+  const native = await NativeConnection.connect({ address: input.address });
+  const hub = new StreamHub();
+  const activities = {
+    ...wireTurnActivities({ db, master, hub, llm: createScriptedProvider(SCRIPT), agent: { capabilities: ['shell.exec'], budgetMs: 600_000, confirmFirst: ['shell.exec'] } }),
+    ...createMissionActivities({
+      audit: createAuditPort(db, master.subkey('audit')),
+      attestor: createAttestor(master.subkey('attestation')),
+      notifier: streamMissionNotifier((key, e) => hub.publish(key, e)),
+    }),
+  };
+  const taskQueue = `bench-missions-${randomUUID()}`;
+  const worker = await createAivyxWorker({ connection: native, namespace: 'default', taskQueue, activities, dataConverter });
+  const cacheSize = worker.options.maxCachedWorkflows;
+  const missionQuery = `WorkflowType = 'missionWorkflow' AND TaskQueue = '${taskQueue}'`;
+
+  const start = async (def: MissionDefinition): Promise<WorkflowHandle<typeof missionWorkflow>> =>
+    client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue, args: [{ definition: def, dashboard: true }], ...missionStartMetadata(def) });
+  const gateOf = async (handle: WorkflowHandle<typeof missionWorkflow>): Promise<string> => {
+    for (;;) {
+      const s = await handle.query(missionStatusQuery);
+      if (s.state === 'waiting' && s.gate?.state === 'open') return s.gate.gateId;
+      await delay(20);
+    }
+  };
+  const waitingCount = async (): Promise<number> => (await client.workflow.count(`${missionQuery} AND AivyxMissionState = 'waiting'`)).count;
+
+  try {
+    return await worker.runUntil(async () => {
+      // Warm-up: bundle loaded, V8 context created, pools and caches filled, before the first RSS reading.
+      for (let i = 0; i < WARM_UP; i++) {
+        const h = await start(definition());
+        await h.executeUpdate(approveGateUpdate, { args: [{ gateId: await gateOf(h), approver: APPROVER }] });
+        await h.result();
+      }
+      await delay(1000);
+      fullGc();
+      const before = process.memoryUsage();
+      const serverBefore = rssOf(input.serverPid);
+
+      // N missions, started in batches (the next batch once the previous one is mostly waiting: a flood of
+      // 1,000 first workflow tasks at once only measures the server's backlog); each escalates and opens its gate.
+      const defs = Array.from({ length: count }, definition);
+      let peakRss = before.rss;
+      const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 250);
+      const t0 = performance.now();
+      const deadline = Date.now() + waitForGatesMs;
+      let waiting = 0;
+      for (let from = 0; from < count; from += batch) {
+        await pool(defs.slice(from, from + batch), START_CONCURRENCY, async (d) => void (await start(d)));
+        // Keep at most 1.5 batches in flight; after the last one, wait for every mission.
+        const want = from + batch >= count ? count : from + batch - Math.floor(batch / 2);
+        while ((waiting = await waitingCount()) < want) {
+          if (Date.now() > deadline) throw new Error(`only ${waiting} of ${count} missions waiting after ${waitForGatesMs / 1000} s`);
+          await delay(500);
+        }
+      }
+      const allWaitingS = (performance.now() - t0) / 1000;
+      // The state attribute is upserted before the GateOpened audit and the notice: let those finish.
+      await delay(3000);
+      clearInterval(sampler);
+      fullGc();
+      const after = process.memoryUsage();
+      const serverAfter = rssOf(input.serverPid);
+      // Every one of them answers the status query with an open gate (a spot check through the worker).
+      const sample = defs.filter((_, i) => i % Math.max(1, Math.floor(count / 50)) === 0);
+      for (const d of sample) {
+        const s = await client.workflow.getHandle<typeof missionWorkflow>(d.missionId).query(missionStatusQuery);
+        if (s.state !== 'waiting' || s.gate?.state !== 'open') throw new Error(`${d.missionId} is ${s.state}, gate ${s.gate?.state ?? 'none'}`);
+      }
+
+      // Approvals on the first `approvals` missions while the other ones keep waiting.
+      const updateMs: number[] = [];
+      const advancedMs: number[] = [];
+      const completedMs: number[] = [];
+      await pool(defs.slice(0, approvals), approvalConcurrency, async (d) => {
+        const handle = client.workflow.getHandle<typeof missionWorkflow>(d.missionId);
+        const gateId = `${d.missionId}/gate-1`;
+        const ts = performance.now();
+        const res = await handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: APPROVER }] });
+        updateMs.push(performance.now() - ts);
+        if (res.state !== 'approved') throw new Error(`gate ${gateId} is ${res.state} after approval`);
+        for (;;) {
+          const s = await handle.query(missionStatusQuery);
+          if (s.state !== 'waiting') break;
+          await delay(5);
+        }
+        advancedMs.push(performance.now() - ts);
+        const result = await handle.result();
+        completedMs.push(performance.now() - ts);
+        if (result.state !== 'completed') throw new Error(`${d.missionId} ended ${result.state}`);
+      });
+      const stillWaiting = await waitingCount();
+
+      const mib = (b: number) => `${(b / MiB).toFixed(0)} MiB`;
+      const delta = after.rss - before.rss;
+      const row = (name: string, xs: number[]) => {
+        const p50 = percentile(xs, 0.5);
+        return `| ${name} | ${p50.toFixed(1)} ms | ${percentile(xs, 0.95).toFixed(1)} ms | ${(p50 / input.bareMs).toFixed(2)}× |`;
+      };
+      const server = serverBefore !== undefined && serverAfter !== undefined ? [`| dev server RSS (temporal CLI process) | ${mib(serverBefore)} | ${mib(serverAfter)} | +${mib(serverAfter - serverBefore)} |`] : [];
+      return [
+        '## Missions waiting at gates',
+        '',
+        `${count.toLocaleString('en-US')} missions (\`AIVYX_BENCH_MISSIONS\`) started on the dev server, each with one step whose scripted LLM proposes \`shell.exec\`, confirm-first for this agent: the step turn (a real turn: attestation, LLM and tool activities, audit on PostgreSQL, encrypting payload codec) ends Escalated and the mission waits at its gate with \`AivyxMissionState = 'waiting'\`. The worker runs in the bench process with the SDK's default workflow cache (\`maxCachedWorkflows\` = ${cacheSize.toLocaleString('en-US')}, derived from the heap limit), so ${cacheSize >= count ? 'every waiting mission stays cached' : 'waiting missions beyond the cache are evicted and replayed on approval'}. RSS is \`process.memoryUsage().rss\` of that process after ${WARM_UP} warm-up missions and a full GC, and again (after a full GC) once the visibility count of waiting missions reached ${count.toLocaleString('en-US')} plus 3 s for the last audit appends and notices.`,
+        '',
+        '| memory | before | all waiting | delta |',
+        '|---|---|---|---|',
+        `| worker process RSS | ${mib(before.rss)} | ${mib(after.rss)} | +${mib(delta)} (${((delta / count) / 1024).toFixed(1)} KiB per waiting mission; peak while starting ${mib(peakRss)}) |`,
+        `| worker process V8 heap used | ${mib(before.heapUsed)} | ${mib(after.heapUsed)} | +${mib(after.heapUsed - before.heapUsed)} |`,
+        ...server,
+        '',
+        `Started in batches of ${batch} (\`AIVYX_BENCH_MISSION_BATCH\`; ${START_CONCURRENCY} concurrent starts, the next batch once at most half a batch is still on its way to the gate): all ${count.toLocaleString('en-US')} waiting after ${allWaitingS.toFixed(1)} s (${(count / allWaitingS).toFixed(1)} missions/s from start to an open gate).`,
+        '',
+        `Then ${approvals} of them are approved with the \`approveGate\` update, ${approvalConcurrency === 1 ? 'one at a time' : `${approvalConcurrency} at a time`}, while the other ${(count - approvals).toLocaleString('en-US')} keep waiting (${stillWaiting.toLocaleString('en-US')} still waiting at the end). Each interval starts when the update is sent:`,
+        '',
+        '- **update returned**: `executeUpdate` resolved — the validator accepted it and the handler moved the gate machine to `approved`, in a completed workflow task;',
+        `- **mission advanced**: the first \`missionStatus\` query (polled every 5 ms after the update returned) that reports the mission machine out of \`waiting\` — the \`GateApproved\` audit entry is appended and the step is rerunning with its one-shot grant;`,
+        '- **mission completed**: the workflow result arrived — the rerun step turn ran the granted `shell.exec` and the mission ended `completed`.',
+        '',
+        `| approval round trip (${approvals} samples) | p50 | p95 | p50 vs bare activity round trip (${input.bareMs.toFixed(2)} ms) |`,
+        '|---|---|---|---|',
+        row('update sent → update returned', updateMs),
+        row('update sent → **mission advanced**', advancedMs),
+        row('update sent → mission completed', completedMs),
+        '',
+      ];
+    });
+  } finally {
+    await native.close();
+    await connection.close();
+    await close();
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * What a chat channel (Telegram, email) says when a turn ends: the answer, or a short sentence
+ * for the other outcomes. An escalated turn names the gate its confirmation mission opened
+ * (infra/confirmations.ts), so the person knows what the approval request refers to.
+ */
+import type { TurnOutcome } from '../core/outcomes.js';
+import { confirmationGateId } from '../infra/confirmations.js';
+
+/** The reply for `outcome` of turn `turnId`; `approveHint` adds the channel's own way to approve. */
+export function outcomeReplyText(outcome: TurnOutcome, turnId: string, approveHint: (gateId: string) => string = () => ''): string {
+  switch (outcome.status) {
+    case 'Completed':
+      return outcome.finalMessage;
+    case 'Escalated': {
+      const gateId = confirmationGateId(turnId);
+      return `This needs approval first: ${outcome.reason} (tool ${outcome.pendingTool}). An approval request for gate ${gateId} went to the people who may decide it.${approveHint(gateId)}`;
+    }
+    case 'TimedOut':
+      return `Sorry, that took too long (${Math.round(outcome.elapsedMs / 1000)} s) and was stopped.`;
+    case 'Cancelled':
+      return 'Cancelled.';
+    case 'Failed':
+      return `Sorry, that failed (${outcome.error.kind}): ${outcome.error.message}`;
+  }
+}

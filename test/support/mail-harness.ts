@@ -1,0 +1,239 @@
+/**
+ * Everything the email channel tests run on: a turn + mission worker on the shared dev server
+ * (real PostgreSQL, attestation, audit, codec), Dovecot and the SMTP test server, a DKIM key for
+ * a sender domain served by an in-test DNS map, and helpers to send mail "from" a person and to
+ * start / restart the email channel on one sealed `channel_state`.
+ */
+import { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import type { Kysely } from 'kysely';
+import { dkimSign } from 'mailauth';
+import nodemailer from 'nodemailer';
+import { DeliveryRegistry, routingMissionNotifier } from '../../activities/delivery-activities.js';
+import { createMissionActivities, streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
+import { createScriptedProvider, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
+import type { AgentConfig } from '../../activities/ports.js';
+import type { LlmProvider } from '../../activities/llm/llm-provider.js';
+import type { Message } from '../../core/message.js';
+import { startEmailChannel, type EmailChannel, type EmailChannelOptions } from '../../channels/email/index.js';
+import { MissionGateway } from '../../channels/mission-gateway.js';
+import { TurnGateway } from '../../channels/turn-gateway.js';
+import type { AuditEvent } from '../../core/audit-events.js';
+import { createAttestor } from '../../infra/attestation.js';
+import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
+import { createAuditPort } from '../../infra/audit-port.js';
+import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.js';
+import type { MasterKey } from '../../infra/crypto/index.js';
+import { openDatabase, type Database } from '../../infra/db/index.js';
+import { GateTokens, gateTokenKey } from '../../infra/gate-tokens.js';
+import { openKeyring } from '../../infra/keyring.js';
+import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
+import { StreamHub } from '../../infra/stream-hub.js';
+import { wireTurnActivities } from '../../infra/wiring.js';
+import { createAivyxWorker } from '../../infra/worker.js';
+import { mapResolver, SELECTOR, type DnsMap } from './mail-dns.js';
+import { startDovecot, startSmtpServer, type Dovecot, type SmtpTestServer } from './mail-servers.js';
+import { createTestDatabase } from './postgres.js';
+import { testConnection, uniqueTaskQueue } from './temporal.js';
+import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
+
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed
+}
+
+/** The assistant's address (the Dovecot user's mailbox). */
+export const ASSISTANT = 'assistant@aivyx.test';
+export { dkimKey, mapResolver, SELECTOR, type DnsMap } from './mail-dns.js';
+/** How a test mail is sent. */
+export interface MailSpec {
+  from: string;
+  subject: string;
+  text: string;
+  messageId?: string;
+  inReplyTo?: string;
+  references?: string[];
+  to?: string;
+  /** Sign with this domain's key (default: the From domain when a key exists). `false`: unsigned. */
+  sign?: false | string;
+  /** Change the body after signing (a failing signature). */
+  tamper?: boolean;
+  attachments?: { filename: string; content: Buffer; contentType: string }[];
+}
+
+/** Options of `startMailHarness`. */
+export interface MailHarnessOptions {
+  script: ScriptedScript;
+  agent?: Partial<AgentConfig>;
+  /** Allowlisted sender addresses. */
+  allowlist: string[];
+}
+
+/** A running mail test stack. */
+export interface MailHarness {
+  db: Kysely<Database>;
+  master: MasterKey;
+  client: Client;
+  taskQueue: string;
+  deliveries: DeliveryRegistry;
+  gateway: TurnGateway;
+  missions: MissionGateway;
+  state: DomainHandle;
+  dovecot: Dovecot;
+  smtp: SmtpTestServer;
+  dns: DnsMap;
+  /** Private keys by sender domain. */
+  keys: Map<string, string>;
+  notices: MissionNotice[];
+  /** The message the model saw, by turn id. */
+  seen: Map<string, Message>;
+  /** Starts the email channel (stopped by `stop()` or `stopChannel`). */
+  startChannel(over?: Partial<EmailChannelOptions>): Promise<EmailChannel>;
+  stopChannel(ch: EmailChannel): Promise<void>;
+  /** Sends a mail as a person into the assistant's mailbox through the SMTP server; returns its raw form. */
+  sendAs(spec: MailSpec): Promise<Buffer>;
+  audit(turnId: string): Promise<AuditEvent[]>;
+  verify(): ReturnType<typeof verifyAuditChain>;
+  stop(): Promise<void>;
+}
+
+/** Starts the stack; call `stop()` in `afterAll`. */
+export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHarness> {
+  const pg = await createTestDatabase('email');
+  const { db, close } = await openDatabase({ databaseUrl: pg.url });
+  const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
+  const shared = await testConnection();
+  const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
+  const client = new Client({ connection: shared.client.connection, namespace: shared.namespace, dataConverter });
+  const taskQueue = uniqueTaskQueue('email');
+  const hub = new StreamHub();
+  const inner = createScriptedProvider(opts.script);
+  const seen = new Map<string, Message>();
+  // Records what the model was shown, per turn.
+  const llm: LlmProvider = { name: 'recording', step: (req, sink) => (seen.set(req.turnId, req.message), inner.step(req, sink)) };
+  const agent: AgentConfig = {
+    capabilities: ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'llm.call', 'memory.read', 'memory.write'],
+    budgetMs: 60_000,
+    confirmFirst: ['shell.exec'],
+    ...opts.agent,
+  };
+  const deliveries = new DeliveryRegistry();
+  const notices: MissionNotice[] = [];
+  const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
+  const attestor = createAttestor(master.subkey('attestation'));
+  const activities = {
+    ...wireTurnActivities({ db, master, hub, llm, agent, deliveries }),
+    ...createMissionActivities({
+      audit: createAuditPort(db, master.subkey('audit')),
+      attestor,
+      notifier: {
+        notify: async (n, key) => {
+          notices.push(n);
+          await notifier.notify(n, key);
+        },
+      },
+    }),
+  };
+  const worker: Worker = await createAivyxWorker({ connection: shared.connection, namespace: shared.namespace, taskQueue, activities, dataConverter });
+  const running = worker.run();
+  const gateway = new TurnGateway({ client, taskQueue, attestor, hub });
+  const missions = new MissionGateway({ client, taskQueue, capabilities: agent.capabilities });
+  const state = SealedStorage.open(db, master).domain('channel_state');
+
+  const dovecot = await startDovecot();
+  const smtp = await startSmtpServer({ maildir: dovecot.maildir, localAddress: ASSISTANT });
+  const dns: DnsMap = new Map();
+  const keys = new Map<string, string>();
+  const channels = new Set<EmailChannel>();
+  const sender = nodemailer.createTransport({ host: smtp.host, port: smtp.port, secure: false, ignoreTLS: true, name: 'client.example.net' });
+  let seq = 0;
+
+  const harness: MailHarness = {
+    db,
+    master,
+    client,
+    taskQueue,
+    deliveries,
+    gateway,
+    missions,
+    state,
+    dovecot,
+    smtp,
+    dns,
+    keys,
+    notices,
+    seen,
+    async startChannel(over = {}) {
+      const ch = await startEmailChannel({
+        imap: { host: dovecot.host, port: dovecot.port, user: dovecot.user, password: dovecot.password, startTls: 'never' },
+        smtp: { host: smtp.host, port: smtp.port },
+        address: ASSISTANT,
+        gateway,
+        storage: state,
+        deliveries,
+        missions,
+        gateTokens: new GateTokens(gateTokenKey(master.subkey('channel_state')), state),
+        trust: { allowlist: opts.allowlist, trustedReceiver: smtp.hostname, resolver: mapResolver(dns) },
+        reconnect: { initialMs: 200, maxMs: 1000 },
+        log: () => undefined,
+        ...over,
+      });
+      channels.add(ch);
+      const until = Date.now() + 15_000;
+      while (!ch.connected()) {
+        if (Date.now() > until) throw new Error('the email channel did not connect to Dovecot');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      return ch;
+    },
+    async stopChannel(ch) {
+      channels.delete(ch);
+      await ch.stop();
+    },
+    async sendAs(spec) {
+      const domain = spec.from.slice(spec.from.lastIndexOf('@') + 1);
+      const id = spec.messageId ?? `t${Date.now()}.${++seq}@${domain}`;
+      // Build the message with nodemailer's composer (a streamTransport), then sign it ourselves.
+      const composer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+      const built = await composer.sendMail({
+        from: spec.from,
+        to: spec.to ?? ASSISTANT,
+        subject: spec.subject,
+        text: spec.text,
+        messageId: `<${id}>`,
+        ...(spec.inReplyTo ? { inReplyTo: `<${spec.inReplyTo}>` } : {}),
+        ...(spec.references ? { references: spec.references.map((r) => `<${r}>`).join(' ') } : {}),
+        ...(spec.attachments ? { attachments: spec.attachments } : {}),
+      });
+      let raw = built.message as Buffer;
+      const signer = typeof spec.sign === 'string' ? spec.sign : domain;
+      const key = keys.get(signer);
+      if (spec.sign !== false && key) {
+        // mailauth 4 signs what `signatureData` lists; its typings also want the fields at the top.
+        const sig = { signingDomain: signer, selector: SELECTOR, privateKey: key };
+        const signed = await dkimSign(raw, { ...sig, canonicalization: 'relaxed/relaxed', signatureData: [sig] });
+        if (signed.errors.length > 0) throw new Error(`signing failed: ${JSON.stringify(signed.errors)}`);
+        raw = Buffer.concat([Buffer.from(signed.signatures), raw]);
+      }
+      if (spec.tamper) raw = Buffer.from(raw.toString('latin1').replace(spec.text, `${spec.text} (and wire me money)`), 'latin1');
+      await sender.sendMail({ envelope: { from: spec.from, to: [spec.to ?? ASSISTANT] }, raw });
+      return raw;
+    },
+    async audit(turnId) {
+      return (await auditEntriesForTurn(db, turnId)).map((r) => r.event);
+    },
+    verify: () => verifyAuditChain(db, master.subkey('audit')),
+    async stop() {
+      for (const ch of channels) await ch.stop();
+      sender.close();
+      worker.shutdown();
+      await running;
+      await smtp.stop();
+      await dovecot.stop();
+      await close();
+      await pg.drop();
+    },
+  };
+  return harness;
+}

@@ -1,0 +1,180 @@
+/**
+ * Mission approvals on Telegram (must-show 4): a mission whose step calls a confirm-first tool
+ * opens a gate, the bot sends the request with Approve / Deny buttons to the approver's private
+ * chat, and a press decides the gate through the mission's Update validator. Forged tokens,
+ * presses by someone else, second presses and presses after expiry are refused and change
+ * nothing; `/status`, `/approve` and `/deny` work as the text fallback. grammY over real HTTP
+ * against the Bot API emulator, a real worker on the shared dev server, real PostgreSQL.
+ */
+import { randomInt } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DeliveryRegistry } from '../../activities/delivery-activities.js';
+import { MissionGateway } from '../../channels/mission-gateway.js';
+import { startTelegramChannel, type TelegramChannel } from '../../channels/telegram/index.js';
+import { TurnGateway } from '../../channels/turn-gateway.js';
+import type { AuditEvent } from '../../core/audit-events.js';
+import { createAttestor } from '../../infra/attestation.js';
+import { GateTokens, gateTokenKey } from '../../infra/gate-tokens.js';
+import { openKeyring } from '../../infra/keyring.js';
+import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
+import type { MissionResult } from '../../workflows/mission-messages.js';
+import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser } from '../support/bot-api-emulator.js';
+import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import { testConnection, type TestConnection } from '../support/temporal.js';
+import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
+
+const script = {
+  rules: [
+    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    { steps: [{ say: 'step done' }] },
+  ],
+};
+const ALICE = { id: 4242, first_name: 'Alice' };
+const MALLORY = { id: 6666, first_name: 'Mallory' };
+
+let tc: TestConnection;
+let mh: MissionHarness;
+let missions: MissionGateway;
+let gateway: TurnGateway;
+let state: DomainHandle;
+let tokens: GateTokens;
+const deliveries = new DeliveryRegistry();
+let tg: BotApiEmulator;
+const channels: TelegramChannel[] = [];
+
+beforeAll(async () => {
+  tc = await testConnection();
+  mh = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script, deliveries });
+  // The harness's install: the same passphrase unlocks its keyring, giving the channel's keys.
+  const master = await openKeyring(mh.db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
+  state = SealedStorage.open(mh.db, master).domain('channel_state');
+  tokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), state);
+  missions = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, capabilities: ['shell.exec'], dashboard: true });
+  gateway = new TurnGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: createAttestor(master.subkey('attestation')), hub: mh.hub });
+}, 120_000);
+afterEach(async () => {
+  for (const c of channels.splice(0)) await c.stop();
+  await tg?.close();
+});
+afterAll(async () => mh?.stop());
+
+async function start(): Promise<void> {
+  tg = await startBotApiEmulator(`${randomInt(100_000, 999_999)}:TEST-token`);
+  channels.push(
+    await startTelegramChannel({ token: tg.token, apiRoot: tg.apiRoot, gateway, deliveries, missions, gateTokens: tokens, storage: state, allowlist: [ALICE.id], mode: 'polling', pollTimeoutSeconds: 1, throttle: false, log: () => undefined }),
+  );
+}
+
+const messagesTo = (chatId: number): SentMessage[] => [...tg.sent.values()].filter((m) => m.chatId === chatId);
+const current = (m: SentMessage): SentMessage => tg.sent.get(`${m.chatId}:${m.messageId}`)!;
+
+/** The approval request for `missionId` in `chatId`'s chat, once it has arrived. */
+async function request(chatId: number, missionId: string): Promise<SentMessage> {
+  await tg.waitFor(() => messagesTo(chatId).some((m) => m.text.includes(`mission ${missionId}`) && m.replyMarkup), 45_000, `approval request for ${missionId}`);
+  return messagesTo(chatId).find((m) => m.text.includes(`mission ${missionId}`) && m.replyMarkup)!;
+}
+
+/** Presses a button (any callback data) and returns the bot's answer to that press. */
+async function press(user: TgUser, m: SentMessage, data: string): Promise<string> {
+  const id = (tg.pressButton(user, m, data).callback_query as { id: string }).id;
+  await tg.waitFor(() => tg.answersTo(id).length > 0, 20_000, 'callback answered');
+  expect(tg.answersTo(id)).toHaveLength(1);
+  return tg.answersTo(id)[0]!;
+}
+
+/** Sends a text command as `user` and returns the bot's first reply containing `marker`. */
+async function command(user: TgUser, text: string, marker: RegExp): Promise<string> {
+  const before = messagesTo(user.id).length;
+  tg.textUpdate(user, text);
+  await tg.waitFor(() => messagesTo(user.id).slice(before).some((m) => marker.test(m.text)), 20_000, `reply to ${text}`);
+  return messagesTo(user.id).slice(before).find((m) => marker.test(m.text))!.text;
+}
+
+const buttons = (m: SentMessage) => {
+  const [approve, deny] = m.replyMarkup!.inline_keyboard[0]!;
+  return { approve: approve!.callback_data!, deny: deny!.callback_data! };
+};
+const decisions = (audit: AuditEvent[]) => audit.filter((e) => e.type === 'GateApproved' || e.type === 'GateDenied');
+const result = (missionId: string) => tc.client.workflow.getHandle(missionId).result() as Promise<MissionResult>;
+
+describe('Telegram approvals', () => {
+  it('4. a gate opens, the approver gets the request with buttons in a DM, presses Approve, and the mission completes; forged, foreign and repeated presses are refused', async () => {
+    await start();
+    const { missionId } = await missions.create({ goal: 'ship release 42', steps: ['deploy the build'], approvers: [`telegram:${ALICE.id}`] });
+    const gateId = `${missionId}/gate-1`;
+    const req = await request(ALICE.id, missionId);
+    const opened = (await mh.audit(missionId)).find((e) => e.type === 'GateOpened');
+    expect(opened?.type === 'GateOpened').toBe(true);
+    const inputHash = opened?.type === 'GateOpened' ? opened.inputHash : '';
+    expect(req.text).toContain('What: ship release 42');
+    expect(req.text).toMatch(/\nWhy: .+/);
+    expect(req.text).toContain('Tool: shell.exec');
+    expect(req.text).toContain(`Input digest: ${inputHash.slice(0, 12)}\n`);
+    expect(req.text).toMatch(/\nDeadline: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n/);
+    expect(req.text).toContain(`Gate: ${gateId}`);
+    expect(req.text).not.toContain('deployed'); // the digest, never the input
+    expect(req.replyMarkup!.inline_keyboard[0]!.map((b) => b.text)).toEqual(['Approve', 'Deny']);
+    const { approve, deny } = buttons(req);
+    expect(approve).toMatch(/^a:[A-Za-z0-9_-]{11}\.[0-9a-f]{24}$/);
+    expect(deny).toMatch(/^d:[A-Za-z0-9_-]{11}\.[0-9a-f]{24}$/);
+    expect(Buffer.byteLength(approve)).toBeLessThanOrEqual(64);
+
+    // Refused before any decision: a forged MAC, an unknown token, someone else pressing Alice's button.
+    const forged = `${approve.slice(0, -1)}${approve.endsWith('0') ? '1' : '0'}`;
+    expect(await press(ALICE, req, forged)).toMatch(/^Refused: this approval token does not verify/);
+    expect(await press(ALICE, req, 'a:AAAAAAAAAAA.000000000000000000000000')).toMatch(/^Refused: this approval request is unknown here/);
+    expect(await press(MALLORY, req, approve)).toBe('Refused: this approval is for someone else.');
+    expect(decisions(await mh.audit(missionId))).toEqual([]);
+    expect(current(req).replyMarkup).toBeDefined();
+    expect(current(req).edits).toBe(0);
+
+    // Alice approves: the validator accepts her (allowlisted DM → SemiTrusted), the mission completes.
+    expect(await press(ALICE, req, approve)).toMatch(/^Approved by Alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+    expect(await result(missionId)).toMatchObject({ state: 'completed' });
+    const audit = await mh.audit(missionId);
+    expect(decisions(audit)).toEqual([expect.objectContaining({ type: 'GateApproved', gateId, approver: String(ALICE.id), approverChannel: 'telegram', approverTier: 'SemiTrusted' })]);
+    expect(audit.find((e) => e.type === 'MissionEnded')).toMatchObject({ state: 'completed' });
+    expect(current(req).text).toMatch(new RegExp(`^Approved by Alice at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\nGate: ${gateId}$`));
+    expect(current(req).replyMarkup).toBeUndefined();
+    await tg.waitFor(() => messagesTo(ALICE.id).some((m) => m.text.includes(`approved by ${ALICE.id}@telegram`)), 20_000, 'decided notice');
+
+    // Pressed again: the token is used. The Deny button of the same request: the gate is closed.
+    expect(await press(ALICE, req, approve)).toMatch(/^Already decided \(approve at /);
+    expect(await press(ALICE, req, deny)).toMatch(/^Already decided/); // one token per request: both buttons are spent
+    expect(await mh.audit(missionId)).toEqual(audit);
+    expect(current(req).text).toMatch(/^Approved by Alice/);
+    // One request message for the gate, however often notifyApprovers ran.
+    expect(tg.ok('sendMessage').filter((c) => String(c.params.text).startsWith('Approval needed'))).toHaveLength(1);
+  });
+
+  it('a press after the gate expired is refused and changes nothing; the expiry notice removes the buttons', async () => {
+    await start();
+    const { missionId } = await missions.create({ goal: 'rotate the keys', steps: ['deploy new keys'], approvers: [`telegram:${ALICE.id}`], expireAfter: '3s' });
+    const req = await request(ALICE.id, missionId);
+    const { approve } = buttons(req);
+    expect(await result(missionId)).toMatchObject({ state: 'expired' });
+    await tg.waitFor(() => current(req).replyMarkup === undefined, 20_000, 'buttons removed');
+    await tg.waitFor(() => messagesTo(ALICE.id).some((m) => m.text.includes('the gate expired')), 20_000, 'expiry notice');
+    const audit = await mh.audit(missionId);
+    expect(audit.some((e) => e.type === 'GateExpired')).toBe(true);
+    expect(await press(ALICE, req, approve)).toMatch(/^Refused: gate .+ is closed/);
+    expect(await mh.audit(missionId)).toEqual(audit);
+    expect(decisions(audit)).toEqual([]);
+  });
+
+  it('/status lists the user’s open gates; /approve by a non-approver is refused; /deny <gate> <reason> denies as the verified user', async () => {
+    await start();
+    const { missionId } = await missions.create({ goal: 'clean up', steps: ['deploy cleanup'], approvers: [`telegram:${ALICE.id}`] });
+    const gateId = `${missionId}/gate-1`;
+    const req = await request(ALICE.id, missionId);
+    expect(await command(ALICE, '/status', /Approvals waiting/)).toContain(`• ${gateId} — shell.exec, input `);
+    expect(await command(MALLORY, '/status', /approvals waiting/i)).toMatch(/No approvals waiting for you/);
+    expect(await command(MALLORY, `/approve ${gateId}`, /^Refused/)).toMatch(/Untrusted|not an approver/);
+    expect(decisions(await mh.audit(missionId))).toEqual([]);
+    expect(await command(ALICE, `/deny ${gateId} too risky today`, /^Denied|^Refused/)).toMatch(new RegExp(`^Denied by Alice at .+ UTC \\(gate ${gateId}\\)$`));
+    expect(await result(missionId)).toMatchObject({ state: 'failed' });
+    expect(decisions(await mh.audit(missionId))).toEqual([expect.objectContaining({ type: 'GateDenied', gateId, approver: String(ALICE.id), approverChannel: 'telegram', approverTier: 'SemiTrusted', reason: 'too risky today' })]);
+    await tg.waitFor(() => current(req).replyMarkup === undefined, 20_000, 'buttons removed by the decided notice');
+    expect(await command(ALICE, '/status', /approvals waiting/i)).toMatch(/No approvals waiting for you/);
+  });
+});
