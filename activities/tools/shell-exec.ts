@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellExecInput, shellExecTool, type ShellExecInput } from '../../core/tool-catalog.js';
 import type { IntentStore } from './intent-store.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** Default timeout of one command: 30 s. */
 export const SHELL_DEFAULT_TIMEOUT_MS = 30_000;
@@ -91,10 +91,17 @@ export function scrubbedCommandEnv(source: Readonly<Record<string, string | unde
   return env;
 }
 
-/** Throws a Tool error unless `cwd` is an existing directory (checked before any intent is claimed). */
-export async function assertWorkingDirectory(tool: string, cwd: string): Promise<void> {
-  const ok = await stat(cwd).then((s) => s.isDirectory(), () => false);
-  if (!ok) throw new AivyxError('Tool', `${tool}: working directory ${cwd} does not exist or is not a directory`, { detail: { tool } });
+/**
+ * The prologue every command tool shares: the working directory exists (a missing one is a plain
+ * failure, so it is checked before the intent is claimed), the call is not cancelled, and the
+ * intent is claimed — a second attempt after a crash throws `interrupted()` (at most once).
+ */
+export async function claimCommandRun(run: { tool: string; cwd: string; ctx: ToolRunContext; intents: IntentStore; inputHash: string }, interrupted: () => AivyxError): Promise<void> {
+  const ok = await stat(run.cwd).then((s) => s.isDirectory(), () => false);
+  if (!ok) throw new AivyxError('Tool', `${run.tool}: working directory ${run.cwd} does not exist or is not a directory`, { detail: { tool: run.tool } });
+  run.ctx.signal.throwIfAborted();
+  const claim = await run.intents.begin(run.ctx.idemKey, { tool: run.tool, inputHash: run.inputHash });
+  if (claim === 'already-started') throw interrupted();
 }
 
 /** Creates the `shell.exec` implementation over an intent store. */
@@ -109,17 +116,12 @@ export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
     async run(input, ctx) {
       const req = parseShellExecInput(input);
       const cwd = req.cwd ?? defaultCwd;
-      // Checked before the intent is claimed: a missing cwd is a plain failure, not an interrupted effect.
-      await assertWorkingDirectory(TOOL, cwd);
-      ctx.signal.throwIfAborted();
-
-      const claim = await deps.intents.begin(ctx.idemKey, { tool: TOOL, inputHash: inputHash(req) });
-      if (claim === 'already-started') {
-        throw toolError('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect', {
+      await claimCommandRun({ tool: TOOL, cwd, ctx, intents: deps.intents, inputHash: inputHash(req) }, () =>
+        toolError('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect', {
           hint: `the command was ${req.argv[0] as string}; inspect its effects before asking to run it again`,
           detail: { idemKey: ctx.idemKey, atMostOnce: true },
-        });
-      }
+        }),
+      );
 
       let summary = 'failed before it ended';
       try {

@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
 import type { IntentStore } from './intent-store.js';
-import { assertWorkingDirectory, scrubbedCommandEnv } from './shell-exec.js';
+import { claimCommandRun, scrubbedCommandEnv } from './shell-exec.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** Cap of stdout and of stderr (each): 64 KiB, half from the start of the stream, half from its end. */
@@ -171,17 +171,12 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
     async run(input, ctx) {
       const req = parseShellSpawnInput(input);
       const cwd = req.cwd ?? defaultCwd;
-      // Checked before the intent is claimed: a missing cwd is a plain failure, not an interrupted effect.
-      await assertWorkingDirectory(TOOL, cwd);
-      ctx.signal.throwIfAborted();
-
-      const claim = await deps.intents.begin(ctx.idemKey, { tool: TOOL, inputHash: inputHash(req) });
-      if (claim === 'already-started') {
-        throw toolError('shell.spawn was interrupted and is not re-run (at-most-once): the earlier attempt\'s result is unknown', {
+      await claimCommandRun({ tool: TOOL, cwd, ctx, intents: deps.intents, inputHash: inputHash(req) }, () =>
+        toolError('shell.spawn was interrupted and is not re-run (at-most-once): the earlier attempt\'s result is unknown', {
           hint: `the command was ${req.argv[0] as string}; its process may still be running or may have finished — inspect its effects before asking to run it again`,
           detail: { idemKey: ctx.idemKey, atMostOnce: true, resultUnknown: true },
-        });
-      }
+        }),
+      );
 
       let summary = 'failed before it ended';
       try {
