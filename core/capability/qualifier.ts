@@ -297,6 +297,20 @@ export function canonicalUrlQualifier(raw: string): string {
   return raw === '*' ? '*' : formatUrl(parseUrl(raw));
 }
 
+// Parsing dominates a URL check; qualifiers repeat (held ones always, needed ones within a turn).
+const parsedUrls = new Map<string, ParsedUrl>();
+
+/** `parseUrl`, cached (bounded; a parse that throws is not cached). Results are never mutated. */
+function parsedUrl(raw: string): ParsedUrl {
+  let u = parsedUrls.get(raw);
+  if (u === undefined) {
+    if (parsedUrls.size >= CACHE_LIMIT) parsedUrls.clear();
+    u = parseUrl(raw);
+    parsedUrls.set(raw, u);
+  }
+  return u;
+}
+
 /** True when concrete path `p` is `prefix` or lies under it on a segment boundary. */
 function underPrefix(p: string, prefix: string): boolean {
   if (p === prefix) return true;
@@ -311,8 +325,8 @@ function underPrefix(p: string, prefix: string): boolean {
 export function urlGrants(needed: string, held: string): boolean {
   if (held === '*') return true;
   if (needed === '*') return false;
-  const n = parseUrl(needed);
-  const h = parseUrl(held);
+  const n = parsedUrl(needed);
+  const h = parsedUrl(held);
   if (n.scheme !== h.scheme || n.host !== h.host || n.port !== h.port) return false;
   if (h.query !== undefined) return n.path === h.path && n.query === h.query;
   return underPrefix(n.path, h.path);
