@@ -39,10 +39,15 @@ export interface ShellExecDeps {
 
 const TOOL = 'shell.exec';
 
-function toolError(message: string, options: { hint?: string; cause?: unknown; detail?: Record<string, unknown> } = {}): AivyxError {
-  const { detail, ...rest } = options;
-  return new AivyxError('Tool', message, { detail: { tool: TOOL, ...detail }, ...rest });
+/** A Tool error maker for a command tool: its `detail` always names the tool. */
+export function commandToolError(tool: string) {
+  return (message: string, options: { hint?: string; cause?: unknown; detail?: Record<string, unknown> } = {}): AivyxError => {
+    const { detail, ...rest } = options;
+    return new AivyxError('Tool', message, { detail: { tool, ...detail }, ...rest });
+  };
 }
+
+const toolError = commandToolError(TOOL);
 
 /** Hash of the validated input (sorted keys, so it is canonical JSON); raw argv never leaves the tool. */
 function inputHash(req: ShellExecInput): string {

@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
 import type { IntentStore } from './intent-store.js';
-import { claimCommandRun, scrubbedCommandEnv } from './shell-exec.js';
+import { claimCommandRun, commandToolError, scrubbedCommandEnv } from './shell-exec.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** Cap of stdout and of stderr (each): 64 KiB, half from the start of the stream, half from its end. */
@@ -66,12 +66,7 @@ export interface ShellSpawnDeps {
 }
 
 const TOOL = 'shell.spawn';
-
-function toolError(message: string, options: { hint?: string; cause?: unknown; detail?: Record<string, unknown> } = {}): AivyxError {
-  const { detail, ...rest } = options;
-  return new AivyxError('Tool', message, { detail: { tool: TOOL, ...detail }, ...rest });
-}
-
+const toolError = commandToolError(TOOL);
 
 /** Hash of the validated input; raw argv never leaves the tool. */
 function inputHash(req: ShellSpawnInput): string {
