@@ -1,14 +1,23 @@
 /**
- * The mission workflow's activities: attesting its step turns, hashing a pending call's input,
- * auditing mission and gate transitions, and telling approvers. All idempotent: audit appends
- * are keyed by `activityKey()`, notifications are best-effort and deduplicated by the notifier.
+ * The mission workflow's activities. Authority first (DESIGN.md D5): `openMission` checks the
+ * definition's proof and claims it for this run (or takes it over from the verified run this one
+ * continues); every later step — attesting a step turn, opening a gate, checking a decision, handing
+ * over to the next run — works only for the run that holds that claim, and builds what it attests
+ * from the verified definition, never from what the workflow hands it. Audit appends are keyed by
+ * `activityKey()`; notifications are best-effort and deduplicated by the notifier.
  */
+import { AivyxError } from '../core/errors.js';
 import type { AuditEvent } from '../core/audit-events.js';
-import type { TurnRequest } from '../core/channel.js';
-import type { Attestor } from '../infra/attestation.js';
+import type { GateDecisionBody, MissionContinuationBody } from '../core/authority.js';
+import { channelTrustTier } from '../core/capability/index.js';
+import type { OneShotGrant, TurnRequest } from '../core/channel.js';
+import { textContent } from '../core/message.js';
+import { APPROVING_TIERS, type GateApproverRef, type StepGrant } from '../machines/index.js';
+import type { GateDecisionRequest, MissionArgs, MissionDefinition } from '../workflows/mission-messages.js';
 import type { ChannelEvent } from '../infra/stream-hub.js';
-import { activityKey, inputHash } from './turn-activities.js';
-import type { AuditPort } from './ports.js';
+import { errorData, toApplicationFailure } from './failure.js';
+import { activityKey, currentExecution, inputHash } from './turn-activities.js';
+import type { AuditPort, ClaimPort, ProofPort } from './ports.js';
 
 /** Who is told about a gate. */
 export interface MissionNotice {
@@ -39,10 +48,36 @@ export type MissionAuditEvent = Extract<AuditEvent, { missionId: string }>;
 /** Everything the mission activities need. */
 export interface MissionActivityDeps {
   audit: AuditPort;
-  /** Holds the attestation key: mission-started turns are attested here, never by the workflow. */
-  attestor: Attestor;
+  /** Checks definition, continuation and decision proofs; attests step turns (never the workflow). */
+  proofs: ProofPort;
+  claims: ClaimPort;
   notifier: MissionNotifier;
 }
+
+/** What a verified mission's claim holds. */
+export interface MissionAuthority {
+  /** SHA-256 of the canonical definition that was verified. */
+  definitionHash: string;
+}
+
+/** What a gate's claim holds: the exact call it is about and who may decide it. */
+export interface GateAuthority {
+  missionId: string;
+  tool: string;
+  inputHash: string;
+  approvers: GateApproverRef[];
+  secondApprovers: GateApproverRef[];
+}
+
+/** What a decision's claim holds. */
+export interface DecisionAuthority {
+  kind: 'approve' | 'deny';
+  approver: { identity: string; channel: string; trustTier: string };
+  nonce: string;
+}
+
+/** How `openMission` and `verifyGateDecision` answer: go, or why not (already audited). */
+export type Verdict = { ok: true } | { ok: false; reason: string };
 
 /** A notifier that publishes notices on a stream (the StreamHub's `publish`), keyed by mission id. */
 export function streamMissionNotifier(publish: (key: string, event: ChannelEvent) => void): MissionNotifier {
@@ -53,17 +88,158 @@ export function streamMissionNotifier(publish: (key: string, event: ChannelEvent
   };
 }
 
+/** The SHA-256 of a person's text (the audit log keeps no user text). */
+export function textHash(text: string): string {
+  return inputHash(text);
+}
+
+/** The body of a gate decision's proof. */
+export function gateDecisionBody(missionId: string, kind: 'approve' | 'deny', req: Omit<GateDecisionRequest, 'proof'>): GateDecisionBody {
+  return {
+    missionId,
+    gateId: req.gateId,
+    kind,
+    approver: { identity: req.approver.identity, channel: req.approver.channel, trustTier: req.approver.trustTier },
+    ...(req.reason ? { reasonHash: textHash(req.reason) } : {}),
+    nonce: req.nonce,
+  };
+}
+
 /** Builds the mission activities. */
 export function createMissionActivities(deps: MissionActivityDeps) {
+  const audit = (event: MissionAuditEvent, suffix = ''): Promise<unknown> => deps.audit.append(`${activityKey()}${suffix}`, event);
+  const same = (a: GateApproverRef, b: GateApproverRef): boolean => a.identity === b.identity && a.channel === b.channel;
+
+  /** The verified definition this run holds, or a CapabilityDenied failure (the workflow's own input was not verified). */
+  async function heldMission(def: MissionDefinition): Promise<MissionAuthority> {
+    const { workflowId, runId } = currentExecution();
+    const held = await deps.claims.read<MissionAuthority>('mission', workflowId);
+    if (def.missionId !== workflowId || !held || held.runId !== runId || held.data.definitionHash !== inputHash(def)) {
+      throw toApplicationFailure(new AivyxError('CapabilityDenied', `mission ${workflowId}: this run holds no verified definition`, { hint: 'a mission runs only what openMission verified' }));
+    }
+    return held.data;
+  }
+
   return {
-    /** Attests a step turn request built by the mission workflow (including its one-shot grant). */
-    async attestStepTurn(req: TurnRequest): Promise<TurnRequest> {
-      return deps.attestor.attest(req);
+    /**
+     * Checks the definition's proof and its binding to this workflow, then claims it for this run
+     * (a fresh start) or takes the claim over from the verified run this one continues; audits
+     * `MissionStarted` or `MissionRejected`.
+     */
+    async openMission(input: { args: MissionArgs; continuedFromRunId?: string }): Promise<Verdict> {
+      const { workflowId, runId } = currentExecution();
+      const { definition: def, proof, carried, continuation } = input.args;
+      const reject = async (reason: string): Promise<Verdict> => {
+        await audit({ type: 'MissionRejected', turnId: workflowId, missionId: workflowId, reason });
+        return { ok: false, reason };
+      };
+      if (def.missionId !== workflowId) return reject(`the definition is for mission "${def.missionId}" but was started as workflow "${workflowId}" (a copied definition)`);
+      const verdict = deps.proofs.check('mission', workflowId, def, proof);
+      if (!verdict.ok) return reject(`definition: ${verdict.reason}`);
+      let tier;
+      try {
+        tier = channelTrustTier(def.channel.trustTier);
+      } catch (e) {
+        return reject(errorData(e).message);
+      }
+      const definitionHash = inputHash(def);
+      if (continuation !== undefined || carried !== undefined) {
+        const from = input.continuedFromRunId;
+        if (!from) return reject('it carries state from an earlier run but was not continued from one');
+        const body: MissionContinuationBody = { fromRunId: from, definitionHash, carriedHash: inputHash(carried ?? null) };
+        const hand = deps.proofs.check('mission-continue', workflowId, body, continuation);
+        if (!hand.ok) return reject(`continuation: ${hand.reason}`);
+        if (!(await deps.claims.move('mission', workflowId, { workflowId, runId: from }, runId))) return reject(`run ${from} it continues does not hold the mission`);
+        return { ok: true };
+      }
+      const claim = await deps.claims.claim<MissionAuthority>({ kind: 'mission', subject: workflowId, workflowId, runId, data: { definitionHash } });
+      if (claim.status === 'taken') return reject(`this definition was already used by run ${claim.by.runId} (a replayed mission runs nothing)`);
+      if (claim.data.definitionHash !== definitionHash) return reject('another definition holds this mission id');
+      await audit({ type: 'MissionStarted', turnId: workflowId, missionId: workflowId, goalHash: textHash(def.goal), stepCount: def.steps.length, trustTier: tier, channelName: def.channel.name, capabilities: def.capabilities });
+      return { ok: true };
     },
-    /** The input hash a gate is bound to (SHA-256 of the canonical JSON; the workflow has no crypto). */
-    async hashToolInput(input: unknown): Promise<string> {
-      return inputHash(input);
+
+    /** The proof that this verified run hands over to the run it continues as (continue-as-new). */
+    async attestContinuation(input: { definition: MissionDefinition; carried: unknown }) {
+      const { workflowId, runId } = currentExecution();
+      const held = await heldMission(input.definition);
+      const body: MissionContinuationBody = { fromRunId: runId, definitionHash: held.definitionHash, carriedHash: inputHash(input.carried ?? null) };
+      return deps.proofs.seal('mission-continue', workflowId, body);
     },
+
+    /**
+     * Attests the turn request of one step, built here from the verified definition; a grant is
+     * attested only when its gate in this mission was opened for exactly that call and approved.
+     */
+    async attestStepTurn(input: { definition: MissionDefinition; step: number; attempt: number; grant?: StepGrant }): Promise<TurnRequest> {
+      const def = input.definition;
+      await heldMission(def);
+      const step = def.steps[input.step];
+      if (!step || !Number.isInteger(input.attempt) || input.attempt < 1) throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no step ${input.step}`));
+      let grant: OneShotGrant | undefined;
+      if (input.grant) {
+        const g = input.grant;
+        const gate = await deps.claims.read<GateAuthority>('gate', g.gateId);
+        const decision = await deps.claims.read<DecisionAuthority>('gate-decision', g.gateId);
+        const genuine = gate?.workflowId === def.missionId && gate.data.tool === g.tool && gate.data.inputHash === g.inputHash && decision?.workflowId === def.missionId && decision.data.kind === 'approve';
+        if (!genuine) throw toApplicationFailure(new AivyxError('CapabilityDenied', `mission ${def.missionId}: gate ${g.gateId} did not approve ${g.tool} with that input`));
+        grant = { missionId: def.missionId, gateId: g.gateId, tool: g.tool, inputHash: g.inputHash };
+      }
+      const turnId = `${def.missionId}/step-${input.step}/run-${input.attempt}`;
+      return deps.proofs.attest({
+        turnId,
+        message: { id: turnId, sessionId: def.channel.sessionId, content: textContent(step.text), receivedAt: Date.now() },
+        channel: def.channel,
+        capabilityLimit: def.capabilities,
+        ...(grant ? { oneShotGrant: grant } : {}),
+        ...(def.replyRoute ? { replyRoute: def.replyRoute } : {}),
+      });
+    },
+
+    /** Opens a gate for exactly one pending call: claims it (tool, input hash, approvers) and audits `GateOpened`. */
+    async openGate(input: { definition: MissionDefinition; gateId: string; step: number; tool: string; input: unknown }): Promise<{ inputHash: string }> {
+      const def = input.definition;
+      await heldMission(def);
+      const { workflowId, runId } = currentExecution();
+      if (!input.gateId.startsWith(`${def.missionId}/gate-`)) throw toApplicationFailure(new AivyxError('Internal', `gate id ${input.gateId} is not one of mission ${def.missionId}'s`));
+      const hash = inputHash(input.input);
+      const data: GateAuthority = { missionId: def.missionId, tool: input.tool, inputHash: hash, approvers: def.approvers, secondApprovers: def.secondApprovers ?? [] };
+      const claim = await deps.claims.claim<GateAuthority>({ kind: 'gate', subject: input.gateId, workflowId, runId, data });
+      // A continued run reopening a gate its predecessor opened finds it held by that run: same gate, same call.
+      if (claim.status === 'taken' && (claim.by.workflowId !== workflowId || claim.data.inputHash !== hash || claim.data.tool !== input.tool)) {
+        throw toApplicationFailure(new AivyxError('CapabilityDenied', `gate ${input.gateId} was already opened for another call`));
+      }
+      await audit({ type: 'GateOpened', turnId: def.missionId, missionId: def.missionId, gateId: input.gateId, step: input.step, tool: input.tool, inputHash: hash, approvers: def.approvers.map((a) => `${a.identity}@${a.channel}`) });
+      return { inputHash: hash };
+    },
+
+    /**
+     * Checks a gate decision before the gate moves: its proof (made by the component that
+     * authenticated the approver; bound to this mission, this gate, this decision; unexpired), that
+     * the approver was asked and may approve, and that it is the gate's first decision. Audits
+     * `GateApproved`/`GateDenied`, or `GateDecisionRejected` with the reason.
+     */
+    async verifyGateDecision(input: { kind: 'approve' | 'deny'; request: GateDecisionRequest }): Promise<Verdict> {
+      const { workflowId, runId } = currentExecution();
+      const req = input.request;
+      const approver = req.approver ?? { identity: '?', channel: '?', trustTier: 'Untrusted' };
+      const reject = async (reason: string): Promise<Verdict> => {
+        await audit({ type: 'GateDecisionRejected', turnId: workflowId, missionId: workflowId, gateId: String(req.gateId), decision: input.kind, claimedApprover: String(approver.identity), claimedChannel: String(approver.channel), reason });
+        return { ok: false, reason };
+      };
+      const verdict = deps.proofs.check('gate-decision', workflowId, gateDecisionBody(workflowId, input.kind, req), req.proof);
+      if (!verdict.ok) return reject(verdict.reason);
+      const gate = await deps.claims.read<GateAuthority>('gate', req.gateId);
+      if (!gate || gate.workflowId !== workflowId) return reject(`mission ${workflowId} has no gate ${req.gateId}`);
+      if (!APPROVING_TIERS.includes(approver.trustTier)) return reject(`a ${approver.trustTier} channel may not decide a gate`);
+      if (![...gate.data.approvers, ...gate.data.secondApprovers].some((a) => same(a, approver))) return reject(`${approver.identity} on ${approver.channel} was not asked to decide gate ${req.gateId}`);
+      const claim = await deps.claims.claim<DecisionAuthority>({ kind: 'gate-decision', subject: req.gateId, workflowId, runId, data: { kind: input.kind, approver, nonce: req.nonce } });
+      if (claim.data.nonce !== req.nonce) return reject(`gate ${req.gateId} was already decided (${claim.data.kind} by ${claim.data.approver.identity}@${claim.data.approver.channel}): a gate decides once`);
+      const event = { turnId: workflowId, missionId: workflowId, gateId: req.gateId, approver: approver.identity, approverChannel: approver.channel, approverTier: approver.trustTier, ...(req.reason ? { reasonHash: textHash(req.reason) } : {}) };
+      await audit(input.kind === 'approve' ? { type: 'GateApproved', ...event } : { type: 'GateDenied', ...event });
+      return { ok: true };
+    },
+
     /** Appends one mission or gate transition to the audit log, idempotently. */
     async recordMissionEvent(event: MissionAuditEvent): Promise<void> {
       await deps.audit.append(activityKey(), event);

@@ -1,5 +1,6 @@
 /** The narrow ports the turn activities are built over (wired by the worker's composition root). */
 import type { AuditEvent } from '../core/audit-events.js';
+import type { AuthorityProof, AuthorityPurpose, ProofVerdict } from '../core/authority.js';
 import type { HistoryEntry, TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import type { ChannelEvent } from '../infra/stream-hub.js';
@@ -8,13 +9,85 @@ import type { ChannelEvent } from '../infra/stream-hub.js';
 export interface AuditPort {
   /** Appends `event` under `idemKey`; the same key again returns the original sequence number. */
   append(idemKey: string, event: AuditEvent): Promise<{ seq: number; duplicate: boolean }>;
-  /** True when an entry with this key exists (a retried activity whose first attempt already audited). */
-  has(idemKey: string): Promise<boolean>;
 }
 
-/** Verifies channel attestations. */
-export interface AttestationPort {
-  verify(req: TurnRequest): { ok: true } | { ok: false; reason: string };
+/**
+ * Makes and checks authority proofs (DESIGN.md D5). Held only by components that authenticate
+ * someone (channel adapters, the REST gateway) and by the worker, never by workflow code.
+ */
+export interface ProofPort {
+  /** A proof that `body` may be used for `purpose` under workflow `boundTo`. */
+  seal(purpose: AuthorityPurpose, boundTo: string, body: unknown, opts?: { now?: number; ttlMs?: number }): AuthorityProof;
+  /** Checks a proof for exactly this purpose, workflow id and body. */
+  check(purpose: AuthorityPurpose, boundTo: string, body: unknown, proof: unknown, now?: number): ProofVerdict;
+  /** The request with a fresh turn proof attached. */
+  attest(req: TurnRequest): TurnRequest;
+  /** Checks a turn request's proof against its own turn id. */
+  verify(req: TurnRequest): ProofVerdict;
+}
+
+/** A claim as stored: the run that holds it and what was verified. */
+export interface HeldClaim<T> {
+  workflowId: string;
+  runId: string;
+  data: T;
+}
+
+/** What claiming found: new, already this run's (a retried activity), or another run's (a replay). */
+export type ClaimResult<T> =
+  | { status: 'claimed'; data: T }
+  | { status: 'held'; data: T }
+  | { status: 'taken'; by: { workflowId: string; runId: string }; data: T };
+
+/** Durable single-use authority (`authority_claims`): turns, missions, gates, decisions, grant uses. */
+export interface ClaimPort {
+  claim<T>(c: { kind: string; subject: string; workflowId: string; runId: string; data: T }): Promise<ClaimResult<T>>;
+  read<T>(kind: string, subject: string): Promise<HeldClaim<T> | undefined>;
+  /** Hands a claim to the next run of the same workflow (continue-as-new); false when `from` does not hold it. */
+  move(kind: string, subject: string, from: { workflowId: string; runId: string }, toRunId: string): Promise<boolean>;
+}
+
+/** What a tool call's row says when `runTool` starts (an earlier attempt may have written it). */
+export type ToolCallStart = { state: 'new' } | { state: 'running' } | { state: 'done'; outcome: string };
+
+/** The facts of one tool call that its row and its `ToolCall` entry carry. */
+export interface ToolCallFacts {
+  /** workflow id / run id / activity id of the runTool activity: the row key and the audit key. */
+  idemKey: string;
+  turnId: string;
+  callId: string;
+  tool: string;
+  scope: string;
+  inputHash: string;
+}
+
+/** The outcome recorded for a call whose row was still running when its entry had to be written. */
+export const INTERRUPTED_OUTCOME = 'Unknown(interrupted before its outcome was recorded)';
+
+/** What to record for a call whose row has no outcome yet (see `ToolCallLogPort.audit`). */
+export interface ToolCallEnding {
+  known?: string;
+  running: string;
+  missing: string;
+}
+
+/**
+ * The tool-call log (`tool_calls`): a row before the effect, the outcome after, and the `ToolCall`
+ * audit entry written from the row exactly once — so bookkeeping failures never rewrite a tool's
+ * real result and an effect that ran is never missing from the audit log.
+ */
+export interface ToolCallLogPort {
+  /** Writes the row before the effect (throws when the database is down: then nothing runs). */
+  begin(facts: ToolCallFacts): Promise<ToolCallStart>;
+  /** Records the outcome summary while the row is running; returns the outcome that stands (the first recorded). */
+  finish(idemKey: string, outcome: string): Promise<string>;
+  /**
+   * Appends the row's `ToolCall` entry once; returns the outcome recorded and its sequence number.
+   * A finished row's outcome stands. Otherwise `known` (an outcome runTool vouched for) is recorded;
+   * without it a row still running gets `running`, and a call that never wrote a row gets `missing`
+   * (its row is created finished, so a late runTool attempt finds it and runs nothing).
+   */
+  audit(facts: ToolCallFacts, outcome: ToolCallEnding): Promise<{ outcome: string; seq: number }>;
 }
 
 /** Best-effort events from activities to the channel (seed `stream_event`). */

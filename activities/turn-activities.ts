@@ -2,11 +2,19 @@
  * The turn's activities, built by factory over narrow ports. Each one that writes audit keys
  * its entry by workflow id + run id + activity id (never the attempt), so a retried activity
  * never appends twice.
+ *
+ * Authority (DESIGN.md D5): `openTurn` is the only place a turn request's proof is checked; it
+ * claims the request for this workflow run (a copy replayed by another run finds it taken) and
+ * stores the effective capability set with the claim. `runTool` takes the set and the one-shot
+ * grant from that claim — never from its own input — and runs only calls that carry the proof
+ * `llmStep` made for this run and step, so a forged or copied activity result cannot run a tool.
  */
 import { Context } from '@temporalio/activity';
-import { CapabilitySet, Scope, channelTrustTier, tierCeiling } from '../core/capability/index.js';
+import type { AuthorityProof, ToolCallProofBody, ToolResultProofBody } from '../core/authority.js';
+import { CapabilitySet, Scope, channelTrustTier, tierCeiling, type TrustTier } from '../core/capability/index.js';
+import { turnProofBody } from '../core/authority.js';
 import type { OneShotGrant, TurnRequest } from '../core/channel.js';
-import { AivyxError, type AivyxErrorData } from '../core/errors.js';
+import { AivyxError, type AivyxErrorData, type AivyxErrorKind, isAivyxErrorKind } from '../core/errors.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../core/llm.js';
 import { messageText } from '../core/message.js';
 import { summarizeToolOutcome, summarizeTurnOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
@@ -16,13 +24,18 @@ import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { McpClientPool } from './mcp/mcp-client.js';
 import { mcpCeiling, mcpToolSpec, type McpTierGrants } from '../core/tools/mcp-tools.js';
-import type { AgentConfig, AttestationPort, AuditPort, ConfirmationPort, DeliveryPort, SessionHistoryPort, StreamPort } from './ports.js';
+import { INTERRUPTED_OUTCOME, type AgentConfig, type AuditPort, type ClaimPort, type ConfirmationPort, type DeliveryPort, type ProofPort, type SessionHistoryPort, type StreamPort, type ToolCallFacts, type ToolCallLogPort } from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
 
 /** Everything the turn activities need. */
 export interface TurnActivityDeps {
   audit: AuditPort;
-  attestation: AttestationPort;
+  /** Checks turn proofs and makes the tool-call proofs and result receipts. */
+  proofs: ProofPort;
+  /** Durable single-use authority: the turn's claim and one-shot grant uses. */
+  claims: ClaimPort;
+  /** Tool-call rows before and after each effect, and their `ToolCall` entries. */
+  toolCalls: ToolCallLogPort;
   stream: StreamPort;
   delivery: DeliveryPort;
   history: SessionHistoryPort;
@@ -41,31 +54,91 @@ export type OpenTurnResult =
       ok: true;
       effective: string[];
       budgetMs: number;
-      /** The catalog tools this worker implements: what the model is offered (optional for histories recorded before it). */
+      /** The catalog tools this worker implements: what the model is offered. */
       toolIds?: string[];
     }
   | { ok: false; error: AivyxErrorData };
 
+/** What a verified turn holds, stored with its claim: `runTool` and `finalizeTurn` read it from there. */
+export interface TurnAuthority {
+  effective: string[];
+  trustTier: TrustTier;
+  sessionId: string;
+  grant?: OneShotGrant;
+  /** SHA-256 of the canonical proof body of the request that was verified. */
+  requestHash: string;
+}
+
 /** Input of `runTool`. */
 export interface RunToolInput {
+  turnId: string;
+  /** The LLM step that proposed the call (its proof is bound to it). */
+  step: number;
+  call: ToolCall;
+  /** The proof `llmStep` made for this call. */
+  callProof?: AuthorityProof;
+  /** The scope the workflow checked (the activity re-derives and re-checks it). */
+  scope: string;
+}
+
+/** What `runTool` returns: the outcome, the call's facts, and a receipt that lets `recordToolCall` trust both. */
+export interface RunToolResult {
+  outcome: ToolOutcome;
+  facts: ToolCallFacts;
+  receipt: AuthorityProof;
+}
+
+/** A call as the workflow knows it when runTool returned nothing usable: its key and input. */
+export interface ScheduledCall {
+  idemKey: string;
   turnId: string;
   call: ToolCall;
   /** The scope the workflow checked. */
   scope: string;
-  effective: string[];
-  /** The turn's attested one-shot grant, passed by the workflow to at most one call of the granted tool. */
-  grant?: OneShotGrant;
+}
+
+/** Input of `recordToolCall`: what `runTool` returned, or the scheduled call when it returned nothing. */
+export type RecordToolCallInput =
+  | { facts: ToolCallFacts; outcome: string; receipt: AuthorityProof }
+  | { scheduled: ScheduledCall; outcome: string };
+
+/** A call the turn ended with, still asking for a person (its proof shows the model proposed it). */
+export interface PendingCall {
+  step: number;
+  call: ToolCall;
+  proof?: AuthorityProof;
+}
+
+/** Input of `finalizeTurn`. */
+export interface FinalizeTurnInput {
+  request: TurnRequest;
+  sessionKey: string;
+  outcome: TurnOutcome;
+  durationMs: number;
+  /** Calls the turn scheduled whose entry was not confirmed written: any still owed is written before `TurnEnded`. */
+  owed?: ScheduledCall[];
+  /** The escalated call of an `Escalated` turn. */
+  pending?: PendingCall;
 }
 
 /** How many earlier messages of the session an LLM step sees. */
 export const SESSION_HISTORY_LIMIT = 40;
 
+/** The outcome an entry records for a call whose result could not be trusted or never came. */
+export const UNVERIFIABLE_OUTCOME = 'Unknown(the result did not come from this worker)';
+const TURN_ENDED_FIRST = 'Unknown(the turn ended before the call reported)';
+
+/** The workflow execution the running activity belongs to. */
+export function currentExecution(): { workflowId: string; runId: string } {
+  const wf = Context.current().info.workflowExecution;
+  if (!wf) throw new AivyxError('Internal', 'audited activities run only inside a workflow');
+  return { workflowId: wf.workflowId, runId: wf.runId };
+}
+
 /** Stable idempotency key of the running activity: workflow id + run id + activity id. */
 export function activityKey(): string {
-  const info = Context.current().info;
-  const wf = info.workflowExecution;
-  if (!wf) throw new AivyxError('Internal', 'audited activities run only inside a workflow');
-  return `${wf.workflowId}/${wf.runId}/${info.activityId}`;
+  const { workflowId, runId } = currentExecution();
+  return `${workflowId}/${runId}/${Context.current().info.activityId}`;
 }
 
 /** Keeps an activity's heartbeat going while `work` runs, so a dead worker is noticed quickly. */
@@ -90,6 +163,23 @@ export function isChannelTurn(turnId: string): boolean {
   return turnId.startsWith('turn/');
 }
 
+/** The body of the proof that one call came from this run's step. */
+export function toolCallProofBody(runId: string, step: number, call: ToolCall): ToolCallProofBody {
+  return { runId, step, callId: call.callId, tool: call.tool, inputHash: inputHash(call.input) };
+}
+
+/** A tool outcome rebuilt from its recorded summary (a retried call whose first attempt finished). */
+export function outcomeFromSummary(summary: string): ToolOutcome {
+  const m = /^([A-Za-z]+)(?:\((.*)\))?$/s.exec(summary);
+  const [, status, arg = ''] = m ?? [];
+  const note = 'this result was recorded by an earlier attempt of the call; its output is not kept';
+  if (status === 'Completed') return { status: 'Completed', output: { note }, verified: arg === 'Verified' || arg === 'Unverified' ? arg : 'NotApplicable' };
+  if (status === 'Denied') return { status: 'Denied', scope: arg, held: [] };
+  if (status === 'RequiresEscalation') return { status: 'RequiresEscalation', reason: 'a person must approve this exact call' };
+  const kind: AivyxErrorKind = status === 'Failed' && isAivyxErrorKind(arg) ? arg : 'Tool';
+  return { status: 'Failed', error: { kind, message: `${summary}: ${note}` } };
+}
+
 /** Builds the turn activities. */
 export function createTurnActivities(deps: TurnActivityDeps) {
   const toolsById = new Map(deps.tools.map((t) => [t.descriptor.id, t]));
@@ -97,7 +187,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
 
   async function denied(turnId: string, call: Pick<ToolCall, 'callId' | 'tool'>, scope: string, held: string[]): Promise<ToolOutcome> {
     const parsed = Scope.tryParse(scope);
-    await deps.audit.append(activityKey(), {
+    await deps.audit.append(`${activityKey()}/denied/${scope}`, {
       type: 'ScopeDenied',
       turnId,
       callId: call.callId,
@@ -108,6 +198,17 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     });
     return { status: 'Denied', scope, held };
   }
+
+  /** The claim of the turn this activity runs in, when this run verified it. */
+  async function turnAuthority(turnId: string): Promise<TurnAuthority | undefined> {
+    const { workflowId, runId } = currentExecution();
+    if (workflowId !== turnId) return undefined;
+    const held = await deps.claims.read<TurnAuthority>('turn', turnId);
+    return held && held.workflowId === workflowId && held.runId === runId ? held.data : undefined;
+  }
+
+  /** The facts of a call as the workflow scheduled it (for calls runTool never reported on). */
+  const scheduledFacts = (c: ScheduledCall): ToolCallFacts => ({ idemKey: c.idemKey, turnId: c.turnId, callId: c.call.callId, tool: c.call.tool, scope: c.scope, inputHash: inputHash(c.call.input) });
 
   // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
   let mcpSpec: Promise<ToolSpec> | undefined;
@@ -123,38 +224,52 @@ export function createTurnActivities(deps: TurnActivityDeps) {
   }
 
   return {
-    /** Verifies the attestation, resolves the tier, computes effective capabilities once, writes `TurnStarted`. */
+    /**
+     * Verifies the request's proof and its binding to this workflow, resolves the tier, computes the
+     * effective capabilities once, claims the request for this run and writes `TurnStarted`.
+     */
     async openTurn(req: TurnRequest): Promise<OpenTurnResult> {
-      const verdict = deps.attestation.verify(req);
-      let reason = verdict.ok ? undefined : verdict.reason;
-      let tier;
-      // A mission's capability set (attested with the request) attenuates the turn further.
-      let limit: CapabilitySet | undefined;
-      if (verdict.ok) {
-        try {
-          tier = channelTrustTier(req.channel.trustTier);
-          if (req.capabilityLimit) limit = CapabilitySet.from(req.capabilityLimit);
-        } catch (e) {
-          reason = errorData(e).message;
-        }
-      }
-      if (reason !== undefined || tier === undefined) {
+      const { workflowId, runId } = currentExecution();
+      const reject = async (reason: string): Promise<OpenTurnResult> => {
         await deps.audit.append(activityKey(), {
           type: 'TurnRejected',
           turnId: req.turnId,
-          sessionId: req.channel.sessionId,
-          channel: req.channel.platform,
-          channelName: req.channel.name,
-          claimedTrustTier: String(req.channel.trustTier),
-          reason: reason ?? 'unknown trust tier',
+          sessionId: String(req.channel?.sessionId ?? ''),
+          channel: req.channel?.platform,
+          channelName: String(req.channel?.name ?? ''),
+          claimedTrustTier: String(req.channel?.trustTier),
+          reason,
         });
         return {
           ok: false,
           error: { kind: 'CapabilityDenied', message: `turn refused: ${reason}`, hint: 'turns must come through a channel adapter that holds the attestation key', detail: { scope: 'channel.attestation', held: [] } },
         };
+      };
+      if (req.turnId !== workflowId) return reject(`the request is for turn "${req.turnId}" but was started as workflow "${workflowId}" (a copied request)`);
+      const verdict = deps.proofs.verify(req);
+      if (!verdict.ok) return reject(verdict.reason);
+      let tier: Exclude<TrustTier, 'Kernel'>;
+      // A mission's capability set (attested with the request) attenuates the turn further.
+      let limit: CapabilitySet | undefined;
+      try {
+        tier = channelTrustTier(req.channel.trustTier);
+        if (req.capabilityLimit) limit = CapabilitySet.from(req.capabilityLimit);
+      } catch (e) {
+        return reject(errorData(e).message);
       }
+      // A grant is usable only by the step turns of the mission whose gate it came from.
+      if (req.oneShotGrant && !req.turnId.startsWith(`${req.oneShotGrant.missionId}/`)) return reject(`its one-shot grant belongs to mission ${req.oneShotGrant.missionId}`);
       const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier), tier, deps.mcp?.tierGrants ?? {}));
       const effective = (limit ? ceiling.intersect(limit) : ceiling).toJSON();
+      const authority: TurnAuthority = {
+        effective,
+        trustTier: tier,
+        sessionId: req.channel.sessionId,
+        ...(req.oneShotGrant ? { grant: req.oneShotGrant } : {}),
+        requestHash: sha256Hex(canonicalJson(turnProofBody(req))),
+      };
+      const claim = await deps.claims.claim({ kind: 'turn', subject: req.turnId, workflowId, runId, data: authority });
+      if (claim.status === 'taken') return reject(`this request was already used by run ${claim.by.runId} of ${claim.by.workflowId} (a replayed request runs nothing)`);
       await deps.audit.append(activityKey(), {
         type: 'TurnStarted',
         turnId: req.turnId,
@@ -162,20 +277,25 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         channel: req.channel.platform,
         channelName: req.channel.name,
         trustTier: tier,
-        effectiveCapabilities: effective,
+        effectiveCapabilities: claim.data.effective,
       });
-      return { ok: true, effective, budgetMs: deps.agent.budgetMs, toolIds: [...toolsById.keys()] };
+      return { ok: true, effective: claim.data.effective, budgetMs: deps.agent.budgetMs, toolIds: [...toolsById.keys()] };
     },
 
-    /** One LLM step: loads the session's history, streams text to the channel as it arrives, returns the whole step. */
+    /**
+     * One LLM step: loads the session's history, streams text to the channel as it arrives, returns
+     * the whole step — with a proof per proposed call that this run's step produced it.
+     */
     async llmStep(input: LlmStepInput): Promise<LlmStepResult> {
       const ctx = Context.current();
       const { sessionKey, ...rest } = input;
+      const { runId } = currentExecution();
       // A retried step re-streams from the start: tell the channel to drop what it showed.
       if (ctx.info.attempt > 1) deps.stream.publish(input.turnId, { type: 'step_restarted', step: input.step });
+      let result: LlmStepResult;
       try {
         const req = { ...rest, tools: await modelTools(rest.tools), history: await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT) };
-        return await withHeartbeat(() =>
+        result = await withHeartbeat(() =>
           deps.llm.step(req, {
             text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),
             heartbeat: () => ctx.heartbeat(),
@@ -185,6 +305,10 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       } catch (err) {
         throw toApplicationFailure(err);
       }
+      if (result.type !== 'tool_calls') return result;
+      const callProofs: Record<string, AuthorityProof> = {};
+      for (const call of result.calls) callProofs[call.callId] = deps.proofs.seal('tool-call', input.turnId, toolCallProofBody(runId, input.step, call));
+      return { ...result, callProofs };
     },
 
     /** Audits a denial the workflow decided (the deterministic half of the scope check). */
@@ -192,30 +316,53 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       await denied(input.turnId, input.call, input.scope, input.held);
     },
 
-    /** Re-checks the scope on canonical forms, runs the tool, and appends its `ToolCall` entry. */
-    async runTool(input: RunToolInput): Promise<ToolOutcome> {
-      const { turnId, call } = input;
-      const impl = toolsById.get(call.tool);
-      if (!impl) return { status: 'Failed', error: { kind: 'NotFound', message: `this worker has no tool "${call.tool}"`, detail: { kind: 'tool', id: call.tool } } };
-      const held = CapabilitySet.fromJSON(input.effective);
+    /**
+     * Runs one call: checks it came from this run's model step, re-checks its scope on canonical
+     * forms against the turn's claimed capabilities, writes its row, runs the tool, records the
+     * outcome. The `ToolCall` entry is written by `recordToolCall` from the row.
+     */
+    async runTool(input: RunToolInput): Promise<RunToolResult> {
+      const { turnId, call, step } = input;
       const key = activityKey();
+      const { runId } = currentExecution();
+      let facts: ToolCallFacts = { idemKey: key, turnId, callId: String(call?.callId), tool: String(call?.tool), scope: input.scope, inputHash: inputHash(call?.input) };
+      const done = (outcome: ToolOutcome): RunToolResult => ({
+        outcome,
+        facts,
+        receipt: deps.proofs.seal('tool-result', turnId, { facts, outcome: summarizeToolOutcome(outcome) } satisfies ToolResultProofBody),
+      });
+      const reject = async (reason: string): Promise<RunToolResult> => {
+        await deps.audit.append(`${key}/rejected`, { type: 'ToolCallRejected', turnId, callId: String(call?.callId), toolId: String(call?.tool), reason });
+        return done({ status: 'Failed', error: { kind: 'CapabilityDenied', message: `tool call refused: ${reason}` } });
+      };
+      const authority = await turnAuthority(turnId);
+      if (!authority) return reject('this turn was not verified in this workflow run');
+      const proof = deps.proofs.check('tool-call', turnId, toolCallProofBody(runId, step, call), input.callProof);
+      if (!proof.ok) return reject(`the call did not come from this turn's model step (${proof.reason})`);
+
+      const impl = toolsById.get(call.tool);
+      if (!impl) return done({ status: 'Failed', error: { kind: 'NotFound', message: `this worker has no tool "${call.tool}"`, detail: { kind: 'tool', id: call.tool } } });
+      const held = CapabilitySet.fromJSON(authority.effective);
       let scope: string;
       try {
         // The workflow checked the lexical scope; the activity re-checks the declared and the resolved
         // (symlinks followed) forms, so a link out of the granted tree is caught here.
         const declared = Scope.parse(impl.descriptor.requiredScope(call.input)).toString();
         const resolved = Scope.parse(await impl.resolveScope(call.input)).toString();
-        for (const s of [declared, resolved]) if (!held.grants(s)) return await denied(turnId, call, s, input.effective);
+        for (const s of [declared, resolved]) if (!held.grants(s)) return done(await denied(turnId, call, s, authority.effective));
         scope = resolved;
       } catch (e) {
-        return { status: 'Failed', error: errorData(e, 'Tool') };
+        return done({ status: 'Failed', error: errorData(e, 'Tool') });
       }
 
-      const started = Date.now();
+      // The row comes before any effect: with the database down nothing runs (the activity is retried).
+      facts = { ...facts, scope };
+      const start = await deps.toolCalls.begin(facts);
+      // An earlier attempt finished this call: its recorded outcome is the truth (the effect is not repeated).
+      if (start.state === 'done') return done(outcomeFromSummary(start.outcome));
+
       let outcome: ToolOutcome;
-      // A gate's grant covers exactly this tool with exactly this input (hash), nothing else.
-      const granted = input.grant !== undefined && input.grant.tool === call.tool && input.grant.inputHash === inputHash(call.input);
-      if (deps.agent.confirmFirst.includes(call.tool) && !granted) {
+      if (deps.agent.confirmFirst.includes(call.tool) && !(await grantCovers(authority.grant, call, key))) {
         outcome = { status: 'RequiresEscalation', reason: `${call.tool} is confirm-first: a person must approve this exact call` };
       } else {
         deps.stream.publish(turnId, { type: 'tool_started', tool: call.tool, callId: call.callId });
@@ -231,7 +378,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
               },
               idemKey: key,
               turnId,
-              held: input.effective,
+              held: authority.effective,
               recordMemoryAccess: async (entry) => {
                 await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });
               },
@@ -244,26 +391,45 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         }
         deps.stream.publish(turnId, { type: 'tool_finished', tool: call.tool, callId: call.callId, summary: summarizeToolOutcome(outcome) });
       }
-      // A retry whose first attempt already audited this call must not append a second entry.
-      if (!(Context.current().info.attempt > 1 && (await deps.audit.has(key)))) {
-        await deps.audit.append(key, {
-          type: 'ToolCall',
-          turnId,
-          callId: call.callId,
-          toolId: call.tool,
-          scopeUsed: scope,
-          inputHash: inputHash(call.input),
-          outcome: summarizeToolOutcome(outcome),
-          durationMs: Date.now() - started,
-        });
+      // Bookkeeping after the effect never rewrites its result: if the database is down now, the
+      // receipt lets recordToolCall record this outcome once it is back.
+      try {
+        const stands = await deps.toolCalls.finish(key, summarizeToolOutcome(outcome));
+        if (stands !== summarizeToolOutcome(outcome)) outcome = outcomeFromSummary(stands);
+      } catch {
+        // recorded by recordToolCall
       }
-      return outcome;
+      return done(outcome);
     },
 
-    /** Writes `TurnEnded`, records a completed exchange in the session history, and delivers the outcome. */
-    async finalizeTurn(input: { request: TurnRequest; sessionKey: string; outcome: TurnOutcome; durationMs: number }): Promise<void> {
+    /** Writes a call's `ToolCall` entry from its row, exactly once; retried until the database answers. */
+    async recordToolCall(input: RecordToolCallInput): Promise<{ outcome: string }> {
+      const { workflowId, runId } = currentExecution();
+      // A receipt vouches for runTool's facts and outcome; without a valid one the row (if runTool got that far) is the only truth.
+      const trusted = 'facts' in input && deps.proofs.check('tool-result', workflowId, { facts: input.facts, outcome: input.outcome } satisfies ToolResultProofBody, input.receipt).ok;
+      const f = 'facts' in input ? input.facts : scheduledFacts(input.scheduled);
+      if (f.turnId !== workflowId || !f.idemKey.startsWith(`${workflowId}/${runId}/`)) {
+        throw toApplicationFailure(new AivyxError('CapabilityDenied', `recordToolCall: call ${f.idemKey} is not one of this run's calls`));
+      }
+      const ending = trusted
+        ? { known: input.outcome, running: input.outcome, missing: input.outcome }
+        : // The activity failed without a result (or with one that is not ours): the row, if any, is the truth.
+          { running: INTERRUPTED_OUTCOME, missing: 'facts' in input ? UNVERIFIABLE_OUTCOME : `NotRun(${input.outcome})` };
+      try {
+        return { outcome: (await deps.toolCalls.audit(f, ending)).outcome };
+      } catch (e) {
+        throw toApplicationFailure(e instanceof AivyxError ? e : new AivyxError('Storage', `recording tool call ${f.idemKey} failed: ${errorData(e).message}`, { hint: 'retried until the database answers' }));
+      }
+    },
+
+    /** Writes owed call entries and `TurnEnded`, records a completed exchange, opens a confirmation, delivers the outcome. */
+    async finalizeTurn(input: FinalizeTurnInput): Promise<void> {
       const { request, outcome } = input;
-      if (outcome.status === 'Completed') {
+      // Calls the turn scheduled whose entry is still owed (the budget ran out first): written now,
+      // so `TurnEnded.toolCallsMade` always matches the turn's ToolCall entries.
+      for (const c of input.owed ?? []) await deps.toolCalls.audit(scheduledFacts(c), { running: TURN_ENDED_FIRST, missing: 'NotRun(the turn ended first)' });
+      const authority = await turnAuthority(request.turnId);
+      if (outcome.status === 'Completed' && authority) {
         await deps.history.record(input.sessionKey, {
           turnId: request.turnId,
           receivedAt: request.message.receivedAt,
@@ -282,9 +448,15 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       });
       // A channel's turn that asked for approval gets its gate now, before the channel shows the outcome
       // (mission step turns are gated by their own mission: their ids do not start with `turn/`).
-      if (outcome.status === 'Escalated' && deps.confirmations && isChannelTurn(request.turnId)) {
-        const { gateId } = await deps.confirmations.open(request, outcome);
-        deps.stream.publish(request.turnId, { type: 'status', text: `approval needed: gate ${gateId} (aivyx mission approve ${gateId})` });
+      // The worker opens it only for a verified turn and a call this run's model step really proposed.
+      if (outcome.status === 'Escalated' && deps.confirmations && isChannelTurn(request.turnId) && authority && input.pending) {
+        const { runId } = currentExecution();
+        const p = input.pending;
+        const genuine = p.call.tool === outcome.pendingTool && deps.proofs.check('tool-call', request.turnId, toolCallProofBody(runId, p.step, p.call), p.proof).ok;
+        if (genuine && sha256Hex(canonicalJson(turnProofBody(request))) === authority.requestHash) {
+          const { gateId } = await deps.confirmations.open(request, outcome);
+          deps.stream.publish(request.turnId, { type: 'status', text: `approval needed: gate ${gateId} (aivyx mission approve ${gateId})` });
+        }
       }
       try {
         await deps.delivery.deliver(request, outcome);
@@ -293,6 +465,14 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       }
     },
   };
+
+  /** True when the turn's grant covers exactly this call and is used here first (a grant works once). */
+  async function grantCovers(grant: OneShotGrant | undefined, call: ToolCall, key: string): Promise<boolean> {
+    if (!grant || grant.tool !== call.tool || grant.inputHash !== inputHash(call.input)) return false;
+    const { workflowId, runId } = currentExecution();
+    const use = await deps.claims.claim({ kind: 'grant-use', subject: grant.gateId, workflowId, runId, data: { call: key } });
+    return use.status === 'claimed' || (use.status === 'held' && use.data.call === key);
+  }
 }
 
 /** The activity object a worker registers. */

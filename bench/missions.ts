@@ -16,9 +16,8 @@ import { runInNewContext } from 'node:vm';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createScriptedProvider } from '../activities/llm/scripted-provider.js';
-import { createMissionActivities, streamMissionNotifier } from '../activities/mission-activities.js';
+import { signedDecision, signedMissionArgs } from '../channels/mission-gateway.js';
 import { createAttestor } from '../infra/attestation.js';
-import { createAuditPort } from '../infra/audit-port.js';
 import { aivyxDataConverter, createPayloadCodec } from '../infra/codec/index.js';
 import { openDatabase } from '../infra/db/index.js';
 import { openKeyring } from '../infra/keyring.js';
@@ -117,25 +116,20 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
   const { db, close } = await openDatabase({ databaseUrl: input.databaseUrl });
   const master = await openKeyring(db, 'bench passphrase', { kdfParams: { m: 256, t: 1, p: 1 } });
   const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
+  const workerDataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }));
+  const attestor = createAttestor(master.subkey('attestation'));
   const connection = await Connection.connect({ address: input.address });
   const client = new Client({ connection, namespace: 'default', dataConverter });
   const native = await NativeConnection.connect({ address: input.address });
   const hub = new StreamHub();
-  const activities = {
-    ...wireTurnActivities({ db, master, hub, llm: createScriptedProvider(SCRIPT), agent: { capabilities: ['shell.exec'], budgetMs: 600_000, confirmFirst: ['shell.exec'] } }),
-    ...createMissionActivities({
-      audit: createAuditPort(db, master.subkey('audit')),
-      attestor: createAttestor(master.subkey('attestation')),
-      notifier: streamMissionNotifier((key, e) => hub.publish(key, e)),
-    }),
-  };
+  const activities = wireTurnActivities({ db, master, hub, llm: createScriptedProvider(SCRIPT), agent: { capabilities: ['shell.exec'], budgetMs: 600_000, confirmFirst: ['shell.exec'] } });
   const taskQueue = `bench-missions-${randomUUID()}`;
-  const worker = await createAivyxWorker({ connection: native, namespace: 'default', taskQueue, activities, dataConverter });
+  const worker = await createAivyxWorker({ connection: native, namespace: 'default', taskQueue, activities, dataConverter: workerDataConverter });
   const cacheSize = worker.options.maxCachedWorkflows;
   const missionQuery = `WorkflowType = 'missionWorkflow' AND TaskQueue = '${taskQueue}'`;
 
   const start = async (def: MissionDefinition): Promise<WorkflowHandle<typeof missionWorkflow>> =>
-    client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue, args: [{ definition: def, dashboard: true }], ...missionStartMetadata(def) });
+    client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue, args: [signedMissionArgs(attestor, def, { dashboard: true })], ...missionStartMetadata(def) });
   const gateOf = async (handle: WorkflowHandle<typeof missionWorkflow>): Promise<string> => {
     for (;;) {
       const s = await handle.query(missionStatusQuery);
@@ -150,7 +144,7 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
       // Warm-up: bundle loaded, V8 context created, pools and caches filled, before the first RSS reading.
       for (let i = 0; i < WARM_UP; i++) {
         const h = await start(definition());
-        await h.executeUpdate(approveGateUpdate, { args: [{ gateId: await gateOf(h), approver: APPROVER }] });
+        await h.executeUpdate(approveGateUpdate, { args: [signedDecision(attestor, 'approve', await gateOf(h), APPROVER)] });
         await h.result();
       }
       await delay(1000);
@@ -197,7 +191,7 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
         const handle = client.workflow.getHandle<typeof missionWorkflow>(d.missionId);
         const gateId = `${d.missionId}/gate-1`;
         const ts = performance.now();
-        const res = await handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: APPROVER }] });
+        const res = await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(attestor, 'approve', gateId, APPROVER)] });
         updateMs.push(performance.now() - ts);
         if (res.state !== 'approved') throw new Error(`gate ${gateId} is ${res.state} after approval`);
         for (;;) {

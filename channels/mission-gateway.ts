@@ -4,18 +4,22 @@
  * Approvals made here are by `local-user` on the `cli` channel at tier Trusted; the workflow's
  * update validator still decides whether that approver may decide the gate.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import { gateDecisionBody } from '../activities/mission-activities.js';
 import { AivyxError } from '../core/errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
 import type { GateApprover, GateApproverRef, OnExpire } from '../machines/index.js';
+import type { Attestor } from '../infra/attestation.js';
 import {
   approveGateUpdate,
   cancelMissionSignal,
   denyGateUpdate,
   missionStartMetadata,
   missionStatusQuery,
+  type GateDecisionRequest,
   type GateDecisionResult,
+  type MissionArgs,
   type MissionDefinition,
   type MissionStatus,
 } from '../workflows/mission-messages.js';
@@ -50,10 +54,18 @@ export interface MissionSummary {
   startTime: string;
 }
 
+/** How long a decision's proof stays valid: it is made the moment a person decides. */
+export const DECISION_TTL_MS = 10 * 60_000;
+
 /** What the gateway needs. */
 export interface MissionGatewayDeps {
   client: Client;
   taskQueue: string;
+  /**
+   * Signs what this gateway vouches for: definitions of missions its (authenticated) users create,
+   * and decisions of approvers its channels authenticated (DESIGN.md D5).
+   */
+  attestor: Attestor;
   /** The mission's capability set (normally the agent's). */
   capabilities: string[];
   /** Upsert the dashboard search attributes (true on a server that has them). */
@@ -116,12 +128,7 @@ export class MissionGateway {
   /** Starts a mission; resolves with its id. */
   async create(spec: MissionSpec): Promise<{ missionId: string }> {
     const def = this.definition(spec);
-    await this.deps.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
-      workflowId: def.missionId,
-      taskQueue: this.deps.taskQueue,
-      args: [{ definition: def, ...(this.deps.dashboard ? { dashboard: true } : {}) }],
-      ...missionStartMetadata(def),
-    });
+    await startMission(this.deps, def, 'ALLOW_DUPLICATE');
     return { missionId: def.missionId };
   }
 
@@ -184,11 +191,48 @@ export class MissionGateway {
     const owner = missionOfGate(gateId);
     if (missionId !== undefined && missionId !== owner) throw new AivyxError('Config', `gate ${gateId} does not belong to mission ${missionId}`);
     const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(owner));
+    // The approver was authenticated by whoever called this (the REST token, a Telegram update, a verified mail): vouch for it.
+    const request = signedDecision(this.deps.attestor, kind, gateId, approver, reason);
     try {
-      return await handle.executeUpdate(kind === 'approve' ? approveGateUpdate : denyGateUpdate, { args: [{ gateId, approver, ...(reason ? { reason } : {}) }] });
+      return await handle.executeUpdate(kind === 'approve' ? approveGateUpdate : denyGateUpdate, { args: [request] });
     } catch (err) {
       const e = err as { message?: string; cause?: { message?: string } };
       throw new AivyxError('CapabilityDenied', `${kind} refused: ${e.cause?.message ?? e.message ?? String(err)}`);
     }
   }
+}
+
+/** What starting a mission needs: a client, the task queue, a key to vouch for the definition. */
+export interface MissionStarter {
+  client: Client;
+  taskQueue: string;
+  attestor: Pick<Attestor, 'seal'>;
+  dashboard?: boolean;
+}
+
+/** The arguments of `missionWorkflow` for `def`, vouched for by `attestor` (the proof is bound to the mission id). */
+export function signedMissionArgs(attestor: Pick<Attestor, 'seal'>, def: MissionDefinition, extra: Omit<MissionArgs, 'definition' | 'proof'> = {}): MissionArgs {
+  return { definition: def, proof: attestor.seal('mission', def.missionId, def), ...extra };
+}
+
+/**
+ * A decision on `gateId` by `approver`, vouched for by `attestor`: call this only for an approver
+ * you authenticated. The proof binds the mission, gate, decision, approver, reason and a nonce, and
+ * expires after `DECISION_TTL_MS`.
+ */
+export function signedDecision(attestor: Pick<Attestor, 'seal'>, kind: 'approve' | 'deny', gateId: string, approver: GateApprover, reason?: string): GateDecisionRequest {
+  const missionId = missionOfGate(gateId);
+  const request = { gateId, approver, ...(reason ? { reason } : {}), nonce: randomBytes(16).toString('hex') };
+  return { ...request, proof: attestor.seal('gate-decision', missionId, gateDecisionBody(missionId, kind, request), { ttlMs: DECISION_TTL_MS }) };
+}
+
+/** Starts `def` with its proof; `REJECT_DUPLICATE` makes a retried start a no-op for callers that need it. */
+export async function startMission(deps: MissionStarter, def: MissionDefinition, reuse: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE'): Promise<void> {
+  await deps.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+    workflowId: def.missionId,
+    taskQueue: deps.taskQueue,
+    workflowIdReusePolicy: reuse,
+    args: [signedMissionArgs(deps.attestor, def, deps.dashboard ? { dashboard: true } : {})],
+    ...missionStartMetadata(def),
+  });
 }

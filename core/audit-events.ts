@@ -41,6 +41,14 @@ export type AuditEvent =
       durationMs: number;
     }
   | {
+      /** A tool call refused before it could run: not produced by this turn's model step, or the turn's authority was not verified in this run. */
+      type: 'ToolCallRejected';
+      turnId: string;
+      callId: string;
+      toolId: string;
+      reason: string;
+    }
+  | {
       type: 'ScopeDenied';
       turnId: string;
       callId: string;
@@ -65,15 +73,20 @@ export type AuditEvent =
     }
   // Mission and gate transitions (docs/MISSIONS.md). `turnId` is the mission id so a mission's entries index together;
   // `afterMs` is workflow time since the gate opened (the durable timer that fired).
-  | { type: 'MissionStarted'; turnId: string; missionId: string; goal: string; stepCount: number }
+  // `goalHash`/`reasonHash`: SHA-256 of a person's text, never the text (the audit log holds no user text).
+  | { type: 'MissionStarted'; turnId: string; missionId: string; goalHash: string; stepCount: number; trustTier: TrustTier; channelName: string; capabilities: string[] }
+  /** A mission whose definition (or continuation) did not verify: nothing of it ran. */
+  | { type: 'MissionRejected'; turnId: string; missionId: string; reason: string }
   | { type: 'MissionStepFinished'; turnId: string; missionId: string; step: number; attempt: number; stepTurnId: string; outcome: string }
   | { type: 'GateOpened'; turnId: string; missionId: string; gateId: string; step: number; tool: string; inputHash: string; approvers: string[] }
   | { type: 'GateReminded'; turnId: string; missionId: string; gateId: string; afterMs: number }
   | { type: 'GateEscalated'; turnId: string; missionId: string; gateId: string; approvers: string[]; afterMs: number }
-  | { type: 'GateApproved'; turnId: string; missionId: string; gateId: string; approver: string; approverChannel: string; approverTier: TrustTier; reason?: string }
-  | { type: 'GateDenied'; turnId: string; missionId: string; gateId: string; approver: string; approverChannel: string; approverTier: TrustTier; reason?: string }
+  | { type: 'GateApproved'; turnId: string; missionId: string; gateId: string; approver: string; approverChannel: string; approverTier: TrustTier; reasonHash?: string }
+  | { type: 'GateDenied'; turnId: string; missionId: string; gateId: string; approver: string; approverChannel: string; approverTier: TrustTier; reasonHash?: string }
+  /** A gate decision that did not verify (forged, expired, for another gate, from someone not asked, or too late): the gate did not move. */
+  | { type: 'GateDecisionRejected'; turnId: string; missionId: string; gateId: string; decision: string; claimedApprover: string; claimedChannel: string; reason: string }
   | { type: 'GateExpired'; turnId: string; missionId: string; gateId: string; afterMs: number }
-  | { type: 'GateWithdrawn'; turnId: string; missionId: string; gateId: string; reason: string }
+  | { type: 'GateWithdrawn'; turnId: string; missionId: string; gateId: string }
   | { type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string };
 
 /** The `type` names of audit events. */

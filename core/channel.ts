@@ -1,4 +1,5 @@
 /** What a channel tells the core about itself, and the turn request it sends (seed D3 `ChannelContext`). */
+import type { AuthorityProof } from './authority.js';
 import type { TrustTier } from './capability/index.js';
 import type { Message } from './message.js';
 
@@ -17,25 +18,13 @@ export interface ChannelFacts {
   sender: string;
 }
 
-/**
- * A channel attestation: MAC over the canonical form of the request body under a
- * key derived from the master key. The worker recomputes it before the first LLM step.
- */
-export interface ChannelAttestation {
-  /** Which attestation key version produced the MAC. */
-  keyId: string;
-  /** Epoch ms when the adapter attested the request. */
-  issuedAt: number;
-  /** hex HMAC-SHA256 */
-  mac: string;
-}
-
 /** Everything a turn needs, as sent by a channel adapter to `turnWorkflow`. */
 export interface TurnRequest {
   turnId: string;
   message: Message;
   channel: ChannelFacts;
-  attestation?: ChannelAttestation;
+  /** The turn proof (purpose `turn`, bound to `turnId`): made by the channel adapter, or by the worker for a mission step. */
+  attestation?: AuthorityProof;
   /** A mission gate's approval: lets exactly one call of `tool` with exactly `inputHash` skip confirm-first. Attested. */
   oneShotGrant?: OneShotGrant;
   /** Attenuates the turn's effective set further (a mission's capability set): effective = agent ∩ tier ceiling ∩ this. Attested. */
@@ -52,6 +41,8 @@ export type ReplyRoute = Record<string, string | number | boolean | string[]>;
 
 /** A one-shot capability a mission gate grants to the rerun of its step (see docs/MISSIONS.md). */
 export interface OneShotGrant {
+  /** The mission whose gate was approved: the grant is usable only by that mission's step turns. */
+  missionId: string;
   gateId: string;
   tool: string;
   inputHash: string;
@@ -71,11 +62,3 @@ export type StreamEvent =
   | { type: 'tool_finished'; tool: string; callId: string; summary: string }
   /** An LLM step was retried: text already shown for it should be discarded. */
   | { type: 'step_restarted'; step: number };
-
-/**
- * The part of a turn request the attestation MAC covers: turn id, channel facts and message.
- */
-export function attestedBody(req: TurnRequest, issuedAt: number): Record<string, unknown> {
-  // A grant and a capability limit are covered when present; requests without one keep the original MAC body.
-  return { v: 1, turnId: req.turnId, message: req.message, channel: req.channel, issuedAt, ...(req.oneShotGrant ? { oneShotGrant: req.oneShotGrant } : {}), ...(req.capabilityLimit ? { capabilityLimit: req.capabilityLimit } : {}), ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}) };
-}

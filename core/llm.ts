@@ -1,4 +1,5 @@
 /** The LLM step contract (seed `LlmProvider`), shared by the workflow and the provider activities. */
+import type { AuthorityProof } from './authority.js';
 import type { HistoryEntry } from './channel.js';
 import type { Message } from './message.js';
 import type { ToolCall, ToolResult } from './tools.js';
@@ -35,4 +36,14 @@ export interface LlmStepRequest {
 /** Result of one LLM step: a final assistant message, or a batch of tool calls to run in parallel. */
 export type LlmStepResult =
   | { type: 'final'; text: string }
-  | { type: 'tool_calls'; text?: string; calls: ToolCall[] };
+  | {
+      type: 'tool_calls';
+      text?: string;
+      calls: ToolCall[];
+      /**
+       * Per call id, the worker's proof that this step of this turn run produced the call (purpose
+       * `tool-call`): `runTool` refuses a call without one, so a forged or copied activity result
+       * cannot run a tool. Added by the `llmStep` activity, never by a provider.
+       */
+      callProofs?: Record<string, AuthorityProof>;
+    };

@@ -11,9 +11,5 @@ export function createAuditPort(db: Kysely<Database>, auditKey: Uint8Array): Aud
       const { seq, duplicate } = await appendAuditEntry(db, auditKey, { idemKey, event });
       return { seq, duplicate };
     },
-    async has(idemKey) {
-      const row = await db.selectFrom('audit_entries').select('seq').where('idem_key', '=', idemKey).executeTakeFirst();
-      return row !== undefined;
-    },
   };
 }

@@ -9,12 +9,12 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ConfirmationPort, EscalatedOutcome } from '../activities/ports.js';
-import { LOCAL_APPROVER } from '../channels/mission-gateway.js';
+import { LOCAL_APPROVER, startMission } from '../channels/mission-gateway.js';
 import type { TurnRequest } from '../core/channel.js';
 import { messageText } from '../core/message.js';
 import { APPROVING_TIERS, type GateApproverRef } from '../machines/index.js';
-import { missionStartMetadata, type MissionDefinition } from '../workflows/mission-messages.js';
-import type { missionWorkflow } from '../workflows/mission-workflow.js';
+import type { MissionDefinition } from '../workflows/mission-messages.js';
+import type { Attestor } from './attestation.js';
 
 /** The confirmation mission of a turn (deterministic, so a retried activity finds the same one). */
 export function confirmationMissionId(turnId: string): string {
@@ -30,6 +30,8 @@ export function confirmationGateId(turnId: string): string {
 export interface ConfirmationDeps {
   client: Client;
   taskQueue: string;
+  /** The worker vouches for a confirmation mission (it opens one only for a verified turn's genuine call). */
+  attestor: Pick<Attestor, 'seal'>;
   /** The agent's capability set: the rerun is bounded by it (and the channel's tier ceiling). */
   capabilities: string[];
   /** Gate timers; defaults are the mission defaults (reminder 24 h, expiry 72 h). */
@@ -66,14 +68,8 @@ export function createConfirmations(deps: ConfirmationDeps): ConfirmationPort {
     async open(req, outcome) {
       const def = confirmationDefinition(req, outcome, deps);
       try {
-        await deps.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
-          workflowId: def.missionId,
-          taskQueue: deps.taskQueue,
-          // A retried activity must not open a second confirmation, even after the first one ended.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          args: [{ definition: def, ...(deps.dashboard ? { dashboard: true } : {}) }],
-          ...missionStartMetadata(def),
-        });
+        // A retried activity must not open a second confirmation, even after the first one ended.
+        await startMission(deps, def, 'REJECT_DUPLICATE');
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }

@@ -12,7 +12,7 @@ import { detectOllama, providerFromSpec } from '../activities/llm/provider-from-
 import { createMcpClientPool } from '../activities/mcp/mcp-client.js';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
 import { DeliveryRegistry, routingMissionNotifier } from '../activities/delivery-activities.js';
-import { createMissionActivities, streamMissionNotifier } from '../activities/mission-activities.js';
+import { streamMissionNotifier } from '../activities/mission-activities.js';
 import { createConfirmations } from './confirmations.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
@@ -20,7 +20,6 @@ import { emailConfigFromEnv, emailOptionsFromConfig, startEmailChannel } from '.
 import { startTelegramChannel, telegramConfigFromEnv } from '../channels/telegram/index.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from './attestation.js';
-import { createAuditPort } from './audit-port.js';
 import { GateTokens, gateTokenKey } from './gate-tokens.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
 import { tailAuditEntries, verifyAuditChain } from './audit/index.js';
@@ -31,6 +30,7 @@ import { getSecret } from './secrets.js';
 import { SealedStorage, unlockStorageKeyring } from './storage/index.js';
 import { StreamHub } from './stream-hub.js';
 import { ensureNamespaceSetup, findTemporalCli, startDevServer } from './temporal/index.js';
+import { reconcileToolCalls } from './tool-call-log.js';
 import { wireTurnActivities } from './wiring.js';
 import { createAivyxWorker } from './worker.js';
 
@@ -105,9 +105,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const keys = await unlockStorageKeyring(db.db, opts.passphrase);
     const master = keys.master;
     const storage = SealedStorage.open(db.db, keys);
-    // Every client and worker of ours encrypts payloads: histories on the server hold no plaintext.
-    const codec = createPayloadCodec(master.subkey('payload'));
-    const dataConverter = aivyxDataConverter(codec);
+    // Every client and worker of ours encrypts payloads: histories on the server hold no plaintext. The
+    // worker refuses what is not encrypted for the workflow it arrives at; clients throw on it; the
+    // codec server only displays.
+    const codec = createPayloadCodec(master.subkey('payload'), { unencrypted: 'pass' });
+    const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
+    const workerDataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }));
 
     let address: string;
     let uiUrl: string | undefined;
@@ -148,23 +151,23 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     // Channels that deliver replies and gate notices themselves (Telegram, email) register here once started.
     const deliveries = new DeliveryRegistry();
     // Confirm-first in conversations: an escalated channel turn opens a confirmation mission's gate.
-    const confirmations = createConfirmations({ client, taskQueue: config.taskQueue, capabilities: config.capabilities, dashboard: true });
+    const confirmations = createConfirmations({ client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true });
+    // Gate notices go to the stream hub (by mission id) and the approvers' channels.
     const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
-    const activities = {
-      ...wireTurnActivities({ db: db.db, master, hub, deliveries, confirmations, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } }),
-      // Missions: their step turns are attested here; gate notices go to the stream hub (by mission id) and the approvers' channels.
-      ...createMissionActivities({ audit: createAuditPort(db.db, master.subkey('audit')), attestor, notifier }),
-    };
-    const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter });
+    const activities = wireTurnActivities({ db: db.db, master, hub, deliveries, confirmations, notifier, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } });
+    const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter: workerDataConverter });
     const running = worker.run();
     cleanups.push(async () => {
       worker.shutdown();
       await running;
     });
+    // Tool calls whose entry is still owed after a crash (their turn ended, the entry never came) are written now.
+    const reconciled = await reconcileToolCalls(db.db, master.subkey('audit'), { write: true });
+    if (reconciled.written > 0) log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
 
     const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub });
     // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
-    const missions = new MissionGateway({ client, taskQueue: config.taskQueue, capabilities: config.capabilities, dashboard: true });
+    const missions = new MissionGateway({ client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true });
     // Chat channels keep their state sealed in channel_state; approval buttons and reply tokens are MACed and single use.
     const channelState = storage.domain('channel_state');
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);

@@ -11,7 +11,10 @@ import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { channelSenderFromRegistry, createChannelSendTool, createMemoryStore, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
+import { createMissionActivities, streamMissionNotifier, type MissionNotifier } from '../activities/mission-activities.js';
 import { createAttestor } from './attestation.js';
+import { createClaimPort } from './authority-claims.js';
+import { createToolCallLog } from './tool-call-log.js';
 import { tailAuditEntries } from './audit/index.js';
 import { createConfigStore } from './config-store.js';
 import { createAuditPort } from './audit-port.js';
@@ -38,15 +41,21 @@ export interface WiringInput {
   deliveries?: DeliveryRegistry;
   /** Replaces the starter tools (tests add slow or failing tools here). */
   tools?: readonly ToolImplementation[];
+  /** Tells approvers about gates; default: status lines on the stream hub, keyed by mission id. */
+  notifier?: MissionNotifier;
 }
 
-/** The worker's activities over PostgreSQL/PGlite, the master key's subkeys and the stream hub. */
+/** The worker's activities (turns, missions, delivery) over PostgreSQL/PGlite, the master key's subkeys and the stream hub. */
 export function wireTurnActivities(input: WiringInput) {
-  const attestor = createAttestor(input.master.subkey('attestation'));
+  const proofs = createAttestor(input.master.subkey('attestation'));
+  const claims = createClaimPort(input.db);
+  const audit = createAuditPort(input.db, input.master.subkey('audit'));
   const storage = SealedStorage.open(input.db, input.master);
   const turn = createTurnActivities({
-    audit: createAuditPort(input.db, input.master.subkey('audit')),
-    attestation: attestor,
+    audit,
+    proofs,
+    claims,
+    toolCalls: createToolCallLog(input.db, input.master.subkey('audit')),
     stream: input.hub,
     // Local channels live in this process and hear the outcome through the hub.
     delivery: { deliver: async (req, outcome) => input.hub.publish(req.turnId, { type: 'final', outcome }) },
@@ -57,7 +66,9 @@ export function wireTurnActivities(input: WiringInput) {
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
     tools: input.tools ?? defaultTools(input, storage),
   });
-  return { ...turn, ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry()) };
+  // Mission step turns are attested here, by the worker, only for verified missions; gate notices go to `notifier`.
+  const missions = createMissionActivities({ audit, proofs, claims, notifier: input.notifier ?? streamMissionNotifier((key, e) => input.hub.publish(key, e)) });
+  return { ...turn, ...missions, ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry()) };
 }
 
 /** Every tool this worker offers: the starter set, memory, git, config, audit.read, mcp.call, shell.spawn and channel.send. */

@@ -6,6 +6,9 @@ import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleW
 /** Absolute path of the workflows entry point (what the bundler and replay tests load). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
+/** The workflow interceptors every aivyx workflow runs with (refused payloads become clean failures). */
+export const WORKFLOW_INTERCEPTORS_PATH = fileURLToPath(new URL('../workflows/interceptors.ts', import.meta.url));
+
 // Keyed by failure converter path: the sandbox's failure converter is compiled into the bundle.
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
@@ -14,7 +17,7 @@ export function workflowBundle(failureConverterPath?: string): Promise<WorkflowB
   const key = failureConverterPath ?? '';
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger, ...(failureConverterPath ? { failureConverterPath } : {}) });
+    bundle = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_PATH], logger: quietLogger, ...(failureConverterPath ? { failureConverterPath } : {}) });
     bundles.set(key, bundle);
   }
   return bundle;

@@ -1,5 +1,6 @@
 /** Messages of `missionWorkflow`, defined once and shared with clients (channels, tests). */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AuthorityProof } from '../core/authority.js';
 import type { ChannelFacts, ReplyRoute } from '../core/channel.js';
 import type { GateApprover, GateApproverRef, OnExpire } from '../machines/index.js';
 
@@ -49,7 +50,14 @@ export interface MissionCarry {
 /** Arguments of `missionWorkflow`. */
 export interface MissionArgs {
   definition: MissionDefinition;
+  /**
+   * The definition's proof (purpose `mission`, bound to the mission id), made by the component that
+   * authenticated its creator: the REST gateway, or the worker for a confirmation mission.
+   */
+  proof: AuthorityProof;
   carried?: MissionCarry;
+  /** Continue-as-new only: the previous (verified) run's proof that it hands over to this one. */
+  continuation?: AuthorityProof;
   /** Continue-as-new once history passes this many events (default 4,000; Temporal's suggestion also counts). */
   historyLimit?: number;
   /** Upsert the AivyxMissionState/AivyxOpenGate/AivyxApprover search attributes (default false: the time-skipping server has none). */
@@ -64,11 +72,18 @@ export interface MissionResult {
   reason?: string;
 }
 
-/** An approver's decision on one gate. */
+/**
+ * An approver's decision on one gate, as the component that authenticated the approver (the REST
+ * gateway, the Telegram or e-mail adapter) sends it: the proof (purpose `gate-decision`, bound to the
+ * mission id, expiring) covers the gate, the decision, the approver's identity, channel and tier,
+ * the reason's hash and a nonce. The worker checks it before the gate moves.
+ */
 export interface GateDecisionRequest {
   gateId: string;
   approver: GateApprover;
   reason?: string;
+  nonce: string;
+  proof: AuthorityProof;
 }
 
 /** What a decision update returns. */

@@ -22,10 +22,9 @@ import {
 import { createActor, type Actor } from 'xstate';
 import type { MissionActivities, MissionAuditEvent } from '../activities/mission-activities.js';
 import type { TurnRequest } from '../core/channel.js';
-import { textContent } from '../core/message.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import { AivyxApprover, AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
-import { approverRefusal, currentApprovers, durationMs, gateMachine, missionMachine, type GateApproverRef, type GateEvent } from '../machines/index.js';
+import { approverRefusal, currentApprovers, durationMs, gateMachine, type GateApproverRef, type GateEvent } from '../machines/index.js';
 import {
   approveGateUpdate,
   cancelMissionSignal,
@@ -36,13 +35,15 @@ import {
   type MissionArgs,
   type MissionResult,
 } from './mission-messages.js';
+import { inputFailure, parseGateDecision, parseMissionArgs } from './inputs.js';
+import { machineFailure, restoreMission } from './mission-restore.js';
 import { turnWorkflow } from './turn-workflow.js';
 
 export * from './mission-messages.js';
 
 const acts = proxyActivities<MissionActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: ['Audit', 'Config', 'Crypto'] },
+  retry: { initialInterval: '200 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: ['Audit', 'Config', 'Crypto', 'CapabilityDenied', 'Internal'] },
 });
 
 /** Defaults of a mission's gate timers. */
@@ -54,42 +55,28 @@ type MissionEventBody = MissionAuditEvent extends infer E ? (E extends MissionAu
 
 const names = (list: readonly GateApproverRef[]): string[] => list.map((a) => `${a.identity}@${a.channel}`);
 
-/** An XState actor error turned into a workflow failure (a plain throw would only retry the task forever). */
-function machineFailure(which: string, err: unknown): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'Internal', nonRetryable: true, message: `${which} machine error: ${err instanceof Error ? err.message : String(err)}` });
-}
-
-/**
- * The mission actor, fresh or restored from the snapshot carried through continue-as-new. A
- * snapshot the machine cannot restore (corrupted, or from an incompatible machine version) fails
- * the mission now instead of failing every workflow task forever.
- */
-function restoreMission(args: MissionArgs, onError: (err: unknown) => void): Actor<typeof missionMachine> {
-  const input = { stepCount: args.definition.steps.length, onExpire: args.definition.onExpire };
-  const snapshot = args.carried?.snapshot;
-  if (args.carried && (typeof snapshot !== 'object' || snapshot === null)) throw machineFailure('mission', 'the carried snapshot is not a machine snapshot');
-  let actor: Actor<typeof missionMachine>;
-  try {
-    actor = createActor(missionMachine, { input, ...(args.carried ? { snapshot: snapshot as never } : {}) });
-  } catch (err) {
-    throw machineFailure('mission', err);
-  }
-  // Subscribe before start: XState reports a failed restore to error observers, or else rethrows it later, outside our code.
-  actor.subscribe({ error: onError });
-  actor.start();
-  const snap = actor.getSnapshot();
-  if (snap.status === 'error') throw machineFailure('mission', snap.error);
-  return actor;
-}
-
 /** The mission workflow: runs every step to the end, waiting durably at gates; continues-as-new with the persisted snapshot. */
-export async function missionWorkflow(args: MissionArgs): Promise<MissionResult> {
+export async function missionWorkflow(input: MissionArgs): Promise<MissionResult> {
+  // A malformed definition fails now, non-retryably; a forged or copied one fails in openMission.
+  const args = parseMissionArgs(input);
   const def = args.definition;
   const missionId = def.missionId;
-  const reminderMs = durationMs(def.reminderAfter ?? GATE_DEFAULTS.reminderAfter);
-  const expireMs = durationMs(def.expireAfter ?? GATE_DEFAULTS.expireAfter);
-  const escalateMs = def.escalateAfter !== undefined && (def.secondApprovers?.length ?? 0) > 0 ? durationMs(def.escalateAfter) : undefined;
+  let reminderMs: number;
+  let expireMs: number;
+  let escalateMs: number | undefined;
+  try {
+    reminderMs = durationMs(def.reminderAfter ?? GATE_DEFAULTS.reminderAfter);
+    expireMs = durationMs(def.expireAfter ?? GATE_DEFAULTS.expireAfter);
+    escalateMs = def.escalateAfter !== undefined && (def.secondApprovers?.length ?? 0) > 0 ? durationMs(def.escalateAfter) : undefined;
+  } catch (e) {
+    throw inputFailure('mission definition', e instanceof Error ? e.message : String(e));
+  }
   const historyLimit = args.historyLimit ?? DEFAULT_HISTORY_LIMIT;
+  // Until the definition is verified the status says only that (a query confers nothing; the real one replaces it).
+  setHandler(missionStatusQuery, () => ({ missionId, state: 'verifying', step: 0, stepsRun: args.carried?.stepsRun ?? 0 }), { description: 'The mission state, current step, steps run and the current gate, if any' });
+  // Authority before anything else: nothing of a mission runs unless the worker verified its definition.
+  const opened = await acts.openMission({ args, ...(workflowInfo().continuedFromExecutionRunId ? { continuedFromRunId: workflowInfo().continuedFromExecutionRunId } : {}) });
+  if (!opened.ok) throw ApplicationFailure.create({ type: 'CapabilityDenied', nonRetryable: true, message: `mission refused: ${opened.reason}` });
 
   let machineError: { which: string; err: unknown } | undefined;
   const mission = restoreMission(args, (err) => (machineError = { which: 'mission', err }));
@@ -138,22 +125,35 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
     acts.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
 
   /** Throws (rejecting the update, changing nothing) unless the gate is open and the approver may decide it. */
-  const validateDecision = (req: GateDecisionRequest): void => {
+  const validateDecision = (value: GateDecisionRequest): void => {
+    const req = parseGateDecision(value);
     if (!gate || gate.getSnapshot().context.gateId !== req.gateId) throw new Error(`mission ${missionId} has no gate "${req.gateId}"`);
     const snap = gate.getSnapshot();
     if (snap.status !== 'active') throw new Error(`gate ${req.gateId} is closed (${String(snap.value)}): a gate decides once`);
     const why = approverRefusal(snap.context, req.approver);
     if (why) throw new Error(why);
   };
-  const decide = (type: 'APPROVE' | 'DENY') => (req: GateDecisionRequest): GateDecisionResult => {
-    const g = gate;
-    if (!g) throw ApplicationFailure.create({ type: 'NotFound', message: 'no gate', nonRetryable: true });
-    g.send({ type, approver: req.approver, ...(req.reason ? { reason: req.reason } : {}) });
-    checked();
-    return { gateId: req.gateId, state: String(g.getSnapshot().value) };
+  // Decisions being checked by the worker: the gate does not expire or withdraw under them.
+  let deciding = 0;
+  const decide = (type: 'APPROVE' | 'DENY') => async (req: GateDecisionRequest): Promise<GateDecisionResult> => {
+    deciding++;
+    try {
+      // The gate moves only on a decision the worker verified (proof, approver, first decision).
+      const verdict = await acts.verifyGateDecision({ kind: type === 'APPROVE' ? 'approve' : 'deny', request: req });
+      if (!verdict.ok) throw ApplicationFailure.create({ type: 'CapabilityDenied', nonRetryable: true, message: `${type === 'APPROVE' ? 'approval' : 'denial'} refused: ${verdict.reason}` });
+      const g = gate;
+      if (!g || g.getSnapshot().context.gateId !== req.gateId || g.getSnapshot().status !== 'active') {
+        throw ApplicationFailure.create({ type: 'NotFound', nonRetryable: true, message: `gate ${req.gateId} closed while the decision was checked` });
+      }
+      g.send({ type, approver: req.approver, ...(req.reason ? { reason: req.reason } : {}) });
+      checked();
+      return { gateId: req.gateId, state: String(g.getSnapshot().value) };
+    } finally {
+      deciding--;
+    }
   };
-  setHandler(approveGateUpdate, decide('APPROVE'), { validator: validateDecision, description: 'Approve the open gate: { gateId, approver: { identity, channel, trustTier }, reason? }' });
-  setHandler(denyGateUpdate, decide('DENY'), { validator: validateDecision, description: 'Deny the open gate: { gateId, approver: { identity, channel, trustTier }, reason? }' });
+  setHandler(approveGateUpdate, decide('APPROVE'), { validator: validateDecision, description: 'Approve the open gate: { gateId, approver, reason?, nonce, proof } — the proof comes from the gateway that authenticated the approver' });
+  setHandler(denyGateUpdate, decide('DENY'), { validator: validateDecision, description: 'Deny the open gate: { gateId, approver, reason?, nonce, proof }' });
   setHandler(
     cancelMissionSignal,
     ({ reason }) => {
@@ -180,7 +180,6 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
   return CancellationScope.nonCancellable(async (): Promise<MissionResult> => {
     publish();
     if (!args.carried) {
-      await audit({ type: 'MissionStarted', goal: def.goal, stepCount: def.steps.length });
       mission.send({ type: 'START' });
       checked();
     }
@@ -200,7 +199,10 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       const info = workflowInfo();
       if (stepsThisRun > 0 && (info.continueAsNewSuggested || info.historyLength > historyLimit)) {
         await condition(allHandlersFinished);
-        return continueAsNew<typeof missionWorkflow>({ ...args, carried: { snapshot: mission.getPersistedSnapshot(), gateSeq, stepsRun } });
+        const carried = { snapshot: mission.getPersistedSnapshot(), gateSeq, stepsRun };
+        // The next run proves it continues this verified one (a copy of these arguments started fresh proves nothing).
+        const continuation = await acts.attestContinuation({ definition: def, carried });
+        return continueAsNew<typeof missionWorkflow>({ ...args, carried, continuation });
       }
 
       // Run step k as a child turn, attested by the worker (the workflow holds no key).
@@ -211,15 +213,9 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
         await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: seeded.turnId, outcome: outcome.status });
         seeded = undefined;
       } else {
-        const turnId = `${missionId}/step-${step}/run-${attempt}`;
-        const request = await acts.attestStepTurn({
-          turnId,
-          message: { id: turnId, sessionId: def.channel.sessionId, content: textContent(def.steps[step]?.text ?? ''), receivedAt: Date.now() },
-          channel: def.channel,
-          capabilityLimit: def.capabilities,
-          ...(grant ? { oneShotGrant: grant } : {}),
-          ...(def.replyRoute ? { replyRoute: def.replyRoute } : {}),
-        } satisfies TurnRequest);
+        // The worker builds and attests the step's request from the verified definition (the workflow holds no key).
+        const request = await acts.attestStepTurn({ definition: def, step, attempt, ...(grant ? { grant } : {}) });
+        const turnId = request.turnId;
         outcome = await runStepTurn(request);
         stepsRun++;
         stepsThisRun++;
@@ -241,13 +237,12 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       // Escalated: a gate for exactly this pending call.
       gateSeq++;
       const gateId = `${missionId}/gate-${gateSeq}`;
-      const inputHash = await acts.hashToolInput(outcome.pendingInput ?? null);
+      const { inputHash } = await acts.openGate({ definition: def, gateId, step, tool: outcome.pendingTool, input: outcome.pendingInput ?? null });
       gate = createActor(gateMachine, { input: { gateId, tool: outcome.pendingTool, inputHash, approvers: def.approvers, ...(def.secondApprovers ? { secondApprovers: def.secondApprovers } : {}) } });
       gate.subscribe({ error: (err) => (machineError = { which: 'gate', err }) });
       gate.start();
       mission.send({ type: 'STEP_ESCALATED', gateId });
       checked();
-      await audit({ type: 'GateOpened', gateId, step, tool: outcome.pendingTool, inputHash, approvers: names(def.approvers) });
       const openedAt = Date.now();
       // What every notice of this gate says about it (channels that show a full request use these).
       const about = { goal: def.goal, tool: outcome.pendingTool, inputHash, why: outcome.reason, deadline: openedAt + expireMs };
@@ -265,6 +260,9 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
         if (isDecided()) break;
         const c = cancelled();
         if (c) {
+          // A decision the worker is checking right now settles first.
+          await condition(() => deciding === 0);
+          if (isDecided()) break;
           g.send({ type: 'WITHDRAW', reason: c.reason });
           break;
         }
@@ -293,8 +291,12 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
             await acts.notifyApprovers({ missionId, gateId, kind: 'escalated', approvers: def.secondApprovers ?? [], text: `escalated to you: ${outcome.pendingTool} needs approval`, ...about });
           }
         }
-        // Expiry last, and only if no decision arrived meanwhile (an update may have landed during the awaits).
-        if (fire.some((e) => e.type === 'EXPIRE') && !isDecided()) g.send({ type: 'EXPIRE' });
+        // Expiry last, and only if no decision arrived meanwhile (an update may have landed during the awaits,
+        // or be under verification right now: that one settles first).
+        if (fire.some((e) => e.type === 'EXPIRE')) {
+          await condition(() => deciding === 0);
+          if (!isDecided()) g.send({ type: 'EXPIRE' });
+        }
       }
       checked();
 
@@ -302,15 +304,15 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       const by = decided.context.decidedBy;
       const reason = decided.context.reason;
       switch (decided.value) {
+        // GateApproved / GateDenied were audited by the activity that verified the decision.
         case 'approved':
-          await audit({ type: 'GateApproved', gateId, approver: by?.identity ?? '', approverChannel: by?.channel ?? '', approverTier: by?.trustTier ?? 'Untrusted', ...(reason ? { reason } : {}) });
           await acts.notifyApprovers({ missionId, gateId, kind: 'decided', approvers: allTold(), text: `approved by ${by?.identity ?? '?'}@${by?.channel ?? '?'}`, ...about });
           mission.send({ type: 'GATE_APPROVED', grant: { gateId, tool: decided.context.tool, inputHash: decided.context.inputHash } });
           break;
         case 'denied':
-          await audit({ type: 'GateDenied', gateId, approver: by?.identity ?? '', approverChannel: by?.channel ?? '', approverTier: by?.trustTier ?? 'Untrusted', ...(reason ? { reason } : {}) });
           await acts.notifyApprovers({ missionId, gateId, kind: 'decided', approvers: allTold(), text: `denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}${reason ? `: ${reason}` : ''}`, ...about });
-          mission.send({ type: 'GATE_DENIED', reason: `gate denied by ${by?.identity ?? '?'}${reason ? `: ${reason}` : ''}` });
+          // The denier's own words stay out of the mission's failure (and so out of MissionEnded): the audit holds no user text.
+          mission.send({ type: 'GATE_DENIED', reason: `gate denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}` });
           break;
         case 'expired':
           await audit({ type: 'GateExpired', gateId, afterMs: Date.now() - openedAt });
@@ -318,7 +320,7 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
           mission.send({ type: 'GATE_EXPIRED' });
           break;
         case 'withdrawn':
-          await audit({ type: 'GateWithdrawn', gateId, reason: reason ?? 'mission cancelled' });
+          await audit({ type: 'GateWithdrawn', gateId });
           await acts.notifyApprovers({ missionId, gateId, kind: 'withdrawn', approvers: allTold(), text: `withdrawn: ${reason ?? 'mission cancelled'}`, ...about });
           mission.send({ type: 'CANCEL' });
           break;
@@ -334,7 +336,8 @@ export async function missionWorkflow(args: MissionArgs): Promise<MissionResult>
       ...(end.context.failure ? { reason: end.context.failure } : cancelled() ? { reason: cancelled()?.reason ?? '' } : {}),
     };
     publish();
-    await audit({ type: 'MissionEnded', state: result.state, ...(result.reason ? { reason: result.reason } : {}) });
+    // A cancel's reason is a person's text: the audit gets only the mission's own (system) failure reason.
+    await audit({ type: 'MissionEnded', state: result.state, ...(end.context.failure ? { reason: end.context.failure } : {}) });
     await condition(allHandlersFinished);
     return result;
   });

@@ -3,9 +3,9 @@
  * the turn: attestation and trust tier first, then the tool-calling loop, then exactly one of
  * the five outcomes, always followed by `TurnEnded` and finalize.
  */
-import { ActivityCancellationType, CancellationScope, condition, isCancellation, proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, condition, isCancellation, proxyActivities, setCurrentDetails, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { DeliveryActivities } from '../activities/delivery-activities.js';
-import type { createTurnActivities } from '../activities/turn-activities.js';
+import type { createTurnActivities, PendingCall, RunToolResult, ScheduledCall } from '../activities/turn-activities.js';
 import { CapabilitySet, Scope } from '../core/capability/index.js';
 import type { TurnRequest } from '../core/channel.js';
 import { AivyxError, type AivyxErrorData } from '../core/errors.js';
@@ -14,6 +14,7 @@ import { summarizeToolOutcome, type ToolOutcome, type TurnOutcome } from '../cor
 import { findTool, toolSpecs } from '../core/tool-catalog.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { failureToErrorData, turnFailure } from './failures.js';
+import { parseTurnRequest } from './inputs.js';
 import { sessionWorkflowId } from './turn-ids.js';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
@@ -30,20 +31,34 @@ const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>({
   retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: ['Config', 'InvalidScope', 'Cancelled'] },
 });
 // Tools decide their own retry story (natural / keyed / at-most-once) inside the activity.
-const tools = proxyActivities<Pick<TurnActivities, 'runTool'>>({
+const TOOL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
-});
+};
 // Long-lived processes are the one kind of tool a channel's cancel interrupts: the activity is
 // cancelled (delivered through its heartbeats), kills its process group, and the turn waits for that.
-const interruptibleTools = proxyActivities<Pick<TurnActivities, 'runTool'>>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', maximumAttempts: 3 },
-});
 const INTERRUPTIBLE_TOOLS: ReadonlySet<string> = new Set(['shell.spawn']);
+
+/**
+ * The runTool activity of one call, with an activity id the workflow chooses (`tool/<step>/<i>`),
+ * so the call's key — workflow id / run id / activity id, which keys its row and its audit entry —
+ * is known here too, even when the activity never reports back.
+ */
+function toolActivity(activityId: string, interruptible: boolean): TurnActivities['runTool'] {
+  return proxyActivities<Pick<TurnActivities, 'runTool'>>({
+    ...TOOL_OPTIONS,
+    activityId,
+    ...(interruptible ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+  }).runTool;
+}
+
+// A call's audit entry waits for the database as long as the turn budget allows (the step is raced
+// against it); past the budget the entry is still owed, and finalizeTurn writes it before TurnEnded.
+const recording = proxyActivities<Pick<TurnActivities, 'recordToolCall'>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: ['CapabilityDenied', 'Audit', 'Crypto'] },
+});
 
 /** Runs `fn` in a scope that is cancelled as soon as `isCancelled()` turns true. */
 async function cancellableBy<T>(isCancelled: () => boolean, fn: () => Promise<T>): Promise<T> {
@@ -112,8 +127,11 @@ function checkCall(call: ToolCall, effective: CapabilitySet): { ok: true; scope:
 }
 
 /** The turn workflow: returns a `TurnOutcome`; a `Failed` outcome also fails the workflow with its kind as type. */
-export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
+export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
+  // A malformed request fails the turn now (non-retryably), never a workflow task retried forever.
+  const req = parseTurnRequest(input);
   const startedAt = Date.now();
+  const { workflowId, runId } = workflowInfo();
   const sessionKey = sessionWorkflowId(req.channel.name, req.channel.sessionId);
   let cancelRequested = false;
   // Root-scope cancellation is the channel's cancel: note it and check between LLM steps.
@@ -121,7 +139,9 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
     cancelRequested = true;
   });
   let toolCallsMade = 0;
-  let grantOffered = false;
+  // Scheduled calls whose audit entry is not yet confirmed written (finalizeTurn writes what is left).
+  const owed = new Map<string, ScheduledCall>();
+  let pending: PendingCall | undefined;
 
   const outcome = await CancellationScope.nonCancellable(async (): Promise<TurnOutcome> => {
     const opened = await bookkeeping.openTurn(req);
@@ -156,13 +176,11 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
 
       // A batch: deterministic scope checks here, then every granted call as its own activity, in parallel.
       const calls = result.calls;
-      // A mission grant goes to the first call of its tool only, once per turn (runTool checks the input hash).
-      const grantedCallId = !grantOffered && req.oneShotGrant ? calls.find((c) => c.tool === req.oneShotGrant?.tool)?.callId : undefined;
-      if (grantedCallId !== undefined) grantOffered = true;
+      const proofs = result.callProofs ?? {};
       const batch = await raceStep<ToolResult[]>(
         () =>
           Promise.all(
-            calls.map(async (call): Promise<ToolResult> => {
+            calls.map(async (call, i): Promise<ToolResult> => {
               const checked = checkCall(call, effective);
               if (!checked.ok) {
                 if (checked.outcome.status === 'Denied' && checked.scope) {
@@ -171,15 +189,24 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
                 return { callId: call.callId, tool: call.tool, outcome: checked.outcome };
               }
               toolCallsMade++;
+              const activityId = `tool/${step}/${i}`;
+              const scheduled: ScheduledCall = { idemKey: `${workflowId}/${runId}/${activityId}`, turnId: req.turnId, call, scope: checked.scope };
+              owed.set(scheduled.idemKey, scheduled);
+              const callProof = proofs[call.callId];
+              const runInput = { turnId: req.turnId, step, call, scope: checked.scope, ...(callProof ? { callProof } : {}) };
+              const runTool = toolActivity(activityId, INTERRUPTIBLE_TOOLS.has(call.tool));
+              let ran: RunToolResult | undefined;
+              let out: ToolOutcome;
               try {
-                const input = { turnId: req.turnId, call, scope: checked.scope, effective: effective.toJSON(), ...(call.callId === grantedCallId && req.oneShotGrant ? { grant: req.oneShotGrant } : {}) };
-                const out = INTERRUPTIBLE_TOOLS.has(call.tool)
-                  ? await cancellableBy(() => cancelRequested, () => interruptibleTools.runTool(input))
-                  : await tools.runTool(input);
-                return { callId: call.callId, tool: call.tool, outcome: out };
+                ran = INTERRUPTIBLE_TOOLS.has(call.tool) ? await cancellableBy(() => cancelRequested, () => runTool(runInput)) : await runTool(runInput);
+                out = ran.outcome;
               } catch (err) {
-                return { callId: call.callId, tool: call.tool, outcome: { status: 'Failed', error: failureToErrorData(err) } };
+                out = { status: 'Failed', error: failureToErrorData(err) };
               }
+              // One source of truth: the entry is written from the call's row; the model gets the same outcome.
+              await recording.recordToolCall(ran ? { facts: ran.facts, outcome: summarizeToolOutcome(ran.outcome), receipt: ran.receipt } : { scheduled, outcome: summarizeToolOutcome(out) });
+              owed.delete(scheduled.idemKey);
+              return { callId: call.callId, tool: call.tool, outcome: out };
             }),
           ),
         opened.budgetMs - (Date.now() - startedAt),
@@ -196,14 +223,24 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
 
       const escalation = batch.value.find((r) => r.outcome.status === 'RequiresEscalation');
       if (escalation && escalation.outcome.status === 'RequiresEscalation') {
-        const pending = calls.find((c) => c.callId === escalation.callId);
-        return { status: 'Escalated', reason: escalation.outcome.reason, pendingTool: escalation.tool, pendingInput: pending?.input, toolCallsMade };
+        const call = calls.find((c) => c.callId === escalation.callId);
+        pending = call ? { step, call, ...(proofs[call.callId] ? { proof: proofs[call.callId] } : {}) } : undefined;
+        return { status: 'Escalated', reason: escalation.outcome.reason, pendingTool: escalation.tool, pendingInput: call?.input, toolCallsMade };
       }
     }
   }).catch((err: unknown): TurnOutcome => ({ status: 'Failed', error: failureToErrorData(err), toolCallsMade }));
 
-  await CancellationScope.nonCancellable(() => bookkeeping.finalizeTurn({ request: req, sessionKey, outcome, durationMs: Date.now() - startedAt }));
-  // Only requests with a reply route deliver here (older histories have none, so they replay unchanged).
+  await CancellationScope.nonCancellable(() =>
+    bookkeeping.finalizeTurn({
+      request: req,
+      sessionKey,
+      outcome,
+      durationMs: Date.now() - startedAt,
+      ...(owed.size > 0 ? { owed: [...owed.values()] } : {}),
+      ...(outcome.status === 'Escalated' && pending ? { pending } : {}),
+    }),
+  );
+  // Only requests with a reply route deliver here.
   // A reply that cannot be delivered does not change the turn's outcome, which is already audited.
   if (req.replyRoute) {
     const route = req.replyRoute;

@@ -88,6 +88,35 @@ export interface MemoryTokenTable {
   created_at_ms: number;
 }
 
+/** One verified, single-use authority (see migration 0005): the first run to claim it holds it. */
+export interface AuthorityClaimTable {
+  /** What is claimed: `turn`, `mission`, `gate`, `gate-decision`, `grant-use`. */
+  kind: string;
+  /** Its id (turn id, mission id, gate id). */
+  subject: string;
+  /** The workflow execution that holds it. */
+  workflow_id: string;
+  run_id: string;
+  /** Canonical JSON of what was verified (hashes, scopes, tiers, ids; never user text). */
+  data: string;
+  created_at: Generated<Date>;
+}
+
+/** One tool call as `runTool` recorded it (see migration 0006); `audit_seq` null = its ToolCall entry is owed. */
+export interface ToolCallTable {
+  idem_key: string;
+  turn_id: string;
+  call_id: string;
+  tool: string;
+  scope: string;
+  input_hash: string;
+  state: 'running' | 'done';
+  outcome: string | null;
+  started_at: Generated<Date>;
+  finished_at: Date | null;
+  audit_seq: number | null;
+}
+
 /** The whole schema, as kysely's `Kysely<Database>` type parameter. */
 export interface Database {
   install: InstallTable;
@@ -97,6 +126,8 @@ export interface Database {
   sealed_records: SealedRecordTable;
   storage_rotation: StorageRotationTable;
   memory_tokens: MemoryTokenTable;
+  authority_claims: AuthorityClaimTable;
+  tool_calls: ToolCallTable;
 }
 
 /** A row read from `install`. */

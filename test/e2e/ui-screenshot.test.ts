@@ -16,6 +16,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTemporalCli, freePort, startDevServer, type DevServer } from '../../infra/temporal/index.js';
 import { missionStartMetadata, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { signedMissionArgs } from '../../channels/mission-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { dumpDom, findChromium, pngSize, screenshot } from '../support/ui-chromium.js';
 
@@ -74,7 +75,7 @@ describe.skipIf(!chromium && !process.env.CI)(`Temporal UI: missions waiting at 
     const c = client as Client;
     const harness = h as MissionHarness;
     const start = (def: MissionDefinition) =>
-      c.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue: harness.taskQueue, args: [{ definition: def, dashboard: true }], ...missionStartMetadata(def) });
+      c.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue: harness.taskQueue, args: [signedMissionArgs(harness.attestor, def, { dashboard: true })], ...missionStartMetadata(def) });
 
     const done = definition('write the release notes', 'prepare the notes');
     const waiting = [definition('ship release 42', 'deploy the build'), definition('rotate the API keys', 'deploy the new keys'), definition('migrate the database', 'deploy the migration')];

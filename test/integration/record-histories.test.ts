@@ -74,7 +74,7 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record mission histo
   };
 
   it('records an approved mission, an expired one and a confirmation mission with a delivered reply', async () => {
-    const missions = new MissionGateway({ client: tc.client, taskQueue: h.taskQueue, capabilities: ['shell.exec'] });
+    const missions = new MissionGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: ['shell.exec'] });
     const approved = await missions.create({ goal: 'ship it', steps: ['prepare', 'deploy the build'] });
     await missions.approve(await gateOpen(approved.missionId), 'go');
     await tc.client.workflow.getHandle(approved.missionId).result();

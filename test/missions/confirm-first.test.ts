@@ -31,7 +31,7 @@ beforeAll(async () => {
   tc = await testConnection();
   h = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script, confirmWith: tc.client });
   turns = new TurnGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, hub: h.hub });
-  missions = new MissionGateway({ client: tc.client, taskQueue: h.taskQueue, capabilities: [] });
+  missions = new MissionGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: [] });
 }, 120_000);
 
 afterAll(async () => {
@@ -80,7 +80,7 @@ describe('confirm-first in a conversation', () => {
     const handle = tc.client.workflow.getHandle<typeof missionWorkflow>(missionId);
     const firstRun = (await handle.describe()).runId;
     const req: TurnRequest = { turnId: turn.turnWorkflowId, message, channel: facts };
-    const again = await createConfirmations({ client: tc.client, taskQueue: h.taskQueue, capabilities: ['shell.exec'] }).open(req, outcome as never);
+    const again = await createConfirmations({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: ['shell.exec'] }).open(req, outcome as never);
     expect(again.gateId).toBe(gate.gateId);
     expect((await handle.describe()).runId).toBe(firstRun);
 
@@ -89,7 +89,9 @@ describe('confirm-first in a conversation', () => {
 
     const audit = await h.audit(missionId);
     expect(audit.find((e) => e.type === 'MissionStepFinished')).toMatchObject({ stepTurnId: turn.turnWorkflowId, outcome: 'Escalated' });
-    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({ approver: 'alice', approverChannel: 'rest', approverTier: 'Trusted', reason: 'go ahead' });
+    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({ approver: 'alice', approverChannel: 'rest', approverTier: 'Trusted', reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The audit log holds no user text: the approver's reason only as its hash.
+    expect(JSON.stringify(audit)).not.toContain('go ahead');
     const asked = (await h.audit(turn.turnWorkflowId)).find((e) => e.type === 'ToolCall');
     const ran = (await h.audit(`${missionId}/step-0/run-2`)).filter((e) => e.type === 'ToolCall');
     expect(asked).toMatchObject({ toolId: 'shell.exec', outcome: 'RequiresEscalation' });

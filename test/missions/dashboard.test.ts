@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AivyxApprover, AivyxMissionState, AivyxOpenGate } from '../../core/search-attributes.js';
 import type { GateApprover } from '../../machines/index.js';
 import { approveGateUpdate, missionStartMetadata, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 
@@ -70,7 +71,7 @@ describe('mission dashboard fields', () => {
     const handle = await tc.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
       workflowId: def.missionId,
       taskQueue: h.taskQueue,
-      args: [{ definition: def, dashboard: true }],
+      args: [signedMissionArgs(h.attestor, def, { dashboard: true })],
       ...missionStartMetadata(def),
     });
     const gateId = await openGate(handle);
@@ -91,7 +92,7 @@ describe('mission dashboard fields', () => {
     expect(defs?.updateDefinitions?.map((d) => d.name).sort()).toEqual(['approveGate', 'denyGate']);
     for (const d of [...(defs?.updateDefinitions ?? []), ...(defs?.signalDefinitions ?? []), ...(defs?.queryDefinitions ?? []).filter((x) => !x.name.startsWith('__'))]) expect(d.description, d.name).toBeTruthy();
 
-    await handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: alice }] });
+    await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gateId, alice)] });
     expect(await handle.result()).toMatchObject({ state: 'completed' });
     await listed(`${q} AND AivyxMissionState = 'completed'`, def.missionId);
     const done = await handle.describe();

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelFacts } from '../../core/channel.js';
 import type { GateApprover } from '../../machines/index.js';
 import { approveGateUpdate, cancelMissionSignal, denyGateUpdate, missionStatusQuery, type MissionDefinition, type MissionResult, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, timeSkippingEnv } from '../support/temporal.js';
 
@@ -48,7 +49,7 @@ async function start(def: MissionDefinition, historyLimit?: number): Promise<Wor
   return env.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
     workflowId: def.missionId,
     taskQueue: h.taskQueue,
-    args: [{ definition: def, ...(historyLimit ? { historyLimit } : {}) }],
+    args: [signedMissionArgs(h.attestor, def, historyLimit ? { historyLimit } : {})],
   });
 }
 
@@ -83,14 +84,14 @@ describe('missionWorkflow', () => {
     const gateId = await openGate(handle);
     await env.sleep('30h'); // day two: the 24 h reminder has fired
     expect((await handle.query(missionStatusQuery)).gate?.state).toBe('reminded');
-    const res = await handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: alice, reason: 'looks fine' }] });
+    const res = await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gateId, alice, 'looks fine')] });
     expect(res).toEqual({ gateId, state: 'approved' });
     const result: MissionResult = await handle.result();
     expect(result).toMatchObject({ state: 'completed', stepsRun: 4 });
 
     const audit = await h.audit(def.missionId);
     expect(types(audit)).toEqual(['MissionStarted', 'MissionStepFinished', 'MissionStepFinished', 'GateOpened', 'GateReminded', 'GateApproved', 'MissionStepFinished', 'MissionStepFinished', 'MissionEnded']);
-    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({ approver: 'alice', approverChannel: 'telegram', approverTier: 'Trusted', reason: 'looks fine' });
+    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({ approver: 'alice', approverChannel: 'telegram', approverTier: 'Trusted', reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     // The rerun of the step ran the granted call (not escalated again) and completed.
     const finished = audit.filter((e) => e.type === 'MissionStepFinished');
     expect(finished.map((e) => (e.type === 'MissionStepFinished' ? `${e.step}:${e.outcome}` : ''))).toEqual(['0:Completed', '1:Escalated', '1:Completed', '2:Completed']);
@@ -125,25 +126,25 @@ describe('missionWorkflow', () => {
     const gate1 = await openGate(handle);
     const before = await handle.query(missionStatusQuery);
     const attempts: [string, () => Promise<unknown>][] = [
-      ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: { identity: 'mallory', channel: 'telegram', trustTier: 'Trusted' } }] })],
-      ['may not decide', () => handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: { ...alice, trustTier: 'Untrusted' } }] })],
-      ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: bob }] })], // not escalated yet
-      ['has no gate', () => handle.executeUpdate(denyGateUpdate, { args: [{ gateId: 'nope', approver: alice }] })],
+      ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, { identity: 'mallory', channel: 'telegram', trustTier: 'Trusted' })] })],
+      ['may not decide', () => handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, { ...alice, trustTier: 'Untrusted' })] })],
+      ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, bob)] })], // not escalated yet
+      ['has no gate', () => handle.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', `${def.missionId}/gate-9`, alice)] })],
     ];
     for (const [msg, attempt] of attempts) expect(await rejection(attempt())).toContain(msg);
     expect(await handle.query(missionStatusQuery)).toEqual(before);
 
-    await handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: alice }] });
+    await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, alice)] });
     const gate2 = await openGate(handle, 2);
     // Replaying the approval of gate 1 (closed now) is rejected and does not touch gate 2.
-    expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate1, approver: alice }] }))).toContain('has no gate');
+    expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, alice)] }))).toContain('has no gate');
     expect((await handle.query(missionStatusQuery)).gate).toMatchObject({ gateId: gate2, state: 'open' });
     // After 48 h the gate escalates and the second approver may deny.
     await env.sleep('49h');
     expect((await handle.query(missionStatusQuery)).gate?.state).toBe('escalated');
-    await handle.executeUpdate(denyGateUpdate, { args: [{ gateId: gate2, approver: bob, reason: 'not today' }] });
-    expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [{ gateId: gate2, approver: alice }] }))).toMatch(/closed|has no gate|completed|not found/i);
-    expect(await handle.result()).toMatchObject({ state: 'failed', reason: 'gate denied by bob: not today' });
+    await handle.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', gate2, bob, 'not today')] });
+    expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate2, alice)] }))).toMatch(/closed|has no gate|completed|not found/i);
+    expect(await handle.result()).toMatchObject({ state: 'failed', reason: 'gate denied by bob@email' });
     const audit = types(await h.audit(def.missionId));
     expect(audit.filter((t) => t === 'GateApproved')).toHaveLength(1);
     expect(audit.filter((t) => t === 'GateDenied')).toHaveLength(1);
@@ -167,10 +168,10 @@ describe('missionWorkflow', () => {
     const dev = await startMissionHarness({ nativeConnection: shared.connection, namespace: shared.namespace }, { script });
     try {
       const def = definition(['deploy later', 'report']);
-      const handle = await shared.client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue: dev.taskQueue, args: [{ definition: def }] });
+      const handle = await shared.client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue: dev.taskQueue, args: [signedMissionArgs(dev.attestor, def)] });
       const gateId = await openGate(handle);
       await dev.restartWorker();
-      await handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: alice }] });
+      await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(dev.attestor, 'approve', gateId, alice)] });
       expect(await handle.result()).toMatchObject({ state: 'completed', stepsRun: 3 });
       expect(types(await dev.audit(def.missionId))).toEqual(['MissionStarted', 'MissionStepFinished', 'GateOpened', 'GateApproved', 'MissionStepFinished', 'MissionStepFinished', 'MissionEnded']);
     } finally {

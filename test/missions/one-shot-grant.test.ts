@@ -23,10 +23,11 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-function request(text: string, grantHash = inputHash(echo)): TurnRequest {
+/** A mission step's request carrying a grant of that mission's gate (as attestStepTurn builds it). */
+function request(text: string, grantHash = inputHash(echo), missionId = `mission-${randomUUID()}`, grantMission = missionId): TurnRequest {
   const channel = h.facts('Trusted');
   const req = buildTurnRequest(channel, { id: randomUUID(), sessionId: channel.sessionId, content: textContent(text), receivedAt: Date.now() });
-  return { ...req, oneShotGrant: { gateId: 'g-1', tool: 'shell.exec', inputHash: grantHash } };
+  return { ...req, turnId: `${missionId}/step-0/run-2`, oneShotGrant: { missionId: grantMission, gateId: `${grantMission}/gate-1`, tool: 'shell.exec', inputHash: grantHash } };
 }
 
 describe('one-shot grant', () => {
@@ -50,6 +51,19 @@ describe('one-shot grant', () => {
     expect(await h.rawTurn(req)).toMatchObject({ status: 'Escalated', toolCallsMade: 2 });
     const calls = (await h.audit(req.turnId)).filter((e) => e.type === 'ToolCall');
     expect(calls.map((e) => (e.type === 'ToolCall' ? e.outcome.split(/[ :(]/)[0] : ''))).toEqual(['Completed', 'RequiresEscalation']);
+  });
+
+  it('works once across turns too: a second turn carrying the same (genuinely attested) grant escalates', async () => {
+    const missionId = `mission-${randomUUID()}`;
+    const first = await h.rawTurn(h.attestor.attest(request('once', inputHash(echo), missionId)));
+    expect(first).toMatchObject({ status: 'Completed' });
+    const again = h.attestor.attest({ ...request('once', inputHash(echo), missionId), turnId: `${missionId}/step-0/run-3` });
+    expect(await h.rawTurn(again)).toMatchObject({ status: 'Escalated', pendingTool: 'shell.exec' });
+  });
+
+  it("another mission's grant is refused before any LLM call", async () => {
+    const req = h.attestor.attest(request('once', inputHash(echo), `mission-${randomUUID()}`, `mission-${randomUUID()}`));
+    expect(await h.rawTurn(req)).toMatchObject({ status: 'Failed', error: { kind: 'CapabilityDenied', message: expect.stringContaining('belongs to mission') } });
   });
 
   it('a grant added after attestation is refused before any LLM call', async () => {

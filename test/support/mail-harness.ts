@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
 import { dkimSign } from 'mailauth';
 import nodemailer from 'nodemailer';
 import { DeliveryRegistry, routingMissionNotifier } from '../../activities/delivery-activities.js';
-import { createMissionActivities, streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
+import { streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
 import { createScriptedProvider, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
 import type { AgentConfig } from '../../activities/ports.js';
 import type { LlmProvider } from '../../activities/llm/llm-provider.js';
@@ -21,7 +21,6 @@ import { TurnGateway } from '../../channels/turn-gateway.js';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { createAttestor } from '../../infra/attestation.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
-import { createAuditPort } from '../../infra/audit-port.js';
 import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.js';
 import type { MasterKey } from '../../infra/crypto/index.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
@@ -122,23 +121,25 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
   const notices: MissionNotice[] = [];
   const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
   const attestor = createAttestor(master.subkey('attestation'));
-  const activities = {
-    ...wireTurnActivities({ db, master, hub, llm, agent, deliveries }),
-    ...createMissionActivities({
-      audit: createAuditPort(db, master.subkey('audit')),
-      attestor,
-      notifier: {
-        notify: async (n, key) => {
-          notices.push(n);
-          await notifier.notify(n, key);
-        },
+  const activities = wireTurnActivities({
+    db,
+    master,
+    hub,
+    llm,
+    agent,
+    deliveries,
+    notifier: {
+      notify: async (n, key) => {
+        notices.push(n);
+        await notifier.notify(n, key);
       },
-    }),
-  };
-  const worker: Worker = await createAivyxWorker({ connection: shared.connection, namespace: shared.namespace, taskQueue, activities, dataConverter });
+    },
+  });
+  const workerDataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }));
+  const worker: Worker = await createAivyxWorker({ connection: shared.connection, namespace: shared.namespace, taskQueue, activities, dataConverter: workerDataConverter });
   const running = worker.run();
   const gateway = new TurnGateway({ client, taskQueue, attestor, hub });
-  const missions = new MissionGateway({ client, taskQueue, capabilities: agent.capabilities });
+  const missions = new MissionGateway({ client, taskQueue, attestor, capabilities: agent.capabilities });
   const state = SealedStorage.open(db, master).domain('channel_state');
 
   const dovecot = await startDovecot();

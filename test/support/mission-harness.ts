@@ -7,13 +7,12 @@ import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
 import { DeliveryRegistry, routingMissionNotifier } from '../../activities/delivery-activities.js';
-import { createMissionActivities, streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
+import { streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
 import { createScriptedProvider, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
 import type { AgentConfig } from '../../activities/ports.js';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { createAttestor, type Attestor } from '../../infra/attestation.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
-import { createAuditPort } from '../../infra/audit-port.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
 import { createConfirmations } from '../../infra/confirmations.js';
 import { openKeyring } from '../../infra/keyring.js';
@@ -77,15 +76,17 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
   const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
   const attestor = createAttestor(master.subkey('attestation'));
-  const confirmations = opts.confirmWith ? createConfirmations({ client: opts.confirmWith, taskQueue, capabilities: agent.capabilities }) : undefined;
-  const activities = {
-    ...wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(confirmations ? { confirmations } : {}) }),
-    ...createMissionActivities({
-      audit: createAuditPort(db, master.subkey('audit')),
-      attestor,
-      notifier: { notify: async (n, key) => { notices.push(n); await notifier.notify(n, key); } },
-    }),
-  };
+  const confirmations = opts.confirmWith ? createConfirmations({ client: opts.confirmWith, taskQueue, attestor, capabilities: agent.capabilities }) : undefined;
+  const activities = wireTurnActivities({
+    db,
+    master,
+    hub,
+    llm,
+    agent,
+    deliveries,
+    ...(confirmations ? { confirmations } : {}),
+    notifier: { notify: async (n, key) => { notices.push(n); await notifier.notify(n, key); } },
+  });
   const start = async (): Promise<{ worker: Worker; running: Promise<void> }> => {
     const worker = await createAivyxWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, activities });
     return { worker, running: worker.run() };

@@ -87,6 +87,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const { connection, namespace } = shared;
   // The shared client has no codec; an encrypting harness needs its own client on the same connection.
   const dataConverter = opts.codec !== false ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'))) : undefined;
+  // The worker refuses what is not encrypted for the workflow it arrives at, as in production.
+  const workerDataConverter = opts.codec !== false ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' })) : undefined;
   const client = dataConverter ? new Client({ connection: shared.client.connection, namespace, dataConverter }) : shared.client;
   const taskQueue = uniqueTaskQueue('turns');
   const hub = new StreamHub();
@@ -99,7 +101,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
   const activities = wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}) });
-  const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities, ...(dataConverter ? { dataConverter } : {}) });
+  const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities, ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}) });
   const running = worker.run();
   const attestor = createAttestor(master.subkey('attestation'));
   const gateway = new TurnGateway({ client, taskQueue, attestor, hub });

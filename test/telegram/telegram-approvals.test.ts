@@ -49,7 +49,7 @@ beforeAll(async () => {
   const master = await openKeyring(mh.db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
   state = SealedStorage.open(mh.db, master).domain('channel_state');
   tokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), state);
-  missions = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, capabilities: ['shell.exec'], dashboard: true });
+  missions = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, capabilities: ['shell.exec'], dashboard: true });
   gateway = new TurnGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: createAttestor(master.subkey('attestation')), hub: mh.hub });
 }, 120_000);
 afterEach(async () => {

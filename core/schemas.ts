@@ -1,0 +1,107 @@
+/**
+ * Schemas of what crosses the Temporal boundary (workflow inputs, Update arguments). Workflow code
+ * parses its inputs with them first: anyone at the frontend can send anything, and a malformed
+ * input must fail cleanly (non-retryably) instead of throwing deep inside a workflow task that
+ * Temporal would retry forever. Authority is not decided here — proofs are checked by activities.
+ */
+import { z } from 'zod';
+
+const id = z.string().min(1).max(1024);
+
+/** A proof as it travels (its MAC is checked by an activity, not here). */
+export const authorityProofSchema = z.strictObject({
+  v: z.literal(1),
+  keyId: z.string().min(1).max(64),
+  purpose: z.enum(['turn', 'mission', 'mission-continue', 'gate-decision', 'tool-call', 'tool-result']),
+  boundTo: id,
+  issuedAt: z.number().int().nonnegative(),
+  expiresAt: z.number().int().nonnegative().optional(),
+  mac: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+const contentPartSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text'), text: z.string() }),
+  z.strictObject({ type: z.literal('image'), mime: z.string().min(1).max(200), data: z.string(), filename: z.string().max(1024).optional() }),
+  z.strictObject({ type: z.literal('document'), mime: z.string().min(1).max(200), data: z.string(), filename: z.string().max(1024).optional() }),
+]);
+
+/** An inbound message. */
+export const messageSchema = z.strictObject({
+  id,
+  sessionId: id,
+  content: z.array(contentPartSchema),
+  receivedAt: z.number().finite(),
+});
+
+/** Channel facts (the tier is checked by `channelTrustTier`, which names a bad value). */
+export const channelFactsSchema = z.strictObject({
+  name: z.string().min(1).max(64),
+  platform: z.enum(['Local', 'Rest', 'Telegram', 'Email', 'Discord', 'Slack', 'Matrix']),
+  trustTier: z.string().min(1).max(32),
+  sessionId: id,
+  sender: z.string().max(1024),
+});
+
+/** A reply route: a channel's own address for a reply. */
+export const replyRouteSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]));
+
+/** A one-shot grant. */
+export const oneShotGrantSchema = z.strictObject({ missionId: id, gateId: id, tool: z.string().min(1).max(200), inputHash: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/** A turn request. */
+export const turnRequestSchema = z.strictObject({
+  turnId: id,
+  message: messageSchema,
+  channel: channelFactsSchema,
+  attestation: authorityProofSchema.optional(),
+  oneShotGrant: oneShotGrantSchema.optional(),
+  capabilityLimit: z.array(z.string().max(2048)).max(256).optional(),
+  replyRoute: replyRouteSchema.optional(),
+});
+
+/** The first few problems of a failed parse, as one line naming each field. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(input)'}: ${i.message}`)
+    .join('; ');
+}
+
+const approverRefSchema = z.strictObject({ identity: z.string().min(1).max(320), channel: z.string().min(1).max(64) });
+const durationSchema = z.union([z.string().min(1).max(32), z.number().nonnegative().finite()]);
+
+/** A mission definition (durations are checked by `durationMs` when the mission starts). */
+export const missionDefinitionSchema = z.strictObject({
+  missionId: id,
+  goal: z.string().max(10_000),
+  steps: z.array(z.strictObject({ text: z.string().min(1).max(100_000) })).max(1000),
+  approvers: z.array(approverRefSchema).max(50),
+  secondApprovers: z.array(approverRefSchema).max(50).optional(),
+  reminderAfter: durationSchema.optional(),
+  expireAfter: durationSchema.optional(),
+  escalateAfter: durationSchema.optional(),
+  onExpire: z.enum(['fail', 'skip-step']),
+  capabilities: z.array(z.string().max(2048)).max(256),
+  channel: channelFactsSchema,
+  pendingGate: z.strictObject({ turnId: id, tool: z.string().min(1).max(200), input: z.unknown(), reason: z.string().max(10_000) }).optional(),
+  replyRoute: replyRouteSchema.optional(),
+});
+
+/** The arguments of `missionWorkflow`. */
+export const missionArgsSchema = z.strictObject({
+  definition: missionDefinitionSchema,
+  proof: authorityProofSchema,
+  carried: z.strictObject({ snapshot: z.unknown(), gateSeq: z.number().int().nonnegative(), stepsRun: z.number().int().nonnegative() }).optional(),
+  continuation: authorityProofSchema.optional(),
+  historyLimit: z.number().int().positive().optional(),
+  dashboard: z.boolean().optional(),
+});
+
+/** A gate decision Update's argument. */
+export const gateDecisionRequestSchema = z.strictObject({
+  gateId: id,
+  approver: z.strictObject({ identity: z.string().min(1).max(320), channel: z.string().min(1).max(64), trustTier: z.enum(['Untrusted', 'SemiTrusted', 'Trusted', 'Kernel']) }),
+  reason: z.string().max(2000).optional(),
+  nonce: z.string().min(16).max(128),
+  proof: authorityProofSchema,
+});

@@ -1,0 +1,128 @@
+/**
+ * The tool-call log over `tool_calls` (migration 0006) and its reconciliation with the audit log.
+ *
+ * Seed D1 commitment 5: "if the process crashes mid-turn, the audit log still tells the truth
+ * about what got executed". `runTool` writes a row before the effect and the outcome after; the
+ * `ToolCall` entry is appended from the row, under the row's lock, exactly once — by the turn's
+ * `recordToolCall` step (retried until the database is back), by `finalizeTurn` for calls still
+ * owed when the turn ends, or by the reconciliation that runs at start-up and in `audit verify`.
+ */
+import { sql, type Kysely } from 'kysely';
+import { INTERRUPTED_OUTCOME, type ToolCallEnding, type ToolCallFacts, type ToolCallLogPort } from '../activities/ports.js';
+import { appendAuditEntry } from './audit/index.js';
+import type { Database } from './db/index.js';
+
+/** A `ToolCallLogPort` over `tool_calls`, appending entries under `auditKey`. */
+export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): ToolCallLogPort {
+  return {
+    async begin(f) {
+      const inserted = await db
+        .insertInto('tool_calls')
+        .values({ idem_key: f.idemKey, turn_id: f.turnId, call_id: f.callId, tool: f.tool, scope: f.scope, input_hash: f.inputHash, state: 'running', outcome: null, finished_at: null, audit_seq: null })
+        .onConflict((oc) => oc.column('idem_key').doNothing())
+        .returning('idem_key')
+        .executeTakeFirst();
+      if (inserted) return { state: 'new' };
+      const row = await db.selectFrom('tool_calls').select(['state', 'outcome']).where('idem_key', '=', f.idemKey).executeTakeFirstOrThrow();
+      return row.state === 'done' ? { state: 'done', outcome: row.outcome ?? INTERRUPTED_OUTCOME } : { state: 'running' };
+    },
+    async finish(idemKey, outcome) {
+      // The first recorded outcome stands: a late attempt never rewrites what was audited.
+      await db.updateTable('tool_calls').set({ state: 'done', outcome, finished_at: new Date() }).where('idem_key', '=', idemKey).where('state', '=', 'running').execute();
+      const row = await db.selectFrom('tool_calls').select('outcome').where('idem_key', '=', idemKey).executeTakeFirst();
+      return row?.outcome ?? outcome;
+    },
+    audit: (f, ending) => auditToolCall(db, auditKey, f, ending),
+  };
+}
+
+/** Appends the `ToolCall` entry of one call exactly once (see `ToolCallLogPort.audit`). */
+export async function auditToolCall(db: Kysely<Database>, auditKey: Uint8Array, f: ToolCallFacts, ending: ToolCallEnding): Promise<{ outcome: string; seq: number }> {
+  return db.transaction().execute(async (trx) => {
+    // A call that never reached runTool's first write (refused, or its activity never ran) gets a
+    // finished row now: a late runTool attempt then finds it and runs nothing.
+    await trx
+      .insertInto('tool_calls')
+      .values({ idem_key: f.idemKey, turn_id: f.turnId, call_id: f.callId, tool: f.tool, scope: f.scope, input_hash: f.inputHash, state: 'done', outcome: ending.known ?? ending.missing, finished_at: new Date(), audit_seq: null })
+      .onConflict((oc) => oc.column('idem_key').doNothing())
+      .execute();
+    const row = await trx.selectFrom('tool_calls').selectAll().where('idem_key', '=', f.idemKey).forUpdate().executeTakeFirstOrThrow();
+    if (row.audit_seq !== null) return { outcome: row.outcome ?? ending.running, seq: Number(row.audit_seq) };
+    const outcome = row.state === 'done' && row.outcome !== null ? row.outcome : (ending.known ?? ending.running);
+    const finishedAt = row.finished_at ?? new Date();
+    const { seq } = await appendAuditEntry(trx, auditKey, {
+      idemKey: f.idemKey,
+      event: {
+        type: 'ToolCall',
+        turnId: row.turn_id,
+        callId: row.call_id,
+        toolId: row.tool,
+        scopeUsed: row.scope,
+        inputHash: row.input_hash,
+        outcome,
+        durationMs: Math.max(0, finishedAt.getTime() - row.started_at.getTime()),
+      },
+    });
+    await trx.updateTable('tool_calls').set({ state: 'done', outcome, finished_at: finishedAt, audit_seq: seq }).where('idem_key', '=', f.idemKey).execute();
+    return { outcome, seq };
+  });
+}
+
+/** One disagreement between the tool-call log, the intent table and the audit log. */
+export interface ReconcileFinding {
+  kind: 'owed-entry' | 'intent-without-entry' | 'tool-call-count';
+  turnId: string;
+  /** The call (idempotency key) or turn it is about, and what was found. */
+  what: string;
+}
+
+/** What a reconciliation found and wrote. */
+export interface ReconcileReport {
+  /** Owed `ToolCall` entries written now (calls of turns that have ended). */
+  written: number;
+  /** Disagreements left (owed entries of turns still running are not findings). */
+  findings: ReconcileFinding[];
+}
+
+/**
+ * Writes the owed `ToolCall` entries of turns that have ended (when `write`), then reports what
+ * still disagrees: intents started with no entry, and `TurnEnded.toolCallsMade` that does not match
+ * the turn's `ToolCall` entries.
+ */
+export async function reconcileToolCalls(db: Kysely<Database>, auditKey: Uint8Array, opts: { write: boolean }): Promise<ReconcileReport> {
+  let written = 0;
+  const findings: ReconcileFinding[] = [];
+  const owed = await db
+    .selectFrom('tool_calls as c')
+    .select(['c.idem_key', 'c.turn_id', 'c.call_id', 'c.tool', 'c.scope', 'c.input_hash', 'c.state'])
+    .where('c.audit_seq', 'is', null)
+    .where(({ exists, selectFrom }) => exists(selectFrom('audit_entries as e').select('e.seq').whereRef('e.turn_id', '=', 'c.turn_id').where('e.event_type', '=', 'TurnEnded')))
+    .orderBy('c.started_at')
+    .execute();
+  for (const r of owed) {
+    if (opts.write) {
+      await auditToolCall(db, auditKey, { idemKey: r.idem_key, turnId: r.turn_id, callId: r.call_id, tool: r.tool, scope: r.scope, inputHash: r.input_hash }, { running: INTERRUPTED_OUTCOME, missing: INTERRUPTED_OUTCOME });
+      written++;
+    } else {
+      findings.push({ kind: 'owed-entry', turnId: r.turn_id, what: `tool call ${r.idem_key} (${r.tool}, ${r.state}) has no ToolCall entry although its turn ended` });
+    }
+  }
+  // At-most-once tools claim an intent under the same key as their call: a started intent with no entry is an unaudited effect.
+  const intents = await db
+    .selectFrom('tool_intents as i')
+    .leftJoin('audit_entries as e', 'e.idem_key', 'i.idem_key')
+    .select(['i.idem_key', 'i.tool', 'i.state'])
+    .where('e.seq', 'is', null)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tool_calls as c').select('c.idem_key').whereRef('c.idem_key', '=', 'i.idem_key').where('c.audit_seq', 'is', null))))
+    .execute();
+  for (const i of intents) findings.push({ kind: 'intent-without-entry', turnId: i.idem_key.split('/')[0] ?? i.idem_key, what: `intent ${i.idem_key} (${i.tool}, ${i.state}) has no ToolCall entry` });
+
+  const counts = await sql<{ turn_id: string; made: string; entries: string }>`
+    select e.turn_id, (e.event::jsonb ->> 'toolCallsMade') as made,
+      (select count(*) from audit_entries c where c.turn_id = e.turn_id and c.event_type = 'ToolCall') as entries
+    from audit_entries e where e.event_type = 'TurnEnded'`.execute(db);
+  for (const c of counts.rows) {
+    if (Number(c.made) !== Number(c.entries)) findings.push({ kind: 'tool-call-count', turnId: c.turn_id, what: `TurnEnded of ${c.turn_id} says ${c.made} tool call(s) but the log has ${c.entries} ToolCall entr${Number(c.entries) === 1 ? 'y' : 'ies'}` });
+  }
+  return { written, findings };
+}
