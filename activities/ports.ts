@@ -66,8 +66,11 @@ export const INTERRUPTED_OUTCOME = 'Unknown(interrupted before its outcome was r
 
 /** What to record for a call whose row has no outcome yet (see `ToolCallLogPort.audit`). */
 export interface ToolCallEnding {
+  /** An outcome runTool vouched for. */
   known?: string;
-  running: string;
+  /** For a row still running (its attempt may still be working): omitted = leave its entry owed. */
+  running?: string;
+  /** For a call that never wrote a row. */
   missing: string;
 }
 
@@ -79,15 +82,13 @@ export interface ToolCallEnding {
 export interface ToolCallLogPort {
   /** Writes the row before the effect (throws when the database is down: then nothing runs). */
   begin(facts: ToolCallFacts): Promise<ToolCallStart>;
-  /** Records the outcome summary while the row is running; returns the outcome that stands (the first recorded). */
-  finish(idemKey: string, outcome: string): Promise<string>;
   /**
-   * Appends the row's `ToolCall` entry once; returns the outcome recorded and its sequence number.
-   * A finished row's outcome stands. Otherwise `known` (an outcome runTool vouched for) is recorded;
-   * without it a row still running gets `running`, and a call that never wrote a row gets `missing`
-   * (its row is created finished, so a late runTool attempt finds it and runs nothing).
+   * Records the call's outcome and appends its `ToolCall` entry once; returns what the entry
+   * says. A finished row's outcome stands. Otherwise `known` is recorded; without it a running row
+   * gets `running` (or stays owed: undefined is returned), and a call that never wrote a row gets
+   * `missing` (its row is created finished, so a late runTool attempt finds it and runs nothing).
    */
-  audit(facts: ToolCallFacts, outcome: ToolCallEnding): Promise<{ outcome: string; seq: number }>;
+  audit(facts: ToolCallFacts, outcome: ToolCallEnding): Promise<{ outcome: string; seq: number } | undefined>;
 }
 
 /** Best-effort events from activities to the channel (seed `stream_event`). */

@@ -126,7 +126,6 @@ export const SESSION_HISTORY_LIMIT = 40;
 
 /** The outcome an entry records for a call whose result could not be trusted or never came. */
 export const UNVERIFIABLE_OUTCOME = 'Unknown(the result did not come from this worker)';
-const TURN_ENDED_FIRST = 'Unknown(the turn ended before the call reported)';
 
 /** The workflow execution the running activity belongs to. */
 export function currentExecution(): { workflowId: string; runId: string } {
@@ -391,13 +390,14 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         }
         deps.stream.publish(turnId, { type: 'tool_finished', tool: call.tool, callId: call.callId, summary: summarizeToolOutcome(outcome) });
       }
-      // Bookkeeping after the effect never rewrites its result: if the database is down now, the
-      // receipt lets recordToolCall record this outcome once it is back.
+      // The outcome and its entry are written now; bookkeeping after the effect never rewrites its
+      // result: if the database is down, the receipt lets recordToolCall write them once it is back.
+      const summary = summarizeToolOutcome(outcome);
       try {
-        const stands = await deps.toolCalls.finish(key, summarizeToolOutcome(outcome));
-        if (stands !== summarizeToolOutcome(outcome)) outcome = outcomeFromSummary(stands);
+        const written = await deps.toolCalls.audit(facts, { known: summary, missing: summary });
+        if (written && written.outcome !== summary) outcome = outcomeFromSummary(written.outcome);
       } catch {
-        // recorded by recordToolCall
+        // written by recordToolCall
       }
       return done(outcome);
     },
@@ -416,7 +416,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         : // The activity failed without a result (or with one that is not ours): the row, if any, is the truth.
           { running: INTERRUPTED_OUTCOME, missing: 'facts' in input ? UNVERIFIABLE_OUTCOME : `NotRun(${input.outcome})` };
       try {
-        return { outcome: (await deps.toolCalls.audit(f, ending)).outcome };
+        return { outcome: (await deps.toolCalls.audit(f, ending))?.outcome ?? INTERRUPTED_OUTCOME };
       } catch (e) {
         throw toApplicationFailure(e instanceof AivyxError ? e : new AivyxError('Storage', `recording tool call ${f.idemKey} failed: ${errorData(e).message}`, { hint: 'retried until the database answers' }));
       }
@@ -425,9 +425,10 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     /** Writes owed call entries and `TurnEnded`, records a completed exchange, opens a confirmation, delivers the outcome. */
     async finalizeTurn(input: FinalizeTurnInput): Promise<void> {
       const { request, outcome } = input;
-      // Calls the turn scheduled whose entry is still owed (the budget ran out first): written now,
-      // so `TurnEnded.toolCallsMade` always matches the turn's ToolCall entries.
-      for (const c of input.owed ?? []) await deps.toolCalls.audit(scheduledFacts(c), { running: TURN_ENDED_FIRST, missing: 'NotRun(the turn ended first)' });
+      // Calls the turn scheduled whose entry was not confirmed (the budget ran out first): a call that
+      // never started is fenced off and recorded as not run; a finished one gets its entry now; one
+      // still running writes its own entry when it finishes (or reconciliation does, if it never does).
+      for (const c of input.owed ?? []) await deps.toolCalls.audit(scheduledFacts(c), { missing: 'NotRun(the turn ended first)' });
       const authority = await turnAuthority(request.turnId);
       if (outcome.status === 'Completed' && authority) {
         await deps.history.record(input.sessionKey, {

@@ -26,18 +26,12 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
       const row = await db.selectFrom('tool_calls').select(['state', 'outcome']).where('idem_key', '=', f.idemKey).executeTakeFirstOrThrow();
       return row.state === 'done' ? { state: 'done', outcome: row.outcome ?? INTERRUPTED_OUTCOME } : { state: 'running' };
     },
-    async finish(idemKey, outcome) {
-      // The first recorded outcome stands: a late attempt never rewrites what was audited.
-      await db.updateTable('tool_calls').set({ state: 'done', outcome, finished_at: new Date() }).where('idem_key', '=', idemKey).where('state', '=', 'running').execute();
-      const row = await db.selectFrom('tool_calls').select('outcome').where('idem_key', '=', idemKey).executeTakeFirst();
-      return row?.outcome ?? outcome;
-    },
     audit: (f, ending) => auditToolCall(db, auditKey, f, ending),
   };
 }
 
 /** Appends the `ToolCall` entry of one call exactly once (see `ToolCallLogPort.audit`). */
-export async function auditToolCall(db: Kysely<Database>, auditKey: Uint8Array, f: ToolCallFacts, ending: ToolCallEnding): Promise<{ outcome: string; seq: number }> {
+export async function auditToolCall(db: Kysely<Database>, auditKey: Uint8Array, f: ToolCallFacts, ending: ToolCallEnding): Promise<{ outcome: string; seq: number } | undefined> {
   return db.transaction().execute(async (trx) => {
     // A call that never reached runTool's first write (refused, or its activity never ran) gets a
     // finished row now: a late runTool attempt then finds it and runs nothing.
@@ -47,8 +41,10 @@ export async function auditToolCall(db: Kysely<Database>, auditKey: Uint8Array, 
       .onConflict((oc) => oc.column('idem_key').doNothing())
       .execute();
     const row = await trx.selectFrom('tool_calls').selectAll().where('idem_key', '=', f.idemKey).forUpdate().executeTakeFirstOrThrow();
-    if (row.audit_seq !== null) return { outcome: row.outcome ?? ending.running, seq: Number(row.audit_seq) };
+    if (row.audit_seq !== null) return { outcome: row.outcome ?? INTERRUPTED_OUTCOME, seq: Number(row.audit_seq) };
+    // The first recorded outcome stands: a late attempt never rewrites what was recorded.
     const outcome = row.state === 'done' && row.outcome !== null ? row.outcome : (ending.known ?? ending.running);
+    if (outcome === undefined) return undefined;
     const finishedAt = row.finished_at ?? new Date();
     const { seq } = await appendAuditEntry(trx, auditKey, {
       idemKey: f.idemKey,
@@ -67,6 +63,9 @@ export async function auditToolCall(db: Kysely<Database>, auditKey: Uint8Array, 
     return { outcome, seq };
   });
 }
+
+/** A row still running after this long is given up on: no runTool attempt lives that long (30 min × 3 attempts). */
+export const STALE_RUNNING_MS = 2 * 3_600_000;
 
 /** One disagreement between the tool-call log, the intent table and the audit log. */
 export interface ReconcileFinding {
@@ -97,6 +96,8 @@ export async function reconcileToolCalls(db: Kysely<Database>, auditKey: Uint8Ar
     .select(['c.idem_key', 'c.turn_id', 'c.call_id', 'c.tool', 'c.scope', 'c.input_hash', 'c.state'])
     .where('c.audit_seq', 'is', null)
     .where(({ exists, selectFrom }) => exists(selectFrom('audit_entries as e').select('e.seq').whereRef('e.turn_id', '=', 'c.turn_id').where('e.event_type', '=', 'TurnEnded')))
+    // A running row may belong to an attempt still working (a tool outlives a timed-out turn): only a stale one is given up on.
+    .where((eb) => eb.or([eb('c.state', '=', 'done'), eb('c.started_at', '<', new Date(Date.now() - STALE_RUNNING_MS))]))
     .orderBy('c.started_at')
     .execute();
   for (const r of owed) {
@@ -117,10 +118,12 @@ export async function reconcileToolCalls(db: Kysely<Database>, auditKey: Uint8Ar
     .execute();
   for (const i of intents) findings.push({ kind: 'intent-without-entry', turnId: i.idem_key.split('/')[0] ?? i.idem_key, what: `intent ${i.idem_key} (${i.tool}, ${i.state}) has no ToolCall entry` });
 
+  // Turns with a call still running (not yet stale) are not counted yet: its entry comes when it finishes.
   const counts = await sql<{ turn_id: string; made: string; entries: string }>`
     select e.turn_id, (e.event::jsonb ->> 'toolCallsMade') as made,
       (select count(*) from audit_entries c where c.turn_id = e.turn_id and c.event_type = 'ToolCall') as entries
-    from audit_entries e where e.event_type = 'TurnEnded'`.execute(db);
+    from audit_entries e where e.event_type = 'TurnEnded'
+      and not exists (select 1 from tool_calls r where r.turn_id = e.turn_id and r.audit_seq is null and r.state = 'running' and r.started_at >= ${new Date(Date.now() - STALE_RUNNING_MS)})`.execute(db);
   for (const c of counts.rows) {
     if (Number(c.made) !== Number(c.entries)) findings.push({ kind: 'tool-call-count', turnId: c.turn_id, what: `TurnEnded of ${c.turn_id} says ${c.made} tool call(s) but the log has ${c.entries} ToolCall entr${Number(c.entries) === 1 ? 'y' : 'ies'}` });
   }

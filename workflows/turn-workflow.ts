@@ -41,7 +41,7 @@ const TOOL_OPTIONS: ActivityOptions = {
 const INTERRUPTIBLE_TOOLS: ReadonlySet<string> = new Set(['shell.spawn']);
 
 /**
- * The runTool activity of one call, with an activity id the workflow chooses (`tool/<step>/<i>`),
+ * The runTool activity of one call, with an activity id the workflow chooses (`tool-<step>-<i>`),
  * so the call's key — workflow id / run id / activity id, which keys its row and its audit entry —
  * is known here too, even when the activity never reports back.
  */
@@ -189,7 +189,7 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
                 return { callId: call.callId, tool: call.tool, outcome: checked.outcome };
               }
               toolCallsMade++;
-              const activityId = `tool/${step}/${i}`;
+              const activityId = `tool-${step}-${i}`;
               const scheduled: ScheduledCall = { idemKey: `${workflowId}/${runId}/${activityId}`, turnId: req.turnId, call, scope: checked.scope };
               owed.set(scheduled.idemKey, scheduled);
               const callProof = proofs[call.callId];

@@ -4,7 +4,8 @@ import { ApplicationFailure, defaultPayloadConverter, type Payload } from '@temp
 import { decodeOptionalFailureToOptionalError, encodeErrorToFailure, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
-import { aivyxDataConverter, createPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, startCodecServer, type CodecServer } from '../../infra/codec/index.js';
+import { aivyxDataConverter, BINDING_METADATA, createPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, startCodecServer, type CodecServer } from '../../infra/codec/index.js';
+import { refusedPayloadReason } from '../../core/refused-payload.js';
 
 const key = new Uint8Array(randomBytes(32));
 const codec = createPayloadCodec(key);
@@ -26,7 +27,8 @@ describe('payload codec', () => {
     const [sealed] = await codec.encode([original]);
     expect(utf8(sealed!.metadata!.encoding)).toBe(ENCRYPTED_ENCODING);
     expect(utf8(sealed!.metadata![KEY_ID_METADATA])).toBe('payload-v1');
-    expect(Object.keys(sealed!.metadata!).sort()).toEqual(['encoding', KEY_ID_METADATA].sort());
+    // The binding names the workflow (already in clear in any history); nothing else is readable.
+    expect(Object.keys(sealed!.metadata!).sort()).toEqual(['encoding', KEY_ID_METADATA, BINDING_METADATA].sort());
     expect(utf8(sealed!.data)).not.toContain(SECRET);
     expect(utf8(sealed!.data)).not.toContain('json/plain');
     const [opened] = await codec.decode([sealed!]);
@@ -40,10 +42,32 @@ describe('payload codec', () => {
     expect(Buffer.from(a!.data!).equals(Buffer.from(b!.data!))).toBe(false);
   });
 
-  it('passes through payloads it did not encrypt', async () => {
+  it('refuses payloads it did not encrypt: clients throw Crypto, the worker hands on a refusal marker, the codec server displays them', async () => {
+    const err = await cryptoError(codec.decode([plain()]));
+    expect(err.message).toMatch(/not encrypted \(json\/plain\)/);
+    const [marker] = await createPayloadCodec(key, { unencrypted: 'refuse' }).decode([plain()]);
+    expect(refusedPayloadReason(defaultPayloadConverter.fromPayload(marker!))).toMatch(/not encrypted/);
     const p = plain();
-    const [out] = await codec.decode([p]);
-    expect(out).toBe(p);
+    expect((await createPayloadCodec(key, { unencrypted: 'pass' }).decode([p]))[0]).toBe(p);
+    // An absent value carries nothing to hide or forge.
+    const none = defaultPayloadConverter.toPayload(undefined);
+    expect((await codec.decode([none]))[0]).toBe(none);
+  });
+
+  it('binds a payload to its workflow: a copy sent to another workflow is refused, a scheduled run of the same id is not', async () => {
+    const ctx = (workflowId: string) => ({ type: 'workflow' as const, namespace: 'default', workflowId });
+    const [sealed] = await codec.encode([plain()], ctx('turn/cli/1'));
+    expect(defaultPayloadConverter.fromPayload((await codec.decode([sealed!], ctx('turn/cli/1')))[0]!)).toEqual({ text: SECRET, n: 1 });
+    const err = await cryptoError(codec.decode([sealed!], ctx('turn/cli/2')));
+    expect(err.message).toMatch(/written for workflow "turn\/cli\/1", not "turn\/cli\/2" \(a copied payload\)/);
+    const worker = createPayloadCodec(key, { unencrypted: 'refuse' });
+    expect(refusedPayloadReason(defaultPayloadConverter.fromPayload((await worker.decode([sealed!], ctx('turn/cli/2')))[0]!))).toMatch(/a copied payload/);
+    // Relabelling the binding does not help: it is authenticated.
+    sealed!.metadata![BINDING_METADATA] = new TextEncoder().encode('default\nturn/cli/2');
+    expect((await cryptoError(codec.decode([sealed!], ctx('turn/cli/2')))).message).toMatch(/failed authentication/);
+    const [scheduled] = await codec.encode([plain()], ctx('schedule-weekly'));
+    expect(defaultPayloadConverter.fromPayload((await codec.decode([scheduled!], ctx('schedule-weekly-2026-12-07T08:00:00Z')))[0]!)).toEqual({ text: SECRET, n: 1 });
+    await cryptoError(codec.decode([scheduled!], ctx('schedule-weekly-evil')));
   });
 
   it('refuses tampered ciphertext with a Crypto error, leaving the input as it was', async () => {
