@@ -232,7 +232,8 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       const reject = async (reason: string): Promise<OpenTurnResult> => {
         await deps.audit.append(activityKey(), {
           type: 'TurnRejected',
-          turnId: req.turnId,
+          // Indexed under the workflow it happened in (a copied request names another turn).
+          turnId: workflowId,
           sessionId: String(req.channel?.sessionId ?? ''),
           channel: req.channel?.platform,
           channelName: String(req.channel?.name ?? ''),
@@ -308,6 +309,12 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       const callProofs: Record<string, AuthorityProof> = {};
       for (const call of result.calls) callProofs[call.callId] = deps.proofs.seal('tool-call', input.turnId, toolCallProofBody(runId, input.step, call));
       return { ...result, callProofs };
+    },
+
+    /** Audits a workflow input the workflow refused (see `workflows/inputs.ts`); the input itself is never logged. */
+    async recordRefusal(input: { what: string; reason: string }): Promise<void> {
+      const info = Context.current().info;
+      await deps.audit.append(activityKey(), { type: 'InputRefused', turnId: currentExecution().workflowId, workflowType: info.workflowType ?? '?', what: input.what, reason: input.reason });
     },
 
     /** Audits a denial the workflow decided (the deterministic half of the scope check). */
@@ -442,7 +449,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       }
       await deps.audit.append(activityKey(), {
         type: 'TurnEnded',
-        turnId: request.turnId,
+        turnId: currentExecution().workflowId,
         outcome: summarizeTurnOutcome(outcome),
         toolCallsMade: outcome.toolCallsMade,
         durationMs: input.durationMs,

@@ -41,6 +41,15 @@ export type AuditEvent =
       durationMs: number;
     }
   | {
+      /** A workflow input the worker refused before acting on it: not encrypted, copied from another workflow, or malformed. */
+      type: 'InputRefused';
+      /** The workflow it was sent to (indexed like a turn). */
+      turnId: string;
+      workflowType: string;
+      what: string;
+      reason: string;
+    }
+  | {
       /** A tool call refused before it could run: not produced by this turn's model step, or the turn's authority was not verified in this run. */
       type: 'ToolCallRejected';
       turnId: string;

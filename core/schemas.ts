@@ -105,3 +105,10 @@ export const gateDecisionRequestSchema = z.strictObject({
   nonce: z.string().min(16).max(128),
   proof: authorityProofSchema,
 });
+
+/** A session workflow's state (fresh or carried through continue-as-new). */
+export const sessionStateSchema = z.strictObject({
+  sessionId: id,
+  seen: z.array(z.string().max(2048)).max(1000),
+  turnsCompleted: z.number().int().nonnegative(),
+});

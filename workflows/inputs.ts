@@ -3,8 +3,9 @@
  * (or rejects the Update) with a clear, non-retryable `ApplicationFailure`. A throw of anything
  * else in workflow code would only fail the workflow task, which Temporal retries forever.
  */
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { z } from 'zod';
+import type { TurnActivities } from '../activities/turn-activities.js';
 import type { TurnRequest } from '../core/channel.js';
 import { refusedPayloadReason } from '../core/refused-payload.js';
 import { describeIssues, gateDecisionRequestSchema, missionArgsSchema, turnRequestSchema } from '../core/schemas.js';
@@ -15,23 +16,31 @@ export function inputFailure(what: string, problem: string, kind: 'Config' | 'Cr
   return ApplicationFailure.create({ type: kind, nonRetryable: true, message: `${what} refused: ${problem}` });
 }
 
-/** `value` parsed by `schema`, or a non-retryable failure naming the fields that are wrong. */
-export function parseInput<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+// Refusals are audited; a database that is down must not keep a refused workflow alive for long.
+const refusals = proxyActivities<Pick<TurnActivities, 'recordRefusal'>>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 5 } });
+
+/**
+ * A workflow's input parsed by `schema`. Anything else — a payload the codec refused (not
+ * encrypted, or copied from another workflow), or a malformed input — is audited (`InputRefused`)
+ * and fails the workflow non-retryably, naming the fields that are wrong.
+ */
+export async function admitInput<T>(schema: z.ZodType<T>, value: unknown, what: string): Promise<T> {
   const refused = refusedPayloadReason(value);
-  if (refused !== undefined) throw inputFailure(what, refused, 'Crypto');
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw inputFailure(what, `malformed (${describeIssues(parsed.error)})`);
-  return parsed.data;
+  const parsed = refused === undefined ? schema.safeParse(value) : undefined;
+  if (parsed?.success) return parsed.data;
+  const reason = refused ?? `malformed (${parsed ? describeIssues(parsed.error) : 'no input'})`;
+  await refusals.recordRefusal({ what, reason }).catch(() => undefined);
+  throw inputFailure(what, reason, refused !== undefined ? 'Crypto' : 'Config');
 }
 
 /** A turn workflow's request (the tier is checked later, by name, in `openTurn`). */
-export function parseTurnRequest(value: unknown): TurnRequest {
-  return parseInput(turnRequestSchema, value, 'turn request') as TurnRequest;
+export async function admitTurnRequest(value: unknown): Promise<TurnRequest> {
+  return (await admitInput(turnRequestSchema, value, 'turn request')) as TurnRequest;
 }
 
 /** A mission workflow's arguments. */
-export function parseMissionArgs(value: unknown): MissionArgs {
-  return parseInput(missionArgsSchema, value, 'mission definition') as MissionArgs;
+export async function admitMissionArgs(value: unknown): Promise<MissionArgs> {
+  return (await admitInput(missionArgsSchema, value, 'mission definition')) as MissionArgs;
 }
 
 /** A gate decision Update's argument (thrown as a plain error: an Update validator rejects with it). */

@@ -1,9 +1,10 @@
 /**
  * Workflow interceptors of every aivyx workflow: what the worker's payload codec refused (a payload
  * that was not encrypted, or was copied from another workflow) reaches workflow code as a refusal
- * marker; here it becomes a clean failure instead of data. A workflow started with one fails with
- * `Crypto`; an Update carrying one is rejected; a Signal carrying one is dropped; an activity or
- * child result replaced by one fails that activity or child with `Crypto`.
+ * marker; here it becomes a clean failure instead of data. An Update carrying one is rejected; a
+ * Signal carrying one is dropped; an activity or child result replaced by one fails that activity or
+ * child with `Crypto`. (A workflow's own input is checked by the workflow, which audits the refusal:
+ * `workflows/inputs.ts`.)
  */
 import { ApplicationFailure, log, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
 import { refusedPayloadReason } from '../core/refused-payload.js';
@@ -32,11 +33,6 @@ function checkResult<T>(what: string, value: T): T {
 export const interceptors: WorkflowInterceptorsFactory = () => ({
   inbound: [
     {
-      async execute(input, next) {
-        const reason = firstRefusal(input.args);
-        if (reason !== undefined) throw refusal('the workflow input', reason);
-        return next(input);
-      },
       async handleSignal(input, next) {
         const reason = firstRefusal(input.args);
         // A signal has no one to answer: it is dropped (logged without its content).

@@ -35,7 +35,7 @@ import {
   type MissionArgs,
   type MissionResult,
 } from './mission-messages.js';
-import { inputFailure, parseGateDecision, parseMissionArgs } from './inputs.js';
+import { admitMissionArgs, inputFailure, parseGateDecision } from './inputs.js';
 import { machineFailure, restoreMission } from './mission-restore.js';
 import { turnWorkflow } from './turn-workflow.js';
 
@@ -57,8 +57,8 @@ const names = (list: readonly GateApproverRef[]): string[] => list.map((a) => `$
 
 /** The mission workflow: runs every step to the end, waiting durably at gates; continues-as-new with the persisted snapshot. */
 export async function missionWorkflow(input: MissionArgs): Promise<MissionResult> {
-  // A malformed definition fails now, non-retryably; a forged or copied one fails in openMission.
-  const args = parseMissionArgs(input);
+  // A refused or malformed definition fails now (audited, non-retryably); a forged or copied one fails in openMission.
+  const args = await admitMissionArgs(input);
   const def = args.definition;
   const missionId = def.missionId;
   let reminderMs: number;

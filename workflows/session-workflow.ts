@@ -14,6 +14,8 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { TurnRequest } from '../core/channel.js';
+import { describeIssues, sessionStateSchema, turnRequestSchema } from '../core/schemas.js';
+import { admitInput } from './inputs.js';
 import { sessionStatusQuery, submitTurnUpdate, type SubmitTurnResult } from './messages.js';
 import { turnWorkflow } from './turn-workflow.js';
 
@@ -30,7 +32,8 @@ const SEEN_LIMIT = 500;
 const IDLE_TIMEOUT = '24 hours';
 
 /** The session workflow. */
-export async function sessionWorkflow(state: SessionState): Promise<void> {
+export async function sessionWorkflow(input: SessionState): Promise<void> {
+  const state: SessionState = await admitInput(sessionStateSchema, input, 'session state');
   const seen = new Set(state.seen);
   const queue: TurnRequest[] = [];
   const started = new Set<string>();
@@ -50,6 +53,8 @@ export async function sessionWorkflow(state: SessionState): Promise<void> {
     {
       description: 'Queue a message as the next turn of this session (channels use update-with-start).',
       validator: (req) => {
+        const parsed = turnRequestSchema.safeParse(req);
+        if (!parsed.success) throw new Error(`turn request refused: malformed (${describeIssues(parsed.error)})`);
         if (req.message.sessionId !== state.sessionId) throw new Error(`message is for session ${req.message.sessionId}, not ${state.sessionId}`);
       },
     },

@@ -14,7 +14,7 @@ import { summarizeToolOutcome, type ToolOutcome, type TurnOutcome } from '../cor
 import { findTool, toolSpecs } from '../core/tool-catalog.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { failureToErrorData, turnFailure } from './failures.js';
-import { parseTurnRequest } from './inputs.js';
+import { admitTurnRequest } from './inputs.js';
 import { sessionWorkflowId } from './turn-ids.js';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
@@ -128,8 +128,8 @@ function checkCall(call: ToolCall, effective: CapabilitySet): { ok: true; scope:
 
 /** The turn workflow: returns a `TurnOutcome`; a `Failed` outcome also fails the workflow with its kind as type. */
 export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
-  // A malformed request fails the turn now (non-retryably), never a workflow task retried forever.
-  const req = parseTurnRequest(input);
+  // A refused or malformed request fails the turn now (audited, non-retryably), never a workflow task retried forever.
+  const req = await admitTurnRequest(input);
   const startedAt = Date.now();
   const { workflowId, runId } = workflowInfo();
   const sessionKey = sessionWorkflowId(req.channel.name, req.channel.sessionId);

@@ -102,6 +102,20 @@ export function createPayloadCodec(key: Uint8Array, options: string | PayloadCod
     return { metadata: { encoding: utf8.encode('json/plain') }, data: utf8.encode(JSON.stringify({ [REFUSED_PAYLOAD_KEY]: reason })) };
   };
 
+  /**
+   * Opens `p`, or hands on what the policy says for a payload this codec will not open: not
+   * encrypted, bound elsewhere, or one it cannot authenticate (another key, tampered). On a worker
+   * every such payload becomes a refusal, never a decode error that fails workflow tasks forever.
+   */
+  const decodeOne = (p: Payload, context: SerializationContext | undefined): Payload => {
+    try {
+      return open(p, context);
+    } catch (e) {
+      if (policy === 'refuse' && e instanceof AivyxError) return refused(p, e.message);
+      throw e;
+    }
+  };
+
   const open = (p: Payload, context: SerializationContext | undefined): Payload => {
     const encoding = p.metadata?.encoding ? fromUtf8.decode(p.metadata.encoding) : undefined;
     if (encoding === NULL_ENCODING) return p;
@@ -145,7 +159,7 @@ export function createPayloadCodec(key: Uint8Array, options: string | PayloadCod
       return payloads.map((p) => seal(p, binding));
     },
     async decode(payloads, context) {
-      return payloads.map((p) => open(p, context));
+      return payloads.map((p) => decodeOne(p, context));
     },
   };
 }

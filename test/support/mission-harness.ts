@@ -3,7 +3,8 @@
  * PostgreSQL database, a master key, and a worker with the turn and mission activities.
  * Like turn-harness.ts, but the worker can be restarted and the environment is the caller's.
  */
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.js';
 import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
 import { DeliveryRegistry, routingMissionNotifier } from '../../activities/delivery-activities.js';
@@ -37,11 +38,19 @@ export interface MissionHarnessOptions {
   deliveries?: DeliveryRegistry;
   /** Open confirmation missions (confirm-first in conversations) with this client. */
   confirmWith?: Client;
+  /**
+   * Encrypt payloads as production does: the worker refuses what is not encrypted for the workflow
+   * it arrives at, and the harness's `client` encrypts (default false: mission logic tests start
+   * workflows with the environment's plain client).
+   */
+  codec?: { connection: Client['connection'] };
 }
 
 /** A running mission stack. */
 export interface MissionHarness {
   taskQueue: string;
+  /** A client with the harness's payload codec (only with the `codec` option). */
+  client?: Client;
   db: Kysely<Database>;
   hub: StreamHub;
   /** The worker's attestor (channel turns submitted by a test must be attested with it). */
@@ -87,13 +96,16 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     ...(confirmations ? { confirmations } : {}),
     notifier: { notify: async (n, key) => { notices.push(n); await notifier.notify(n, key); } },
   });
+  const workerDataConverter = opts.codec ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' })) : undefined;
+  const client = opts.codec ? new Client({ connection: opts.codec.connection, namespace: env.namespace ?? 'default', dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))) }) : undefined;
   const start = async (): Promise<{ worker: Worker; running: Promise<void> }> => {
-    const worker = await createAivyxWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, activities });
+    const worker = await createAivyxWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, activities, ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}) });
     return { worker, running: worker.run() };
   };
   let current = await start();
   return {
     taskQueue,
+    ...(client ? { client } : {}),
     db,
     hub,
     attestor,
