@@ -22,7 +22,7 @@ import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from './attestation.js';
 import { GateTokens, gateTokenKey } from './gate-tokens.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
-import { tailAuditEntries, verifyAuditChain } from './audit/index.js';
+import { tailAuditEntries } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
 import { openDatabase } from './db/index.js';
 import { lockHome } from './home-lock.js';
@@ -30,7 +30,7 @@ import { getSecret } from './secrets.js';
 import { SealedStorage, unlockStorageKeyring } from './storage/index.js';
 import { StreamHub } from './stream-hub.js';
 import { ensureNamespaceSetup, findTemporalCli, startDevServer } from './temporal/index.js';
-import { reconcileToolCalls } from './tool-call-log.js';
+import { reconcileToolCalls, verifyAuditLog } from './tool-call-log.js';
 import { wireTurnActivities } from './wiring.js';
 import { createAivyxWorker } from './worker.js';
 
@@ -192,7 +192,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       gateway,
       token,
       port: opts.restPort ?? config.restPort,
-      audit: { verify: () => verifyAuditChain(db.db, auditKey), tail: (n) => tailAuditEntries(db.db, n) },
+      audit: { verify: () => verifyAuditLog(db.db, auditKey), tail: (n) => tailAuditEntries(db.db, n) },
       missions,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     });

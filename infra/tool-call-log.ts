@@ -9,7 +9,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { INTERRUPTED_OUTCOME, type ToolCallEnding, type ToolCallFacts, type ToolCallLogPort } from '../activities/ports.js';
-import { appendAuditEntry } from './audit/index.js';
+import { appendAuditEntry, verifyAuditChain, type VerifyAuditResult } from './audit/index.js';
 import type { Database } from './db/index.js';
 
 /** A `ToolCallLogPort` over `tool_calls`, appending entries under `auditKey`. */
@@ -128,4 +128,19 @@ export async function reconcileToolCalls(db: Kysely<Database>, auditKey: Uint8Ar
     if (Number(c.made) !== Number(c.entries)) findings.push({ kind: 'tool-call-count', turnId: c.turn_id, what: `TurnEnded of ${c.turn_id} says ${c.made} tool call(s) but the log has ${c.entries} ToolCall entr${Number(c.entries) === 1 ? 'y' : 'ies'}` });
   }
   return { written, findings };
+}
+
+/** `aivyx audit verify`: the chain, plus the reconciliation of tool calls and intents with it. */
+export type AuditVerifyReport = VerifyAuditResult & { reconciliation: ReconcileReport };
+
+/**
+ * Verifies the chain, writes entries still owed by turns that ended (an owed entry is a fact the
+ * log must hold), and reports every remaining disagreement by name; `ok` only when there is none.
+ */
+export async function verifyAuditLog(db: Kysely<Database>, auditKey: Uint8Array): Promise<AuditVerifyReport> {
+  const reconciliation = await reconcileToolCalls(db, auditKey, { write: true });
+  const chain = await verifyAuditChain(db, auditKey);
+  if (!chain.ok || reconciliation.findings.length === 0) return { ...chain, reconciliation };
+  const first = reconciliation.findings[0]!;
+  return { ok: false, count: chain.count, firstBadSeq: chain.headSeq + 1, reason: `${reconciliation.findings.length} disagreement(s) between tool calls and the log; first: ${first.what}`, reconciliation };
 }

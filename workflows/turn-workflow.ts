@@ -30,11 +30,14 @@ const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>({
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: ['Config', 'InvalidScope', 'Cancelled'] },
 });
-// Tools decide their own retry story (natural / keyed / at-most-once) inside the activity.
+// Tools decide their own retry story (natural / keyed / at-most-once) inside the activity; a tool's
+// own failure is an outcome, not a throw, so the activity fails only when the worker or the
+// database does — before the effect (the row comes first) or after it (the row says what ran).
+// The retries cover a database outage of most of a minute.
 const TOOL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 8 },
 };
 // Long-lived processes are the one kind of tool a channel's cancel interrupts: the activity is
 // cancelled (delivered through its heartbeats), kills its process group, and the turn waits for that.

@@ -15,7 +15,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
 import { normalizePosixPath } from '../../core/path.js';
 import { gitCommitTool, gitDiffTool, gitStatusTool, parseGitCommitInput, parseGitDiffInput, parseGitStatusInput, type GitCommitInput } from '../../core/tools/git-tools.js';
-import type { IntentStore } from './intent-store.js';
+import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import { execute, SHELL_ENV_ALLOWLIST, type ShellExecOutput } from './shell-exec.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
@@ -185,7 +185,7 @@ export function createGitTools(deps: GitToolDeps): ToolImplementation[] {
         summary = ctx.signal.aborted ? 'cancelled' : e instanceof AivyxError ? e.message : 'failed';
         throw e;
       } finally {
-        await deps.intents.finish(ctx.idemKey, summary);
+        await recordIntentEnd(deps.intents, ctx.idemKey, summary);
       }
     },
   };

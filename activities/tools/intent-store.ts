@@ -38,3 +38,17 @@ export function createMemoryIntentStore(): MemoryIntentStore {
     get: (key) => records.get(key),
   };
 }
+
+/**
+ * Records how a claimed effect ended, and never throws: a tool's result must not turn into a
+ * failure because this bookkeeping could not be written (a database blip after the effect). The
+ * call's row in `tool_calls` is the record of what happened; an intent left `started` is reconciled
+ * against it (`aivyx audit verify`).
+ */
+export async function recordIntentEnd(intents: IntentStore, key: string, summary: string): Promise<void> {
+  try {
+    await intents.finish(key, summary);
+  } catch {
+    // see above
+  }
+}

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import { mcpCallTool, parseMcpCallInput } from '../../core/tools/mcp-tools.js';
 import type { McpClientPool } from '../mcp/mcp-client.js';
-import type { IntentStore } from './intent-store.js';
+import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
 /** Cap of the serialized output (64 KiB); longer text content is cut. */
@@ -74,7 +74,7 @@ export function createMcpCallTool(deps: McpCallDeps): ToolImplementation {
         if (summary === 'failed before it ended') summary = e instanceof AivyxError ? e.message.slice(0, 200) : 'failed';
         throw e;
       } finally {
-        await deps.intents.finish(ctx.idemKey, summary);
+        await recordIntentEnd(deps.intents, ctx.idemKey, summary);
       }
     },
   };

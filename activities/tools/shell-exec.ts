@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellExecInput, shellExecTool, type ShellExecInput } from '../../core/tool-catalog.js';
-import type { IntentStore } from './intent-store.js';
+import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** Default timeout of one command: 30 s. */
@@ -137,7 +137,7 @@ export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
         summary = ctx.signal.aborted ? 'cancelled (SIGKILL)' : e instanceof AivyxError ? e.message : 'failed';
         throw e;
       } finally {
-        await deps.intents.finish(ctx.idemKey, summary);
+        await recordIntentEnd(deps.intents, ctx.idemKey, summary);
       }
     },
   };

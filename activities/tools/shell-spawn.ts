@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
-import type { IntentStore } from './intent-store.js';
+import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import { claimCommandRun, commandToolError, scrubbedCommandEnv } from './shell-exec.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
@@ -182,7 +182,7 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
         summary = e instanceof AivyxError ? e.message : 'failed';
         throw e;
       } finally {
-        await deps.intents.finish(ctx.idemKey, summary);
+        await recordIntentEnd(deps.intents, ctx.idemKey, summary);
       }
     },
   };

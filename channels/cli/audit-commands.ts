@@ -1,6 +1,7 @@
 /** `aivyx audit verify|tail` without a running stack: open the database and keys directly. */
 import { join } from 'node:path';
-import { tailAuditEntries, verifyAuditChain } from '../../infra/audit/index.js';
+import { tailAuditEntries } from '../../infra/audit/index.js';
+import { verifyAuditLog } from '../../infra/tool-call-log.js';
 import type { AivyxConfig } from '../../infra/config.js';
 import { openDatabase } from '../../infra/db/index.js';
 import { lockHome } from '../../infra/home-lock.js';
@@ -36,7 +37,7 @@ export async function runAuditDirect(config: AivyxConfig, sub: 'verify' | 'tail'
     config,
     async (storage) => {
       const auditKey = storage.keys.master.subkey('audit');
-      return sub === 'verify' ? await verifyAuditChain(storage.db, auditKey) : await tailAuditEntries(storage.db, n);
+      return sub === 'verify' ? await verifyAuditLog(storage.db, auditKey) : await tailAuditEntries(storage.db, n);
     },
     passphrase,
   );
@@ -45,10 +46,15 @@ export async function runAuditDirect(config: AivyxConfig, sub: 'verify' | 'tail'
 /** Prints an audit result for a person (or as JSON) and returns the exit status. */
 export function printAudit(sub: 'verify' | 'tail', result: unknown, json: boolean): number {
   if (sub === 'verify') {
-    const r = result as { ok: boolean; count: number; headSeq?: number; firstBadSeq?: number; reason?: string };
+    const r = result as { ok: boolean; count: number; headSeq?: number; firstBadSeq?: number; reason?: string; reconciliation?: { written: number; findings: { kind: string; what: string }[] } };
+    const rec = r.reconciliation;
     if (json) process.stdout.write(`${JSON.stringify(r)}\n`);
-    else if (r.ok) process.stdout.write(`audit chain OK: ${r.count} entries, head at seq ${r.headSeq}\n`);
-    else process.stdout.write(`audit chain BROKEN at seq ${r.firstBadSeq}: ${r.reason} (${r.count} entries verified before it)\n`);
+    else {
+      if (rec && rec.written > 0) process.stdout.write(`wrote ${rec.written} owed tool-call entr${rec.written === 1 ? 'y' : 'ies'} (effects whose entry a crash had left owed)\n`);
+      for (const f of rec?.findings ?? []) process.stdout.write(`  ${f.kind}: ${f.what}\n`);
+      if (r.ok) process.stdout.write(`audit chain OK: ${r.count} entries, head at seq ${r.headSeq}; tool calls and intents agree with it\n`);
+      else process.stdout.write(`audit log BROKEN at seq ${r.firstBadSeq}: ${r.reason} (${r.count} entries verified)\n`);
+    }
     return r.ok ? 0 : 1;
   }
   const rows = result as Array<{ seq: number; recordedAt?: string; event: { type: string; turnId?: string } & Record<string, unknown> }>;

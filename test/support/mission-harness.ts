@@ -17,6 +17,7 @@ import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.j
 import { openDatabase, type Database } from '../../infra/db/index.js';
 import { createConfirmations } from '../../infra/confirmations.js';
 import { openKeyring } from '../../infra/keyring.js';
+import type { MasterKey } from '../../infra/crypto/index.js';
 import { StreamHub } from '../../infra/stream-hub.js';
 import { wireTurnActivities } from '../../infra/wiring.js';
 import { createAivyxWorker } from '../../infra/worker.js';
@@ -44,6 +45,8 @@ export interface MissionHarnessOptions {
    * workflows with the environment's plain client).
    */
   codec?: { connection: Client['connection'] };
+  /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
+  databaseUrl?: string;
 }
 
 /** A running mission stack. */
@@ -55,6 +58,8 @@ export interface MissionHarness {
   hub: StreamHub;
   /** The worker's attestor (channel turns submitted by a test must be attested with it). */
   attestor: Attestor;
+  /** The master key (for the audit key of a reconciliation). */
+  master: MasterKey;
   deliveries: DeliveryRegistry;
   /** Every notice sent to approvers, in order. */
   notices: MissionNotice[];
@@ -74,7 +79,7 @@ export interface MissionServer {
 
 /** Starts a mission harness on `env`; call `stop()` in `afterAll`. */
 export async function startMissionHarness(env: MissionServer, opts: MissionHarnessOptions): Promise<MissionHarness> {
-  const pg = await createTestDatabase('mission');
+  const pg = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => undefined } : await createTestDatabase('mission');
   const { db, close } = await openDatabase({ databaseUrl: pg.url });
   const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
   const taskQueue = uniqueTaskQueue('missions');
@@ -109,6 +114,7 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     db,
     hub,
     attestor,
+    master,
     deliveries,
     notices,
     async restartWorker() {

@@ -53,6 +53,8 @@ export interface HarnessOptions {
   deliveries?: DeliveryRegistry;
   /** Encrypt payloads as production does (default); `false` only for tests that need plaintext histories. */
   codec?: boolean;
+  /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
+  databaseUrl?: string;
 }
 
 /** A running test stack. */
@@ -80,7 +82,7 @@ export interface Harness {
 
 /** Starts a harness; call `stop()` in `afterAll`. */
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const pg = await createTestDatabase('turn');
+  const pg = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => undefined } : await createTestDatabase('turn');
   const { db, close } = await openDatabase({ databaseUrl: pg.url });
   const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
   const shared = await testConnection();
