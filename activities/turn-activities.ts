@@ -55,6 +55,8 @@ export interface RunToolInput {
   effective: string[];
   /** The turn's attested one-shot grant, passed by the workflow to at most one call of the granted tool. */
   grant?: OneShotGrant;
+  /** The turn's session (from its attested channel facts): what `audit.read:own-session` reads. */
+  sessionId?: string;
 }
 
 /** How many earlier messages of the session an LLM step sees. */
@@ -153,7 +155,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
           error: { kind: 'CapabilityDenied', message: `turn refused: ${reason}`, hint: 'turns must come through a channel adapter that holds the attestation key', detail: { scope: 'channel.attestation', held: [] } },
         };
       }
-      const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier), tier, deps.mcp?.tierGrants ?? {}));
+      const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier, deps.agent.tierPolicy), tier, deps.mcp?.tierGrants ?? {}));
       const effective = (limit ? ceiling.intersect(limit) : ceiling).toJSON();
       await deps.audit.append(activityKey(), {
         type: 'TurnStarted',
@@ -231,6 +233,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
               },
               idemKey: key,
               turnId,
+              sessionId: input.sessionId,
               held: input.effective,
               recordMemoryAccess: async (entry) => {
                 await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });

@@ -10,9 +10,10 @@ import type { McpClientPool } from '../activities/mcp/mcp-client.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { channelSenderFromRegistry, createChannelSendTool, createMemoryStore, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
+import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
 import { createAttestor } from './attestation.js';
-import { tailAuditEntries } from './audit/index.js';
+import { tailAuditEntries, tailAuditEntriesOfSession } from './audit/index.js';
 import { createConfigStore } from './config-store.js';
 import { createAuditPort } from './audit-port.js';
 import type { MasterKey } from './crypto/index.js';
@@ -38,6 +39,8 @@ export interface WiringInput {
   deliveries?: DeliveryRegistry;
   /** Replaces the starter tools (tests add slow or failing tools here). */
   tools?: readonly ToolImplementation[];
+  /** What no host tool reaches below Kernel: the data directory, the passphrase file (infra/data-dir.ts). */
+  protectedPaths?: ProtectedPaths;
 }
 
 /** The worker's activities over PostgreSQL/PGlite, the master key's subkeys and the stream hub. */
@@ -63,13 +66,14 @@ export function wireTurnActivities(input: WiringInput) {
 /** Every tool this worker offers: the starter set, memory, git, config, audit.read, mcp.call, shell.spawn and channel.send. */
 function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplementation[] {
   const intents = createIntentStore(input.db);
+  const confined = input.protectedPaths === undefined ? {} : { protectedPaths: input.protectedPaths };
   return [
-    ...createStarterTools({ intents, memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }) }),
-    ...createGitTools({ intents }),
+    ...createStarterTools({ intents, memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }), ...confined }),
+    ...createGitTools({ intents, ...confined }),
     ...createConfigTools({ store: createConfigStore(storage) }),
-    createAuditReadTool({ reader: { tail: (n) => tailAuditEntries(input.db, n) } }),
+    createAuditReadTool({ reader: { tail: (n) => tailAuditEntries(input.db, n), tailOfSession: (sessionId, n) => tailAuditEntriesOfSession(input.db, sessionId, n) } }),
     ...(input.mcp ? [createMcpCallTool({ pool: input.mcp.pool, intents })] : []),
-    createShellSpawnTool({ intents }),
+    createShellSpawnTool({ intents, ...confined }),
     // Without a registry no channel can send: every call fails with "no channel named ...".
     createChannelSendTool({ sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()) }),
   ];

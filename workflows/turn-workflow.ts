@@ -172,7 +172,7 @@ export async function turnWorkflow(req: TurnRequest): Promise<TurnOutcome> {
               }
               toolCallsMade++;
               try {
-                const input = { turnId: req.turnId, call, scope: checked.scope, effective: effective.toJSON(), ...(call.callId === grantedCallId && req.oneShotGrant ? { grant: req.oneShotGrant } : {}) };
+                const input = { turnId: req.turnId, sessionId: req.channel.sessionId, call, scope: checked.scope, effective: effective.toJSON(), ...(call.callId === grantedCallId && req.oneShotGrant ? { grant: req.oneShotGrant } : {}) };
                 const out = INTERRUPTIBLE_TOOLS.has(call.tool)
                   ? await cancellableBy(() => cancelRequested, () => interruptibleTools.runTool(input))
                   : await tools.runTool(input);

@@ -53,6 +53,8 @@ export interface HarnessOptions {
   deliveries?: DeliveryRegistry;
   /** Encrypt payloads as production does (default); `false` only for tests that need plaintext histories. */
   codec?: boolean;
+  /** What no host tool may reach (infra/data-dir.ts `dataDirProtection`); default nothing. */
+  protectedPaths?: WiringInput['protectedPaths'];
 }
 
 /** A running test stack. */
@@ -98,7 +100,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.agent,
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
-  const activities = wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}) });
+  const activities = wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}), ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}) });
   const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities, ...(dataConverter ? { dataConverter } : {}) });
   const running = worker.run();
   const attestor = createAttestor(master.subkey('attestation'));
