@@ -1,6 +1,7 @@
 /** The narrow ports the turn activities are built over (wired by the worker's composition root). */
 import type { AuditEvent } from '../core/audit-events.js';
 import type { AuthorityProof, AuthorityPurpose, ProofVerdict } from '../core/authority.js';
+import type { TierPolicy } from '../core/capability/tier-policy.js';
 import type { HistoryEntry, TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import type { ChannelEvent } from '../infra/stream-hub.js';
@@ -129,4 +130,6 @@ export interface AgentConfig {
   budgetMs: number;
   /** Tools that return `RequiresEscalation` instead of running (confirm-first). */
   confirmFirst: string[];
+  /** The operator's qualifiers for the SemiTrusted ▲ ceiling entries; without it those bases are absent. */
+  tierPolicy?: TierPolicy;
 }

@@ -259,7 +259,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       }
       // A grant is usable only by the step turns of the mission whose gate it came from.
       if (req.oneShotGrant && !req.turnId.startsWith(`${req.oneShotGrant.missionId}/`)) return reject(`its one-shot grant belongs to mission ${req.oneShotGrant.missionId}`);
-      const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier), tier, deps.mcp?.tierGrants ?? {}));
+      const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier, deps.agent.tierPolicy), tier, deps.mcp?.tierGrants ?? {}));
       const effective = (limit ? ceiling.intersect(limit) : ceiling).toJSON();
       const authority: TurnAuthority = {
         effective,
@@ -384,6 +384,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
               },
               idemKey: key,
               turnId,
+              sessionId: authority.sessionId,
               held: authority.effective,
               recordMemoryAccess: async (entry) => {
                 await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });

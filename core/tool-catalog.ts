@@ -6,6 +6,7 @@
 import { AivyxError } from './errors.js';
 import { absolutePath, asRecord, invalid, positiveInt } from './tools/tool-input.js';
 import { parseCommandInput, SHELL_SPAWN_TOOLS } from './tools/shell-spawn.js';
+import { commandScope } from './tools/shell-argv.js';
 import { CHANNEL_TOOLS } from './tools/channel-send.js';
 import type { ToolSpec } from './llm.js';
 import type { ToolDescriptor } from './tools.js';
@@ -112,7 +113,8 @@ export const shellExecTool: ToolDescriptor = {
     required: ['argv'],
     additionalProperties: false,
   },
-  requiredScope: (input) => `shell.exec:${parseShellExecInput(input).argv[0] as string}`,
+  // The command and its leading plain words; bare shell.exec when the argv executes its arguments (core/tools/shell-argv.ts).
+  requiredScope: (input) => commandScope('shell.exec', parseShellExecInput(input).argv),
   idempotency: 'at-most-once',
 };
 

@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { parseMcpServers, type McpServerConfig } from '../activities/mcp/mcp-client.js';
 import { AivyxError } from '../core/errors.js';
 import { parseMcpTierGrants, type McpTierGrants } from '../core/tools/mcp-tools.js';
+import type { TierPolicy } from '../core/capability/tier-policy.js';
+import { tierPolicyFromEnv } from './tier-policy.js';
 
 /** Resolved runtime configuration. */
 export interface AivyxConfig {
@@ -30,6 +32,8 @@ export interface AivyxConfig {
   /** MCP servers (AIVYX_MCP_SERVERS, JSON) and the tiers opted in to their tools (AIVYX_MCP_TIERS). */
   mcpServers: McpServerConfig[];
   mcpTiers: McpTierGrants;
+  /** What satisfies the SemiTrusted ▲ ceiling entries (AIVYX_SEMITRUSTED_*; infra/tier-policy.ts). */
+  tierPolicy: TierPolicy;
 }
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
@@ -66,8 +70,9 @@ function listFrom(env: NodeJS.ProcessEnv, name: string, fallback: string[]): str
 
 /** Reads the configuration; `projectRoot` locates the bundled demo script. */
 export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxConfig {
+  const home = resolve(env.AIVYX_HOME || '.aivyx');
   return {
-    home: resolve(env.AIVYX_HOME || '.aivyx'),
+    home,
     databaseUrl: env.DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     namespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -83,5 +88,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxCo
     confirmFirst: confirmFirstFrom(env),
     mcpServers: parseMcpServers(env.AIVYX_MCP_SERVERS),
     mcpTiers: parseMcpTierGrants(env.AIVYX_MCP_TIERS),
+    tierPolicy: tierPolicyFromEnv(env, home),
   };
 }

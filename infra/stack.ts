@@ -24,11 +24,13 @@ import { GateTokens, gateTokenKey } from './gate-tokens.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
 import { tailAuditEntries } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
+import { dataDirProtection } from './data-dir.js';
 import { openDatabase } from './db/index.js';
 import { lockHome } from './home-lock.js';
 import { getSecret } from './secrets.js';
 import { SealedStorage, unlockStorageKeyring } from './storage/index.js';
 import { StreamHub } from './stream-hub.js';
+import { workspaceDir } from './tier-policy.js';
 import { ensureNamespaceSetup, findTemporalCli, startDevServer } from './temporal/index.js';
 import { reconcileToolCalls, verifyAuditLog } from './tool-call-log.js';
 import { wireTurnActivities } from './wiring.js';
@@ -87,6 +89,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const { config } = opts;
   const log = opts.log ?? (() => undefined);
   mkdirSync(config.home, { recursive: true, mode: 0o700 });
+  mkdirSync(workspaceDir(config.home), { recursive: true, mode: 0o700 });
   const lock = lockHome(config.home);
   const cleanups: Array<() => Promise<void> | void> = [() => lock.release()];
   const stop = async () => {
@@ -154,7 +157,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const confirmations = createConfirmations({ client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true });
     // Gate notices go to the stream hub (by mission id) and the approvers' channels.
     const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
-    const activities = wireTurnActivities({ db: db.db, master, hub, deliveries, confirmations, notifier, ...(mcp ? { mcp } : {}), llm, agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst } });
+    const activities = wireTurnActivities({
+      db: db.db, master, hub, deliveries, confirmations, notifier, ...(mcp ? { mcp } : {}), llm,
+      agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst, tierPolicy: config.tierPolicy },
+      // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
+      protectedPaths: dataDirProtection({ home: config.home, passphraseFile: opts.env.AIVYX_PASSPHRASE_FILE }),
+    });
     const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter: workerDataConverter });
     const running = worker.run();
     cleanups.push(async () => {

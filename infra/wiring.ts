@@ -10,12 +10,13 @@ import type { McpClientPool } from '../activities/mcp/mcp-client.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { channelSenderFromRegistry, createChannelSendTool, createMemoryStore, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
+import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
 import { createMissionActivities, streamMissionNotifier, type MissionNotifier } from '../activities/mission-activities.js';
 import { createAttestor } from './attestation.js';
 import { createClaimPort } from './authority-claims.js';
 import { createToolCallLog } from './tool-call-log.js';
-import { tailAuditEntries } from './audit/index.js';
+import { tailAuditEntries, tailAuditEntriesOfSession } from './audit/index.js';
 import { createConfigStore } from './config-store.js';
 import { createAuditPort } from './audit-port.js';
 import type { MasterKey } from './crypto/index.js';
@@ -43,6 +44,8 @@ export interface WiringInput {
   tools?: readonly ToolImplementation[];
   /** Tells approvers about gates; default: status lines on the stream hub, keyed by mission id. */
   notifier?: MissionNotifier;
+  /** What no host tool reaches below Kernel: the data directory, the passphrase file (infra/data-dir.ts). */
+  protectedPaths?: ProtectedPaths;
 }
 
 /** The worker's activities (turns, missions, delivery) over PostgreSQL/PGlite, the master key's subkeys and the stream hub. */
@@ -74,13 +77,14 @@ export function wireTurnActivities(input: WiringInput) {
 /** Every tool this worker offers: the starter set, memory, git, config, audit.read, mcp.call, shell.spawn and channel.send. */
 function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplementation[] {
   const intents = createIntentStore(input.db);
+  const confined = input.protectedPaths === undefined ? {} : { protectedPaths: input.protectedPaths };
   return [
-    ...createStarterTools({ intents, memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }) }),
-    ...createGitTools({ intents }),
+    ...createStarterTools({ intents, memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }), ...confined }),
+    ...createGitTools({ intents, ...confined }),
     ...createConfigTools({ store: createConfigStore(storage) }),
-    createAuditReadTool({ reader: { tail: (n) => tailAuditEntries(input.db, n) } }),
+    createAuditReadTool({ reader: { tail: (n) => tailAuditEntries(input.db, n), tailOfSession: (sessionId, n) => tailAuditEntriesOfSession(input.db, sessionId, n) } }),
     ...(input.mcp ? [createMcpCallTool({ pool: input.mcp.pool, intents })] : []),
-    createShellSpawnTool({ intents }),
+    createShellSpawnTool({ intents, ...confined }),
     // Without a registry no channel can send: every call fails with "no channel named ...".
     createChannelSendTool({ sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()) }),
   ];

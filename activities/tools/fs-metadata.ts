@@ -3,9 +3,11 @@
  * The scope is re-derived over the real path: a symlink in a granted tree that points outside it
  * needs the grant for its target, because realPath reveals the target.
  */
-import { lstat, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
 import { fsMetadataTool, parseFsMetadataInput } from '../../core/tools/fs-extra-tools.js';
+import { anchorDirectory, assertReachable, dataDirScope, isProtectedPath, lstatOrAbsent, NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
 import { entryType, resolveEntry, type FsEntryType } from './fs-delete.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
@@ -20,6 +22,12 @@ export interface FsMetadataOutput {
   mtime?: string;
   realPath?: string;
   target?: { type: FsEntryType; size: number } | null;
+}
+
+/** Options of `createFsMetadataTool`. */
+export interface FsMetadataOptions {
+  /** Paths whose metadata no call may see (the data directory); default none. */
+  protectedPaths?: ProtectedPaths;
 }
 
 function toolError(message: string, cause?: unknown): AivyxError {
@@ -41,39 +49,58 @@ async function realOrEntry(path: string): Promise<{ real: string; resolved: bool
 }
 
 /** Creates the `fs.metadata` implementation. */
-export function createFsMetadataTool(): ToolImplementation {
+export function createFsMetadataTool(options: FsMetadataOptions = {}): ToolImplementation {
+  const paths = options.protectedPaths ?? NO_PROTECTED_PATHS;
   return {
     descriptor: fsMetadataTool,
     async resolveScope(input) {
       const { path } = parseFsMetadataInput(input);
-      return `fs.metadata:${(await realOrEntry(path)).real}`;
+      const entry = await resolveEntry(path, 'fs.metadata');
+      const { real } = await realOrEntry(path);
+      // A link's own metadata (mtime, mode) says something about where the link is: both must be outside the data directory.
+      const inDataDir = [entry, real].find((p) => isProtectedPath(p, paths));
+      return inDataDir === undefined ? `fs.metadata:${real}` : dataDirScope(inDataDir);
     },
     async run(input, ctx) {
       const { path } = parseFsMetadataInput(input);
       ctx.signal.throwIfAborted();
-      const { real, resolved } = await realOrEntry(path);
-      let l;
+      // The entry's parent is opened and proven; the entry is looked at through that descriptor.
+      const entry = await resolveEntry(path, 'fs.metadata');
+      let dir;
       try {
-        l = await lstat(path);
+        dir = await anchorDirectory('fs.metadata', dirname(entry));
       } catch (e) {
-        if (isCode(e, 'ENOENT', 'ENOTDIR')) return { kind: 'completed', output: { path, exists: false } satisfies FsMetadataOutput, verified: 'NotApplicable' };
+        if (isCode(e, 'ENOENT', 'ENOTDIR')) {
+          assertReachable('fs.metadata', 'fs.metadata', entry, ctx.held, paths);
+          return { kind: 'completed', output: { path, exists: false } satisfies FsMetadataOutput, verified: 'NotApplicable' };
+        }
+        if (e instanceof AivyxError) throw e;
         throw toolError(`${path}: ${(e as Error).message}`, e);
       }
-      const type = entryType(l);
-      const output: FsMetadataOutput = {
-        path,
-        exists: true,
-        type,
-        size: l.size,
-        mode: (l.mode & 0o7777).toString(8),
-        mtime: l.mtime.toISOString(),
-        realPath: real,
-      };
-      if (type === 'symlink') {
-        const t = resolved ? await stat(path).catch(() => undefined) : undefined;
-        output.target = t === undefined ? null : { type: entryType(t), size: t.size };
+      try {
+        const via = entry === '/' ? '/' : dir.entry(basename(entry));
+        const l = await lstatOrAbsent(via).catch((e: unknown) => Promise.reject(toolError(`${path}: ${(e as Error).message}`, e)));
+        assertReachable('fs.metadata', 'fs.metadata', entry, ctx.held, paths);
+        if (l === undefined) return { kind: 'completed', output: { path, exists: false } satisfies FsMetadataOutput, verified: 'NotApplicable' };
+        const type = entryType(l);
+        // A symlink reveals its target: resolved through the descriptor, then checked like the entry.
+        const t = type === 'symlink' ? await stat(via).catch(() => undefined) : undefined;
+        const real = type === 'symlink' ? (t === undefined ? entry : await realpath(via).catch(() => entry)) : entry;
+        assertReachable('fs.metadata', 'fs.metadata', real, ctx.held, paths);
+        const output: FsMetadataOutput = {
+          path,
+          exists: true,
+          type,
+          size: l.size,
+          mode: (l.mode & 0o7777).toString(8),
+          mtime: l.mtime.toISOString(),
+          realPath: real,
+        };
+        if (type === 'symlink') output.target = t === undefined ? null : { type: entryType(t), size: t.size };
+        return { kind: 'completed', output, verified: 'NotApplicable' };
+      } finally {
+        await dir.close();
       }
-      return { kind: 'completed', output, verified: 'NotApplicable' };
     },
   };
 }

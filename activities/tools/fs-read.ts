@@ -1,7 +1,12 @@
-/** `fs.read`: reads a UTF-8 text file over its real (symlink-resolved) path, up to a byte cap. */
-import { open, realpath } from 'node:fs/promises';
+/**
+ * `fs.read`: reads a UTF-8 text file over its real (symlink-resolved) path, up to a byte cap. The
+ * file is opened on that path without following its last component, and the open descriptor's
+ * path is what the turn's grants and the data-directory rule are checked against (confinement.ts).
+ */
+import { realpath } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
 import { fsReadTool, parseFsReadInput } from '../../core/tool-catalog.js';
+import { assertReachable, confinedScope, NO_PROTECTED_PATHS, openChecked, type ProtectedPaths } from './confinement.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
 /** Default and ceiling of `maxBytes`: 1 MiB keeps a file from flooding the model context and the history. */
@@ -19,6 +24,10 @@ export interface FsReadOutput {
 export interface FsReadOptions {
   /** Ceiling for `maxBytes` (default 1 MiB); larger requests are clamped to it. */
   maxBytesLimit?: number;
+  /** Paths no call may read (the data directory); default none. */
+  protectedPaths?: ProtectedPaths;
+  /** Test hook: runs after the path is resolved and checked, just before it is opened (a race window). */
+  beforeOpen?: (path: string) => Promise<void>;
 }
 
 function toolError(message: string, cause?: unknown): AivyxError {
@@ -29,7 +38,7 @@ function ioMessage(e: unknown, path: string): string {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return `no such file: ${path}`;
   if (code === 'EACCES' || code === 'EPERM') return `permission denied: ${path}`;
-  if (code === 'ELOOP') return `too many symlinks: ${path}`;
+  if (code === 'ELOOP') return `too many symlinks, or a symlink appeared at ${path}`;
   return `${path}: ${(e as Error).message}`;
 }
 
@@ -59,22 +68,27 @@ function utf8Boundary(buf: Uint8Array, length: number): number {
 /** Creates the `fs.read` implementation (reading is naturally idempotent). */
 export function createFsReadTool(options: FsReadOptions = {}): ToolImplementation {
   const limit = options.maxBytesLimit ?? FS_READ_DEFAULT_MAX_BYTES;
+  const paths = options.protectedPaths ?? NO_PROTECTED_PATHS;
   return {
     descriptor: fsReadTool,
     async resolveScope(input) {
       const { path } = parseFsReadInput(input);
-      return `fs.read:${await realFile(path)}`;
+      return confinedScope('fs.read', await realFile(path), paths);
     },
     async run(input, ctx) {
       const req = parseFsReadInput(input);
       const maxBytes = Math.min(req.maxBytes ?? limit, limit);
       ctx.signal.throwIfAborted();
-      // Re-resolve here and report the real path: what was read is what the scope re-check saw.
+      // Resolved again here (it may have changed since the scope check); checked, opened, and the
+      // descriptor proven to be that path: what is read is what was checked.
       const path = await realFile(req.path);
+      assertReachable('fs.read', 'fs.read', path, ctx.held, paths);
+      await options.beforeOpen?.(path);
       let handle;
       try {
-        handle = await open(path, 'r');
+        handle = await openChecked('fs.read', path);
       } catch (e) {
+        if (e instanceof AivyxError) throw e;
         throw toolError(ioMessage(e, path), e);
       }
       try {

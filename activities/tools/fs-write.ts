@@ -1,13 +1,28 @@
 /**
  * `fs.write`: atomic write (temp file + rename in the same directory), verified by reading the
  * file back. Naturally idempotent: writing the same content again is the same effect.
+ *
+ * Every operation goes through an open descriptor of the real parent directory (confinement.ts):
+ * the directory is checked, opened and proven to be the checked one, and the temp file, the
+ * rename/link and the read-back address `<dir fd>/<name>`, so a symlink swapped into a parent
+ * after the check cannot redirect the write.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { link, lstat, mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { link, lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
 import { fsWriteTool, parseFsWriteInput } from '../../core/tool-catalog.js';
+import { anchorDirectory, assertReachable, confinedScope, NO_PROTECTED_PATHS, type AnchoredDirectory, type ProtectedPaths } from './confinement.js';
 import type { ToolImplementation } from './tool-implementation.js';
+
+/** Options of `createFsWriteTool`. */
+export interface FsWriteOptions {
+  /** Paths no call may write (the data directory); default none. */
+  protectedPaths?: ProtectedPaths;
+  /** Test hook: runs after the target is resolved and checked, just before its directory is opened. */
+  beforeOpen?: (target: string) => Promise<void>;
+}
 
 /** Output of `fs.write`. `path` is the real path written; `changed` is false when the content was already there. */
 export interface FsWriteOutput {
@@ -65,22 +80,29 @@ async function resolveTarget(path: string): Promise<{ target: string; missingDir
   }
 }
 
-/** The current content of `target`, or undefined when there is no file. */
-async function currentContent(target: string): Promise<Buffer | undefined> {
+/** The current content of the entry `name` in `dir` (never through a symlink), or undefined when there is none. */
+async function currentContent(dir: AnchoredDirectory, name: string): Promise<{ content: Buffer; mode: number } | undefined> {
+  let handle;
   try {
-    const s = await stat(target);
-    if (!s.isFile()) throw toolError(`${target} exists and is not a regular file`);
-    return await readFile(target);
+    handle = await open(dir.entry(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (e) {
     if (isCode(e, 'ENOENT')) return undefined;
-    throw ioError(e, target);
+    if (isCode(e, 'ELOOP')) throw toolError(`${join(dir.path, name)} became a symlink`, { hint: 'nothing was written; write to the link target directly' });
+    throw e;
+  }
+  try {
+    const s = await handle.stat();
+    if (!s.isFile()) throw toolError(`${join(dir.path, name)} exists and is not a regular file`);
+    return { content: await handle.readFile(), mode: s.mode };
+  } finally {
+    await handle.close();
   }
 }
 
-/** Writes `content` to a fresh temp file beside `target` (O_EXCL: a planted name cannot redirect it). */
-async function writeTemp(target: string, content: string, modeOf: number | undefined): Promise<string> {
-  const temp = join(dirname(target), `.${basename(target)}.aivyx-${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o666);
+/** Writes `content` to a fresh temp file in `dir` (O_EXCL: a planted name cannot redirect it); returns its name. */
+async function writeTemp(dir: AnchoredDirectory, name: string, content: string, modeOf: number | undefined): Promise<string> {
+  const temp = `.${name}.aivyx-${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(dir.entry(temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
   try {
     // Replacing a 0600 secrets file must not leave it world-readable: keep the old permission bits.
     if (modeOf !== undefined) await handle.chmod(modeOf & 0o7777);
@@ -88,7 +110,7 @@ async function writeTemp(target: string, content: string, modeOf: number | undef
     await handle.sync();
   } catch (e) {
     await handle.close();
-    await unlink(temp).catch(() => undefined);
+    await unlink(dir.entry(temp)).catch(() => undefined);
     throw e;
   }
   await handle.close();
@@ -102,17 +124,19 @@ function exists(target: string, existingSha: string, wantedSha: string): AivyxEr
 }
 
 /** Creates the `fs.write` implementation. */
-export function createFsWriteTool(): ToolImplementation {
+export function createFsWriteTool(options: FsWriteOptions = {}): ToolImplementation {
+  const paths = options.protectedPaths ?? NO_PROTECTED_PATHS;
   return {
     descriptor: fsWriteTool,
     async resolveScope(input) {
       const { path } = parseFsWriteInput(input);
-      return `fs.write:${(await resolveTarget(path)).target}`;
+      return confinedScope('fs.write', (await resolveTarget(path)).target, paths);
     },
     async run(input, ctx) {
       const req = parseFsWriteInput(input);
       ctx.signal.throwIfAborted();
       const { target, missingDirs } = await resolveTarget(req.path);
+      assertReachable('fs.write', 'fs.write', target, ctx.held, paths);
       const wanted = sha256(req.content);
       const bytes = Buffer.byteLength(req.content, 'utf8');
       const done = (created: boolean, changed: boolean, verified: 'Verified' | 'Unverified') => ({
@@ -120,50 +144,47 @@ export function createFsWriteTool(): ToolImplementation {
         output: { path: target, bytes, sha256: wanted, created, changed } satisfies FsWriteOutput,
         verified,
       });
+      const name = basename(target);
 
+      let dir: AnchoredDirectory | undefined;
       try {
         if (missingDirs) await mkdir(dirname(target), { recursive: true });
-        const before = await currentContent(target);
+        await options.beforeOpen?.(target);
+        dir = await anchorDirectory('fs.write', dirname(target));
+        const before = await currentContent(dir, name);
         if (before !== undefined) {
-          const beforeSha = sha256(before);
+          const beforeSha = sha256(before.content);
           // Already there (e.g. a retry after a successful attempt): the effect is in place, nothing to do.
           if (beforeSha === wanted) return done(false, false, 'Verified');
           if (req.mode === 'create') throw exists(target, beforeSha, wanted);
         }
         ctx.signal.throwIfAborted();
-        const modeOf = before === undefined ? undefined : (await stat(target)).mode;
-        const temp = await writeTemp(target, req.content, modeOf);
+        const temp = await writeTemp(dir, name, req.content, before?.mode);
         try {
           if (req.mode === 'create') {
             // link() fails with EEXIST atomically, so a file created meanwhile is never clobbered.
-            await link(temp, target).catch(async (e: unknown) => {
+            const anchored = dir;
+            await link(anchored.entry(temp), anchored.entry(name)).catch(async (e: unknown) => {
               if (!isCode(e, 'EEXIST')) throw e;
-              const raced = await currentContent(target);
-              if (raced === undefined || sha256(raced) !== wanted) throw exists(target, raced ? sha256(raced) : 'missing', wanted);
+              const raced = await currentContent(anchored, name);
+              if (raced === undefined || sha256(raced.content) !== wanted) throw exists(target, raced ? sha256(raced.content) : 'missing', wanted);
             });
           } else {
-            await rename(temp, target);
+            await rename(dir.entry(temp), dir.entry(name));
           }
         } finally {
-          await unlink(temp).catch(() => undefined);
+          await unlink(dir.entry(temp)).catch(() => undefined);
         }
-        await syncDir(dirname(target));
-        const after = await currentContent(target);
-        return done(before === undefined, true, after !== undefined && sha256(after) === wanted ? 'Verified' : 'Unverified');
+        // Best-effort fsync of the directory so the rename survives a power cut (not supported everywhere).
+        await dir.handle.sync().catch(() => undefined);
+        const after = await currentContent(dir, name);
+        return done(before === undefined, true, after !== undefined && sha256(after.content) === wanted ? 'Verified' : 'Unverified');
       } catch (e) {
         if (ctx.signal.aborted && !(e instanceof AivyxError)) throw e;
         throw ioError(e, target);
+      } finally {
+        await dir?.close();
       }
     },
   };
-}
-
-/** Best-effort fsync of a directory so the rename survives a power cut (not supported everywhere). */
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const h = await open(dir, 'r');
-    await h.sync().finally(() => h.close());
-  } catch {
-    // Some filesystems refuse fsync on directories; the write itself is already durable.
-  }
 }

@@ -10,16 +10,18 @@ import { createNetFetchTool, type NetToolDeps } from './net-fetch.js';
 import { createNetPostTool } from './net-post.js';
 import { createShellExecTool, type ShellExecDeps } from './shell-exec.js';
 import type { ToolImplementation } from './tool-implementation.js';
+import type { ProtectedPaths } from './confinement.js';
 
 export type { ToolImplementation, ToolRunContext, ToolRunResult } from './tool-implementation.js';
 export type { IntentStore, IntentRecord, MemoryIntentStore } from './intent-store.js';
 export { createMemoryIntentStore } from './intent-store.js';
 export { createFsReadTool, FS_READ_DEFAULT_MAX_BYTES, type FsReadOutput, type FsReadOptions } from './fs-read.js';
-export { createFsWriteTool, type FsWriteOutput } from './fs-write.js';
+export { createFsWriteTool, type FsWriteOutput, type FsWriteOptions } from './fs-write.js';
+export { NO_PROTECTED_PATHS, PROC_FD, isProtectedPath, type ProtectedPaths } from './confinement.js';
 export { createMemoryStore, tokenize, type MemoryStore, type MemoryStoreDeps, type MemoryEntry, type RecallResult } from './memory-store.js';
 export { createMemoryTools, type MemoryToolDeps, type MemoryWriteOutput, type MemoryRecallOutput, type MemoryRecallEntry, type MemoryForgetOutput } from './memory-tools.js';
 export { createFsDeleteTool, type FsDeleteOptions, type FsDeleteOutput, type FsEntryType } from './fs-delete.js';
-export { createFsMetadataTool, type FsMetadataOutput } from './fs-metadata.js';
+export { createFsMetadataTool, type FsMetadataOutput, type FsMetadataOptions } from './fs-metadata.js';
 export { createNetFetchTool, blockedAddressReason, type NetToolDeps, type NetResponseOutput, type HostResolver, type ResolvedAddress } from './net-fetch.js';
 export { createNetPostTool, idempotencyKeyFor } from './net-post.js';
 export { createShellSpawnTool, headTailBuffer, SPAWN_OUTPUT_CAP_BYTES, SPAWN_HEARTBEAT_MS, SPAWN_KILL_GRACE_MS, type ShellSpawnDeps, type ShellSpawnOutput, type ShellSpawnProgress } from './shell-spawn.js';
@@ -36,11 +38,14 @@ export interface StarterToolDeps {
   fsDelete?: FsDeleteOptions;
   /** Ports of net.fetch/net.post (name resolution). */
   net?: NetToolDeps;
+  /** Paths no fs or shell call may reach below Kernel (the data directory); default none. */
+  protectedPaths?: ProtectedPaths;
 }
 
 /** The starter tools in catalog order: fs.read, fs.write, shell.exec, the memory tools when `memory` is given, then fs.delete, fs.metadata, net.fetch, net.post. */
 export function createStarterTools(deps: StarterToolDeps): ToolImplementation[] {
-  const tools = [createFsReadTool(), createFsWriteTool(), createShellExecTool({ intents: deps.intents, ...deps.shell })];
-  const extra = [createFsDeleteTool(deps.fsDelete), createFsMetadataTool(), createNetFetchTool(deps.net), createNetPostTool(deps.net)];
+  const confined = deps.protectedPaths === undefined ? {} : { protectedPaths: deps.protectedPaths };
+  const tools = [createFsReadTool(confined), createFsWriteTool(confined), createShellExecTool({ intents: deps.intents, ...deps.shell, ...confined })];
+  const extra = [createFsDeleteTool({ ...deps.fsDelete, ...confined }), createFsMetadataTool(confined), createNetFetchTool(deps.net), createNetPostTool(deps.net)];
   return deps.memory === undefined ? [...tools, ...extra] : [...tools, ...createMemoryTools({ store: deps.memory }), ...extra];
 }

@@ -5,9 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellExecInput, shellExecTool, type ShellExecInput } from '../../core/tool-catalog.js';
+import { dataDirScope, isProtectedPath, NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
@@ -35,6 +36,8 @@ export interface ShellExecDeps {
   env?: Readonly<Record<string, string | undefined>>;
   /** Working directory when a call gives none (default: HOME, else `/`). */
   defaultCwd?: string;
+  /** Directories no command may run in (the data directory); default none. */
+  protectedPaths?: ProtectedPaths;
 }
 
 const TOOL = 'shell.exec';
@@ -97,16 +100,32 @@ export function scrubbedCommandEnv(source: Readonly<Record<string, string | unde
 }
 
 /**
- * The prologue every command tool shares: the working directory exists (a missing one is a plain
- * failure, so it is checked before the intent is claimed), the call is not cancelled, and the
- * intent is claimed — a second attempt after a crash throws `interrupted()` (at most once).
+ * The scope a command call really needs: its argv scope, or the Kernel-only data-directory scope
+ * when its working directory resolves into a protected path. (Only the working directory can be
+ * checked: arguments are not paths to the tool, so an unqualified grant reaches any file.)
  */
-export async function claimCommandRun(run: { tool: string; cwd: string; ctx: ToolRunContext; intents: IntentStore; inputHash: string }, interrupted: () => AivyxError): Promise<void> {
-  const ok = await stat(run.cwd).then((s) => s.isDirectory(), () => false);
+export async function resolveCommandScope(argvScope: string, cwd: string, paths: ProtectedPaths): Promise<string> {
+  const real = await realpath(cwd).catch(() => cwd);
+  return isProtectedPath(real, paths) ? dataDirScope(real) : argvScope;
+}
+
+/**
+ * The prologue every command tool shares: the working directory exists (a missing one is a plain
+ * failure, so it is checked before the intent is claimed) and lies outside the protected paths,
+ * the call is not cancelled, and the intent is claimed — a second attempt after a crash throws
+ * `interrupted()` (at most once). Resolves with the real working directory the child gets.
+ */
+export async function claimCommandRun(run: { tool: string; cwd: string; ctx: ToolRunContext; intents: IntentStore; inputHash: string; protectedPaths?: ProtectedPaths }, interrupted: () => AivyxError): Promise<string> {
+  const real = await realpath(run.cwd).catch(() => undefined);
+  const ok = real !== undefined && (await stat(real).then((s) => s.isDirectory(), () => false));
   if (!ok) throw new AivyxError('Tool', `${run.tool}: working directory ${run.cwd} does not exist or is not a directory`, { detail: { tool: run.tool } });
+  if (isProtectedPath(real, run.protectedPaths ?? NO_PROTECTED_PATHS)) {
+    throw new AivyxError('CapabilityDenied', `${run.tool}: working directory ${real} is inside aivyx's data directory, which no tool reaches below the Kernel tier`, { hint: 'run the command somewhere else (e.g. the workspace folder)', detail: { tool: run.tool, scope: dataDirScope(real) } });
+  }
   run.ctx.signal.throwIfAborted();
   const claim = await run.intents.begin(run.ctx.idemKey, { tool: run.tool, inputHash: run.inputHash });
   if (claim === 'already-started') throw interrupted();
+  return real;
 }
 
 /** Creates the `shell.exec` implementation over an intent store. */
@@ -116,12 +135,11 @@ export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
 
   return {
     descriptor: shellExecTool,
-    // A command name has no filesystem form to canonicalize: the scope is the validated name.
-    resolveScope: async (input) => shellExecTool.requiredScope(input),
+    // The argv scope (core/tools/shell-argv.ts), unless the working directory is in the data directory.
+    resolveScope: async (input) => resolveCommandScope(shellExecTool.requiredScope(input), parseShellExecInput(input).cwd ?? defaultCwd, deps.protectedPaths ?? NO_PROTECTED_PATHS),
     async run(input, ctx) {
       const req = parseShellExecInput(input);
-      const cwd = req.cwd ?? defaultCwd;
-      await claimCommandRun({ tool: TOOL, cwd, ctx, intents: deps.intents, inputHash: inputHash(req) }, () =>
+      const cwd = await claimCommandRun({ tool: TOOL, cwd: req.cwd ?? defaultCwd, ctx, intents: deps.intents, inputHash: inputHash(req), ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}) }, () =>
         toolError('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect', {
           hint: `the command was ${req.argv[0] as string}; inspect its effects before asking to run it again`,
           detail: { idemKey: ctx.idemKey, atMostOnce: true },

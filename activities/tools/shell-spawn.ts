@@ -17,7 +17,8 @@ import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
-import { claimCommandRun, commandToolError, scrubbedCommandEnv } from './shell-exec.js';
+import { NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
+import { claimCommandRun, commandToolError, resolveCommandScope, scrubbedCommandEnv } from './shell-exec.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** Cap of stdout and of stderr (each): 64 KiB, half from the start of the stream, half from its end. */
@@ -59,6 +60,8 @@ export interface ShellSpawnDeps {
   env?: Readonly<Record<string, string | undefined>>;
   /** Working directory when a call gives none (default: HOME, else `/`). */
   defaultCwd?: string;
+  /** Directories no process may run in (the data directory); default none. */
+  protectedPaths?: ProtectedPaths;
   /** Settings for tests: heartbeat interval, SIGTERM→SIGKILL grace, per-stream output cap. */
   heartbeatMs?: number;
   killGraceMs?: number;
@@ -161,12 +164,11 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
 
   return {
     descriptor: shellSpawnTool,
-    // A command name has no filesystem form to canonicalize: the scope is the validated name.
-    resolveScope: async (input) => shellSpawnTool.requiredScope(input),
+    // The argv scope (core/tools/shell-argv.ts), unless the working directory is in the data directory.
+    resolveScope: async (input) => resolveCommandScope(shellSpawnTool.requiredScope(input), parseShellSpawnInput(input).cwd ?? defaultCwd, deps.protectedPaths ?? NO_PROTECTED_PATHS),
     async run(input, ctx) {
       const req = parseShellSpawnInput(input);
-      const cwd = req.cwd ?? defaultCwd;
-      await claimCommandRun({ tool: TOOL, cwd, ctx, intents: deps.intents, inputHash: inputHash(req) }, () =>
+      const cwd = await claimCommandRun({ tool: TOOL, cwd: req.cwd ?? defaultCwd, ctx, intents: deps.intents, inputHash: inputHash(req), ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}) }, () =>
         toolError('shell.spawn was interrupted and is not re-run (at-most-once): the earlier attempt\'s result is unknown', {
           hint: `the command was ${req.argv[0] as string}; its process may still be running or may have finished — inspect its effects before asking to run it again`,
           detail: { idemKey: ctx.idemKey, atMostOnce: true, resultUnknown: true },

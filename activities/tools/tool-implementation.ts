@@ -13,6 +13,8 @@ export interface ToolRunContext {
   idemKey: string;
   /** The turn this call belongs to. */
   turnId: string;
+  /** The session of the turn (its attested channel facts); tools that read "this conversation only" filter by it. */
+  sessionId?: string;
   /** The capabilities the turn holds (scope strings), for tools whose effect depends on them. */
   held: readonly string[];
   /** Appends the dedicated `MemoryAccess` audit entry (seed D4); idempotent per call and operation. */

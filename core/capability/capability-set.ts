@@ -62,7 +62,7 @@ export class CapabilitySet {
    * is kept (if one grants the other); pairs where neither grants the other are dropped.
    * Sound because isGrantedBy is transitive: whatever a kept scope grants, both inputs
    * grant. Not complete: partially overlapping globs (say `fs.read:/a/x*` and `fs.read:/a/*y`) yield nothing.
-   * With a ceiling holding a ▲ form (e.g. `fs.read:/**`) and an agent holding bare
+   * With a ceiling holding a ▲ entry (e.g. `fs.read:/home/u/workspace/**`) and an agent holding bare
    * `fs.read`, the ▲ form is kept, so the effective set refuses bare `fs.read`.
    */
   intersect(other: CapabilitySet): CapabilitySet {

@@ -11,9 +11,10 @@
  * `needed` can stand for is also allowed by `held`) and transitive, which is what makes
  * `CapabilitySet.intersect` sound.
  *
- * The "any qualifier" form of each kind (▲ in the seed's ceiling table) is a real
- * qualifier, see {@link ANY_QUALIFIER}: it grants every qualified request of its base and,
- * being a qualifier, never satisfies a bare request (rule 4).
+ * The "any qualifier" form of each kind is a real qualifier, see {@link ANY_QUALIFIER}: it
+ * grants every qualified request of its base and, being a qualifier, never satisfies a bare
+ * request (rule 4). It is NOT what a ▲ ceiling entry means: those hold only the qualifiers the
+ * operator configured (tier-policy.ts), which may never be this form.
  */
 import { AivyxError } from '../errors.js';
 import { checkPosixPath, pathSegments } from '../path.js';
@@ -22,9 +23,9 @@ import { checkPosixPath, pathSegments } from '../path.js';
 export type QualifierKind = 'path' | 'url' | 'domain' | 'allowlist' | 'glob';
 
 /**
- * The qualifier that grants any qualified request of its kind (the ▲ marker):
- * `/**` for paths, `*` for URLs, domains and simple globs. Allowlists have none: a
- * command allowlist must name its commands.
+ * The qualifier that grants any qualified request of its kind: `/**` for paths, `*` for URLs,
+ * domains and simple globs. Allowlists have none: a command allowlist must name its commands.
+ * A tier policy refuses it (a ▲ entry never means everything).
  */
 export const ANY_QUALIFIER: Readonly<Record<QualifierKind, string | undefined>> = Object.freeze({
   path: '/**',
@@ -130,29 +131,43 @@ function literalDeepPrefix(segs: readonly string[], isGlob: (seg: string) => boo
   return prefix.some(isGlob) ? undefined : prefix;
 }
 
+/** Options of {@link pathGrants}. */
+export interface PathGrantOptions {
+  /**
+   * A trailing `**` never matches its own root: `/x/**` grants what lies under `/x` but not
+   * `/x` itself (used for `fs.delete`, where deleting the root deletes everything the grant covers).
+   */
+  rootExcluded?: boolean;
+}
+
 /**
  * Path attenuation. A concrete needed path is granted when the held glob matches it
- * (`*`/`?` within one segment, `**` any depth including none). A held plain path grants
- * exactly itself: `/a/b` does NOT grant `/a/b/c` (hold `/a/b/**` for that). A needed
- * glob is granted only by an identical glob or a held `L/**` with L literal and a prefix
- * of the needed segments, which keeps the check sound without general glob inclusion.
+ * (`*`/`?` within one segment, `**` any depth including none, unless `rootExcluded`). A held
+ * plain path grants exactly itself: `/a/b` does NOT grant `/a/b/c` (hold `/a/b/**` for that).
+ * A needed glob is granted only by an identical glob or a held `L/**` with L literal and a
+ * prefix of the needed segments, which keeps the check sound without general glob inclusion.
  */
-export function pathGrants(needed: string, held: string): boolean {
+export function pathGrants(needed: string, held: string, options: PathGrantOptions = {}): boolean {
   if (needed === held) return true;
   const neededIsGlob = PATH_GLOB_CHARS.test(needed);
   if (!PATH_GLOB_CHARS.test(held)) return false; // a plain held path grants exactly itself
+  const strict = options.rootExcluded === true;
   // Fast path for the common grant shape `L/**` with L literal (ceilings, home directories).
   if (!neededIsGlob && held.endsWith('/**') && !PATH_GLOB_CHARS.test(held.slice(0, -3))) {
     const prefix = held.slice(0, -3);
-    return prefix === '' || needed === prefix || needed.startsWith(`${prefix}/`);
+    if (prefix === '') return !strict || needed !== '/';
+    return (!strict && needed === prefix) || needed.startsWith(`${prefix}/`);
   }
   const n = pathSegments(needed);
   const h = pathSegments(held);
   const isGlob = (seg: string): boolean => PATH_GLOB_CHARS.test(seg);
   if (neededIsGlob) {
+    // A needed glob granted through `L/**` has more segments than L, so it never names the root either.
     const prefix = literalDeepPrefix(h, isGlob);
     return prefix !== undefined && prefix.length <= n.length && prefix.every((seg, i) => n[i] === seg);
   }
+  // Strict: what the pattern without its trailing `**` matches is a root, refused (sound: only says no more often).
+  if (strict && h[h.length - 1] === '**' && matchSegments(h.slice(0, -1), n)) return false;
   return matchSegments(h, n);
 }
 
@@ -358,29 +373,88 @@ export function domainGrants(needed: string, held: string): boolean {
   return n.endsWith(suffix);
 }
 
-// ---------------------------------------------------------------- command allowlist
+// ---------------------------------------------------------------- command allowlist (argv patterns)
 
 /** A bare command name: no '/', no shell metacharacters, no leading '-' or '.'. */
 const COMMAND = /^[A-Za-z0-9_+][A-Za-z0-9._+-]*$/;
 
-/** Canonical command allowlist: comma-separated bare command names, deduplicated and sorted. */
-export function canonicalAllowlistQualifier(raw: string): string {
-  const names = raw.split(',');
-  for (const name of names) {
-    if (name === '') throw bad(`command allowlist ${JSON.stringify(raw)} has an empty entry`, 'separate command names with single commas, e.g. shell.exec:git,ls');
-    if (COMMAND.test(name)) continue;
+/**
+ * A plain word: a lowercase subcommand (`status`, `run_tests`) or a flag without a value (`-la`,
+ * `--short`), at most 40 characters. Only plain words appear in a command scope: an argument
+ * that is anything else (a path, a `--format=...` value, a number, a long token) is never
+ * disclosed in a scope (scopes are audited), so argv patterns can only name plain words.
+ */
+export const PLAIN_ARGV_WORD = /^(?:[a-z][a-z0-9_-]{0,39}|--?[A-Za-z0-9][A-Za-z0-9_-]{0,38})$/;
+
+/** The most plain words a command scope names after the command. */
+export const ARGV_SCOPE_MAX_WORDS = 16;
+
+/** One parsed allowlist entry: command, the literal words that must follow it, and whether more may follow. */
+interface ArgvEntry {
+  command: string;
+  words: readonly string[];
+  /** True when any further arguments are allowed (`git status *`, or a bare `git`). */
+  open: boolean;
+}
+
+function formatArgvEntry(e: ArgvEntry): string {
+  if (e.words.length === 0) return e.command; // a bare name: any arguments
+  return [e.command, ...e.words, ...(e.open ? ['*'] : [])].join(' ');
+}
+
+function parseArgvEntry(entry: string, raw: string): ArgvEntry {
+  if (entry === '') throw bad(`command allowlist ${JSON.stringify(raw)} has an empty entry`, 'separate entries with single commas, e.g. shell.exec:ls,git status *');
+  const ctl = CONTROL.exec(entry);
+  if (ctl) throw bad(`command allowlist entry contains ${describeChar(ctl[0])}`, 'write the entry on one line with single spaces');
+  const tokens = entry.split(' ');
+  const [name, ...rest] = tokens as [string, ...string[]];
+  if (!COMMAND.test(name)) {
+    if (name === '') throw bad(`command allowlist entry ${JSON.stringify(entry)} starts with a space`, 'start each entry with the command name');
     if (name.includes('/')) throw bad(`command allowlist entry ${JSON.stringify(name)} is a path`, 'name the program (e.g. "rm"), not a path; commands are looked up on PATH');
     const off = [...name].find((c) => !/[A-Za-z0-9._+-]/.test(c));
     if (off !== undefined) throw bad(`command allowlist entry ${JSON.stringify(name)} contains ${describeChar(off)}`, 'a command name is letters, digits and . _ + - only; there is no shell, so metacharacters are never needed');
     throw bad(`command allowlist entry ${JSON.stringify(name)} must not start with "${name[0]}"`, 'a command name starts with a letter, digit, "_" or "+"');
   }
-  return [...new Set(names)].sort().join(',');
+  const open = rest[rest.length - 1] === '*';
+  const words = open ? rest.slice(0, -1) : rest;
+  if (words.length > ARGV_SCOPE_MAX_WORDS) throw bad(`command allowlist entry ${JSON.stringify(entry)} names more than ${ARGV_SCOPE_MAX_WORDS} words`, 'end the pattern with * after the words that matter');
+  for (const w of words) {
+    if (w === '') throw bad(`command allowlist entry ${JSON.stringify(entry)} has a double or trailing space`, 'separate words with single spaces');
+    if (w === '*') throw bad(`command allowlist entry ${JSON.stringify(entry)}: "*" may only end the pattern`, 'write e.g. "git status *"; a "*" stands for all remaining arguments');
+    if (!PLAIN_ARGV_WORD.test(w)) {
+      throw bad(`command allowlist entry ${JSON.stringify(entry)}: ${JSON.stringify(w)} is not a plain word`, 'argument patterns name only lowercase subcommands and flags without values (e.g. "git log --oneline *"); end with * to allow any further arguments');
+    }
+  }
+  return { command: name, words, open: open || words.length === 0 };
 }
 
-/** Allowlist attenuation: every command needed is in the held allowlist. */
+/**
+ * Canonical command allowlist: comma-separated entries `cmd` (any arguments), `cmd w1 w2` (exactly
+ * these arguments) or `cmd w1 w2 *` (these, then anything), words separated by single spaces and
+ * each a {@link PLAIN_ARGV_WORD}. `cmd *` is written `cmd`. Deduplicated and sorted.
+ */
+export function canonicalAllowlistQualifier(raw: string): string {
+  const entries = raw.split(',').map((e) => formatArgvEntry(parseArgvEntry(e, raw)));
+  return [...new Set(entries)].sort().join(',');
+}
+
+/** True when every argv matching entry `n` also matches entry `h`. */
+function argvEntryGrants(n: ArgvEntry, h: ArgvEntry): boolean {
+  if (n.command !== h.command) return false;
+  if (h.open) return n.words.length >= h.words.length && h.words.every((w, i) => n.words[i] === w);
+  return !n.open && n.words.length === h.words.length && h.words.every((w, i) => n.words[i] === w);
+}
+
+/**
+ * Allowlist attenuation: every needed entry is covered by a held one (same command; a held
+ * open pattern covers needed entries starting with its words, a closed one only the same words).
+ */
 export function allowlistGrants(needed: string, held: string): boolean {
-  const h = new Set(held.split(','));
-  return needed.split(',').every((c) => h.has(c));
+  const h = held.split(',').map((e) => parseArgvEntry(e, held));
+  return needed.split(',').every((e) => {
+    const n = parseArgvEntry(e, needed);
+    return h.some((x) => argvEntryGrants(n, x));
+  });
 }
 
 // ---------------------------------------------------------------- simple glob
@@ -438,10 +512,10 @@ export function canonicalQualifier(kind: QualifierKind, raw: string): string {
 }
 
 /** True when canonical qualifier `needed` is granted by canonical qualifier `held` of the same kind. */
-export function qualifierGrants(kind: QualifierKind, needed: string, held: string): boolean {
+export function qualifierGrants(kind: QualifierKind, needed: string, held: string, options: PathGrantOptions = {}): boolean {
   switch (kind) {
     case 'path':
-      return pathGrants(needed, held);
+      return pathGrants(needed, held, options);
     case 'url':
       return urlGrants(needed, held);
     case 'domain':

@@ -10,7 +10,7 @@
 import { AivyxError } from '../errors.js';
 import { canonicalQualifier, qualifierGrants, type QualifierKind } from './qualifier.js';
 
-/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.* and mcp.call (24 bases). */
+/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call and kernel.data_dir (25 bases). */
 const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'fs.read': 'path',
   'fs.write': 'path',
@@ -37,7 +37,15 @@ const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'mission.gate': 'glob',
   // Amendment 2026-12-02-mcp-call-scope: `mcp.call:<server>/<tool>`, granted to no tier by default.
   'mcp.call': 'glob',
+  // Amendment 2026-12-03-tier-policy-data-dir: what a call into the data directory needs; only Kernel holds it.
+  'kernel.data_dir': 'path',
 });
+
+/** The scope base a tool call into the data directory resolves to (held by Kernel only, never by a channel tier). */
+export const DATA_DIR_SCOPE_BASE = 'kernel.data_dir';
+
+/** Bases where a trailing `**` never matches its own root (deleting `/x` is not "something under /x"). */
+const ROOT_EXCLUDED_BASES: ReadonlySet<string> = new Set(['fs.delete']);
 
 /** Every base a scope may use in v1, in taxonomy order. */
 export const KNOWN_SCOPE_BASES: readonly string[] = Object.freeze(Object.keys(BASE_KINDS));
@@ -167,12 +175,13 @@ export class Scope {
   /**
    * True iff `held` grants this (needed) scope — the only authoritative check. Rules:
    * 1 bases match exactly; 2 unqualified held grants any; 4 qualified held never grants
-   * unqualified needed; 3 otherwise the base's qualifier kind decides.
+   * unqualified needed; 3 otherwise the base's qualifier kind decides (for `fs.delete` a
+   * trailing `**` never matches its own root).
    */
   isGrantedBy(held: Scope): boolean {
     if (held.base !== this.base) return false;
     if (held.qualifier === undefined) return true;
     if (this.qualifier === undefined) return false;
-    return qualifierGrants(BASE_KINDS[this.base] as QualifierKind, this.qualifier, held.qualifier);
+    return qualifierGrants(BASE_KINDS[this.base] as QualifierKind, this.qualifier, held.qualifier, { rootExcluded: ROOT_EXCLUDED_BASES.has(this.base) });
   }
 }

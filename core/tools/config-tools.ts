@@ -4,15 +4,19 @@
  * Scope forms (documented in docs/amendments/2026-12-02-mcp-call-scope.md, "config and audit"):
  * - `config.read:<key>` / `config.write:<key>`: a key is a dotted name without glob characters or
  *   ':', so a held key glob (`config.read:llm.*`) matches it as a simple glob.
- * - `audit.read:<EventType>` when `type` is given (PascalCase, e.g. `ToolCall`), `audit.read:*`
- *   when it is not. Rule 4: `audit.read:*` is a glob, granted only by bare `audit.read`, by
- *   `audit.read:*` (the SemiTrusted ▲) or an identical glob. The Untrusted ceiling
+ * - `audit.read:own-session` by default: the entries of the turn's own session, any type (the
+ *   SemiTrusted ▲; the tool filters by the session the activity hands it). No event type is
+ *   lowercase, so the name cannot collide with `audit.read:<EventType>`.
+ * - With `allSessions: true`, `audit.read:<EventType>` when `type` is given (PascalCase, e.g.
+ *   `ToolCall`), `audit.read:*` when it is not: every session's entries. Rule 4: `audit.read:*`
+ *   is a glob, granted only by bare `audit.read`, `audit.read:*` or an identical glob; a held
+ *   `audit.read:ToolCall` grants only all sessions' ToolCall entries. The Untrusted ceiling
  *   `audit.read:public` names no event type (types are PascalCase, so "public" cannot be asked
- *   for): an Untrusted turn reads nothing through this tool; the name stays reserved for a
- *   future public projection of the log.
+ *   for) and is not `own-session`: an Untrusted turn reads nothing through this tool.
  */
 import { asRecord, invalid } from './tool-input.js';
 import type { ToolDescriptor } from '../tools.js';
+import { AUDIT_READ_OWN_SESSION } from '../capability/trust-tier.js';
 
 /** Validated input of `config.read`. */
 export interface ConfigReadInput {
@@ -25,10 +29,11 @@ export interface ConfigWriteInput {
   value: string;
 }
 
-/** Validated input of `audit.read`; `type` undefined means every event type. */
+/** Validated input of `audit.read`; `type` undefined means every event type; `allSessions` false means the turn's own session. */
 export interface AuditReadInput {
   type?: string;
   limit: number;
+  allSessions: boolean;
 }
 
 /** Most rows one audit.read returns. */
@@ -64,8 +69,9 @@ export function parseConfigWriteInput(input: unknown): ConfigWriteInput {
 
 /** Validates an `audit.read` input; throws AivyxError(InvalidScope). */
 export function parseAuditReadInput(input: unknown): AuditReadInput {
-  const rec = asRecord('audit.read', input, ['type', 'limit']);
-  const out: AuditReadInput = { limit: AUDIT_READ_DEFAULT_LIMIT };
+  const rec = asRecord('audit.read', input, ['type', 'limit', 'allSessions']);
+  if (rec.allSessions !== undefined && typeof rec.allSessions !== 'boolean') throw invalid('audit.read', '"allSessions" must be true or false');
+  const out: AuditReadInput = { limit: AUDIT_READ_DEFAULT_LIMIT, allSessions: rec.allSessions === true };
   if (rec.type !== undefined) {
     if (typeof rec.type !== 'string' || !AUDIT_EVENT_TYPE.test(rec.type)) throw invalid('audit.read', '"type" must be an audit event type such as ToolCall or TurnStarted');
     out.type = rec.type;
@@ -101,19 +107,23 @@ export const configWriteTool: ToolDescriptor = {
   idempotency: 'natural',
 };
 
-/** `audit.read`: recent audit entries, optionally of one event type. */
+/** `audit.read`: recent audit entries of this conversation (or, with allSessions, of all), optionally of one event type. */
 export const auditReadTool: ToolDescriptor = {
   id: 'audit.read',
-  description: `Read recent audit log entries (newest last), optionally only one event type. Returns {entries: [{seq, type, turnId, recordedAt, event}], truncated}; at most ${AUDIT_READ_MAX_LIMIT}.`,
+  description: `Read recent audit log entries (newest last) of this conversation's session, optionally only one event type; allSessions:true reads every session's entries (needs a wider grant). Returns {entries: [{seq, type, turnId, recordedAt, event}], truncated}; at most ${AUDIT_READ_MAX_LIMIT}.`,
   inputSchema: {
     type: 'object',
     properties: {
       type: { type: 'string', description: 'Event type, e.g. ToolCall, TurnStarted, ScopeDenied.' },
       limit: { type: 'integer', minimum: 1, maximum: AUDIT_READ_MAX_LIMIT, default: AUDIT_READ_DEFAULT_LIMIT },
+      allSessions: { type: 'boolean', default: false, description: 'Read every session\'s entries, not only this conversation\'s.' },
     },
     additionalProperties: false,
   },
-  requiredScope: (input) => `audit.read:${parseAuditReadInput(input).type ?? '*'}`,
+  requiredScope: (input) => {
+    const req = parseAuditReadInput(input);
+    return req.allSessions ? `audit.read:${req.type ?? '*'}` : AUDIT_READ_OWN_SESSION;
+  },
   idempotency: 'natural',
 };
 

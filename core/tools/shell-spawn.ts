@@ -2,14 +2,16 @@
  * The command-line tools' shared input rules, and `shell.spawn` as the core knows it (pure,
  * workflow-safe). `shell.exec` (core/tool-catalog.ts) and `shell.spawn` validate argv and cwd with
  * the one function here, {@link parseCommandInput}: argv only (no shell), argv[0] a bare command
- * name (no path, no leading `-`/`.`, no shell metacharacters) so the scope qualifier names exactly
- * one PATH entry, no NUL bytes, an absolute lexically normalized cwd.
+ * name (no path, no leading `-`/`.`, no shell metacharacters) so the scope names exactly one PATH
+ * entry, no NUL bytes, an absolute lexically normalized cwd. The scope itself is the argv's command
+ * scope (shell-argv.ts).
  *
  * `shell.spawn` has its own scope base in the seed's taxonomy (D4: `shell.spawn`, command
  * allowlist, "spawn long-lived subprocess"; D5: Trusted ✓ audited, SemiTrusted and Untrusted ⊘),
  * so a grant of `shell.exec:sleep` does not let the agent keep `sleep` running for minutes.
  */
 import { absolutePath, asRecord, invalid, positiveInt } from './tool-input.js';
+import { commandScope } from './shell-argv.js';
 import type { ToolDescriptor } from '../tools.js';
 
 /**
@@ -85,7 +87,7 @@ export const shellSpawnTool: ToolDescriptor = {
     required: ['argv'],
     additionalProperties: false,
   },
-  requiredScope: (input) => `shell.spawn:${parseShellSpawnInput(input).argv[0] as string}`,
+  requiredScope: (input) => commandScope('shell.spawn', parseShellSpawnInput(input).argv),
   idempotency: 'at-most-once',
 };
 

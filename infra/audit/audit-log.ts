@@ -187,6 +187,17 @@ export async function tailAuditEntries(db: Db, n: number): Promise<AuditRow[]> {
   return rows.reverse().map(toAuditRow);
 }
 
+/**
+ * The newest `n` entries of the turns that started in session `sessionId`, oldest first. A turn
+ * belongs to a session by its `TurnStarted` entry (written only after the request's attestation
+ * was verified), never by a `TurnRejected` one, whose facts nobody vouched for.
+ */
+export async function tailAuditEntriesOfSession(db: Db, sessionId: string, n: number): Promise<AuditRow[]> {
+  const turns = db.selectFrom('audit_entries').select('turn_id').where('event_type', '=', 'TurnStarted').where(sql<string>`(event::jsonb ->> 'sessionId')`, '=', sessionId);
+  const rows = await db.selectFrom('audit_entries').selectAll().where('turn_id', 'in', turns).orderBy('seq', 'desc').limit(n).execute();
+  return rows.reverse().map(toAuditRow);
+}
+
 /** All entries of one turn, in seq order. */
 export async function auditEntriesForTurn(db: Db, turnId: string): Promise<AuditRow[]> {
   const rows = await db.selectFrom('audit_entries').selectAll().where('turn_id', '=', turnId).orderBy('seq').execute();

@@ -3,6 +3,7 @@ export {
   appendAuditEntry,
   verifyAuditChain,
   tailAuditEntries,
+  tailAuditEntriesOfSession,
   auditEntriesForTurn,
   auditBody,
   auditMac,

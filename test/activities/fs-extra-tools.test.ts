@@ -10,6 +10,8 @@ import { toolContext } from '../support/tool-context.js';
 import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aivyx-fsx-')));
+/** The turn's grants the tools re-check what they opened against (runTool hands them the effective set). */
+const HOST_GRANTS = ['fs.delete', 'fs.metadata'];
 
 
 
@@ -44,8 +46,8 @@ describe('descriptors', () => {
     const del = FS_EXTRA_TOOLS[0] as typeof FS_EXTRA_TOOLS[0];
     expect(held.grants(del.requiredScope({ path: '/home/u/tmp/x/../y' }))).toBe(true);
     expect(held.grants(del.requiredScope({ path: '/home/u/tmp/../.ssh/id_ed25519' }))).toBe(false);
-    // `**` matches zero segments (the grant semantics of core/capability): the tree's root is in it.
-    expect(held.grants(del.requiredScope({ path: '/home/u/tmp' }))).toBe(true);
+    // For fs.delete `**` never matches its own root: deleting /home/u/tmp is not "something under it".
+    expect(held.grants(del.requiredScope({ path: '/home/u/tmp' }))).toBe(false);
     expect(held.grants(del.requiredScope({ path: '/home/u/tmpx' }))).toBe(false);
   });
 });
@@ -57,24 +59,24 @@ describe('fs.delete', () => {
   it('deletes a file, verified by absence, and is idempotent (existed:false the second time)', async () => {
     const path = join(root, 'd1.txt');
     writeFileSync(path, 'x');
-    expect(await tool.run({ path }, toolContext())).toEqual({ kind: 'completed', verified: 'Verified', output: { path, existed: true, type: 'file' } });
+    expect(await tool.run({ path }, toolContext({ held: HOST_GRANTS }))).toEqual({ kind: 'completed', verified: 'Verified', output: { path, existed: true, type: 'file' } });
     expect(existsSync(path)).toBe(false);
-    expect(await tool.run({ path }, toolContext())).toEqual({ kind: 'completed', verified: 'Verified', output: { path, existed: false } });
+    expect(await tool.run({ path }, toolContext({ held: HOST_GRANTS }))).toEqual({ kind: 'completed', verified: 'Verified', output: { path, existed: false } });
     // Absent parent too: nothing to do.
-    expect(await tool.run({ path: join(root, 'no/such/dir/f') }, toolContext())).toMatchObject({ verified: 'Verified', output: { existed: false } });
+    expect(await tool.run({ path: join(root, 'no/such/dir/f') }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { existed: false } });
   });
 
   it('removes an empty directory, refuses a non-empty one unless recursive', async () => {
     mkdirSync(join(root, 'empty'));
-    expect(await tool.run({ path: join(root, 'empty') }, toolContext())).toMatchObject({ verified: 'Verified', output: { type: 'directory' } });
+    expect(await tool.run({ path: join(root, 'empty') }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { type: 'directory' } });
     mkdirSync(join(root, 'tree/sub'), { recursive: true });
     writeFileSync(join(root, 'tree/sub/f'), 'x');
-    const e = await aivyxFailure(tool.run({ path: join(root, 'tree') }, toolContext()));
+    const e = await aivyxFailure(tool.run({ path: join(root, 'tree') }, toolContext({ held: HOST_GRANTS })));
     expect(e).toMatchObject({ kind: 'Tool', detail: { tool: 'fs.delete' } });
     expect(e.message).toMatch(/non-empty directory/);
     expect(e.hint).toMatch(/recursive:true/);
     expect(existsSync(join(root, 'tree/sub/f'))).toBe(true);
-    expect(await tool.run({ path: join(root, 'tree'), recursive: true }, toolContext())).toMatchObject({ verified: 'Verified', output: { existed: true, type: 'directory' } });
+    expect(await tool.run({ path: join(root, 'tree'), recursive: true }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { existed: true, type: 'directory' } });
     expect(existsSync(join(root, 'tree'))).toBe(false);
   });
 
@@ -82,28 +84,28 @@ describe('fs.delete', () => {
     const target = join(root, 'keep.txt');
     writeFileSync(target, 'precious');
     symlinkSync(target, join(root, 'link'));
-    expect(await tool.run({ path: join(root, 'link') }, toolContext())).toMatchObject({ verified: 'Verified', output: { path: join(root, 'link'), type: 'symlink' } });
+    expect(await tool.run({ path: join(root, 'link') }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { path: join(root, 'link'), type: 'symlink' } });
     expect(readFileSync(target, 'utf8')).toBe('precious');
 
     mkdirSync(join(root, 'outside-keep'));
     writeFileSync(join(root, 'outside-keep/f'), 'keep');
     mkdirSync(join(root, 'withlink'));
     symlinkSync(join(root, 'outside-keep'), join(root, 'withlink/escape'));
-    await tool.run({ path: join(root, 'withlink'), recursive: true }, toolContext());
+    await tool.run({ path: join(root, 'withlink'), recursive: true }, toolContext({ held: HOST_GRANTS }));
     expect(readFileSync(join(root, 'outside-keep/f'), 'utf8')).toBe('keep');
   });
 
   it('refuses the home directory itself (also through a symlink to it), but not what is inside it', async () => {
-    const e = await aivyxFailure(tool.run({ path: join(root, 'home') }, toolContext()));
+    const e = await aivyxFailure(tool.run({ path: join(root, 'home') }, toolContext({ held: HOST_GRANTS })));
     expect(e.message).toMatch(/home directory/);
     // Reached through a symlinked parent, it is still the home directory.
     symlinkSync(root, join(root, 'alias'));
-    expect((await aivyxFailure(tool.run({ path: join(root, 'alias/home') }, toolContext()))).message).toMatch(/home directory/);
+    expect((await aivyxFailure(tool.run({ path: join(root, 'alias/home') }, toolContext({ held: HOST_GRANTS })))).message).toMatch(/home directory/);
     // A link TO home is just a link: ".." is resolved lexically first, so "home-link/x/.." is the link, which may go.
     symlinkSync(join(root, 'home'), join(root, 'home-link'));
-    expect(await tool.run({ path: join(root, 'home-link/x/..') }, toolContext())).toMatchObject({ verified: 'Verified', output: { type: 'symlink' } });
+    expect(await tool.run({ path: join(root, 'home-link/x/..') }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { type: 'symlink' } });
     writeFileSync(join(root, 'home/f'), 'x');
-    expect(await tool.run({ path: join(root, 'home/f') }, toolContext())).toMatchObject({ verified: 'Verified' });
+    expect(await tool.run({ path: join(root, 'home/f') }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified' });
     expect(existsSync(join(root, 'home'))).toBe(true);
   });
 
@@ -126,7 +128,7 @@ describe('fs.delete', () => {
     writeFileSync(join(root, 'locked/f'), 'x');
     chmodSync(join(root, 'locked'), 0o555);
     try {
-      expect((await aivyxFailure(tool.run({ path: join(root, 'locked/f') }, toolContext()))).message).toMatch(/permission denied/);
+      expect((await aivyxFailure(tool.run({ path: join(root, 'locked/f') }, toolContext({ held: HOST_GRANTS })))).message).toMatch(/permission denied/);
       expect(existsSync(join(root, 'locked/f'))).toBe(true);
     } finally {
       chmodSync(join(root, 'locked'), 0o755);
@@ -141,18 +143,18 @@ describe('fs.metadata', () => {
     const path = join(root, 'm.txt');
     writeFileSync(path, 'hello');
     chmodSync(path, 0o640);
-    const r = await tool.run({ path }, toolContext());
+    const r = await tool.run({ path }, toolContext({ held: HOST_GRANTS }));
     expect(r).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path, exists: true, type: 'file', size: 5, mode: '640', mtime: lstatSync(path).mtime.toISOString(), realPath: path } });
-    expect(await tool.run({ path: root }, toolContext())).toMatchObject({ output: { type: 'directory', realPath: root } });
-    expect(await tool.run({ path: join(root, 'absent') }, toolContext())).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path: join(root, 'absent'), exists: false } });
+    expect(await tool.run({ path: root }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { type: 'directory', realPath: root } });
+    expect(await tool.run({ path: join(root, 'absent') }, toolContext({ held: HOST_GRANTS }))).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path: join(root, 'absent'), exists: false } });
   });
 
   it('describes a symlink as a symlink, names its real target, and reports a dangling one', async () => {
     writeFileSync(join(root, 'mt.txt'), 'abc');
     symlinkSync(join(root, 'mt.txt'), join(root, 'ml'));
-    expect(await tool.run({ path: join(root, 'ml') }, toolContext())).toMatchObject({ output: { type: 'symlink', realPath: join(root, 'mt.txt'), target: { type: 'file', size: 3 } } });
+    expect(await tool.run({ path: join(root, 'ml') }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { type: 'symlink', realPath: join(root, 'mt.txt'), target: { type: 'file', size: 3 } } });
     symlinkSync(join(root, 'gone'), join(root, 'mdangling'));
-    expect(await tool.run({ path: join(root, 'mdangling') }, toolContext())).toMatchObject({ output: { type: 'symlink', realPath: join(root, 'mdangling'), target: null } });
+    expect(await tool.run({ path: join(root, 'mdangling') }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { type: 'symlink', realPath: join(root, 'mdangling'), target: null } });
   });
 
   it('a symlink escaping the granted tree needs the grant for its target', async () => {

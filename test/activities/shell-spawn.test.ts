@@ -32,7 +32,9 @@ function nodeArgv(src: string): string[] {
 describe('shell.spawn input', () => {
   it('shares shell.exec\'s argv rules and has its own scope base', () => {
     expect(shellSpawnTool.requiredScope({ argv: ['sleep', '30'] })).toBe('shell.spawn:sleep');
-    expect(shellSpawnTool.requiredScope({ argv: ['git', '-c', 'core.pager=sh', 'log'], cwd: '/repo/../repo', maxDurationMs: 1000 })).toBe('shell.spawn:git');
+    expect(shellSpawnTool.requiredScope({ argv: ['npm', 'run', 'dev'] })).toBe('shell.spawn:npm run dev');
+    // An argv that runs its arguments needs the bare base (core/tools/shell-argv.ts).
+    expect(shellSpawnTool.requiredScope({ argv: ['git', '-c', 'core.pager=sh', 'log'], cwd: '/repo/../repo', maxDurationMs: 1000 })).toBe('shell.spawn');
     expect(parseShellSpawnInput({ argv: ['ls'], cwd: '/a/./b/../c' })).toEqual({ argv: ['ls'], cwd: '/a/c' });
     for (const bad of [{ argv: [] }, { argv: 'sleep 30' }, { argv: ['/bin/sleep', '1'] }, { argv: ['./x'] }, { argv: ['sleep;id'] }, { argv: ['-rf'] }, { argv: ['echo', 'a\0b'] }, { argv: ['ls'], cwd: 'rel' }, { argv: ['ls'], timeoutMs: 5 }]) {
       expect(errorKindOf(() => shellSpawnTool.requiredScope(bad)), JSON.stringify(bad)).toBe('InvalidScope');

@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFsReadTool, createFsWriteTool, createMemoryIntentStore, createShellExecTool, createStarterTools, type ShellExecOutput } from '../../activities/tools/index.js';
 import { aivyxFailure } from '../support/aivyx-failure.js';
+
+/** The turn's grants the tools re-check what they opened against (runTool hands them the effective set). */
+const HOST_GRANTS = ['fs.read', 'fs.write'];
 import { toolContext } from '../support/tool-context.js';
 
 // realpath: on some systems the temp dir itself sits behind a symlink.
@@ -16,7 +19,7 @@ describe('fs.write', () => {
 
   it('writes atomically and verifies by reading back', async () => {
     const path = join(root, 'w1.txt');
-    const r = await tool.run({ path, content: 'héllo\n' }, toolContext());
+    const r = await tool.run({ path, content: 'héllo\n' }, toolContext({ held: HOST_GRANTS }));
     expect(r).toEqual({ kind: 'completed', verified: 'Verified', output: expect.objectContaining({ path, bytes: 7, created: true, changed: true }) });
     expect(readFileSync(path, 'utf8')).toBe('héllo\n');
     // No temp file is left beside it.
@@ -27,17 +30,17 @@ describe('fs.write', () => {
     const path = join(root, 'secret.txt');
     writeFileSync(path, 'old');
     chmodSync(path, 0o600);
-    await tool.run({ path, content: 'new' }, toolContext());
+    await tool.run({ path, content: 'new' }, toolContext({ held: HOST_GRANTS }));
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    const again = await tool.run({ path, content: 'new' }, toolContext());
+    const again = await tool.run({ path, content: 'new' }, toolContext({ held: HOST_GRANTS }));
     expect(again).toMatchObject({ kind: 'completed', verified: 'Verified', output: { changed: false, created: false } });
   });
 
   it('mode "create" accepts identical content (a retry) but refuses different content', async () => {
     const path = join(root, 'created.txt');
-    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext())).toMatchObject({ verified: 'Verified', output: { created: true } });
-    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext())).toMatchObject({ verified: 'Verified', output: { changed: false } });
-    const e = await aivyxFailure(tool.run({ path, content: 'two', mode: 'create' }, toolContext()));
+    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { created: true } });
+    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { changed: false } });
+    const e = await aivyxFailure(tool.run({ path, content: 'two', mode: 'create' }, toolContext({ held: HOST_GRANTS })));
     expect(e.kind).toBe('Tool');
     expect(e.message).toMatch(/already exists with different content/);
     expect(e.detail).toEqual({ tool: 'fs.write' });
@@ -46,7 +49,7 @@ describe('fs.write', () => {
 
   it('creates missing parent directories and writes through a symlinked directory to its real path', async () => {
     const path = join(root, 'deep/er/file.txt');
-    await tool.run({ path, content: 'x' }, toolContext());
+    await tool.run({ path, content: 'x' }, toolContext({ held: HOST_GRANTS }));
     expect(readFileSync(path, 'utf8')).toBe('x');
 
     const outside = join(root, 'outside-w');
@@ -58,7 +61,7 @@ describe('fs.write', () => {
   it('refuses a dangling symlink and a directory target', async () => {
     symlinkSync(join(root, 'nowhere'), join(root, 'dangling'));
     expect((await aivyxFailure(tool.resolveScope({ path: join(root, 'dangling'), content: '' }))).kind).toBe('Tool');
-    expect((await aivyxFailure(tool.run({ path: root, content: 'x' }, toolContext()))).kind).toBe('Tool');
+    expect((await aivyxFailure(tool.run({ path: root, content: 'x' }, toolContext({ held: HOST_GRANTS })))).kind).toBe('Tool');
   });
 });
 
@@ -68,20 +71,20 @@ describe('fs.read', () => {
   it('reads whole files and truncates at maxBytes, never inside a UTF-8 character', async () => {
     const path = join(root, 'r.txt');
     writeFileSync(path, 'hello world');
-    expect(await tool.run({ path }, toolContext())).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path, content: 'hello world', bytes: 11, truncated: false } });
-    expect(await tool.run({ path, maxBytes: 5 }, toolContext())).toMatchObject({ output: { content: 'hello', bytes: 5, truncated: true } });
-    expect(await tool.run({ path, maxBytes: 11 }, toolContext())).toMatchObject({ output: { truncated: false } });
+    expect(await tool.run({ path }, toolContext({ held: HOST_GRANTS }))).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path, content: 'hello world', bytes: 11, truncated: false } });
+    expect(await tool.run({ path, maxBytes: 5 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { content: 'hello', bytes: 5, truncated: true } });
+    expect(await tool.run({ path, maxBytes: 11 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { truncated: false } });
 
     const utf = join(root, 'utf.txt');
     writeFileSync(utf, 'h€llo'); // € is 3 bytes
-    expect(await tool.run({ path: utf, maxBytes: 3 }, toolContext())).toMatchObject({ output: { content: 'h', bytes: 1, truncated: true } });
+    expect(await tool.run({ path: utf, maxBytes: 3 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { content: 'h', bytes: 1, truncated: true } });
   });
 
   it('clamps maxBytes to the tool ceiling', async () => {
     const path = join(root, 'big.txt');
     writeFileSync(path, 'x'.repeat(100));
     const small = createFsReadTool({ maxBytesLimit: 10 });
-    expect(await small.run({ path, maxBytes: 50 }, toolContext())).toMatchObject({ output: { bytes: 10, truncated: true } });
+    expect(await small.run({ path, maxBytes: 50 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { bytes: 10, truncated: true } });
   });
 
   it('resolveScope returns the real target of a symlink, so an escape is visible to the re-check', async () => {
@@ -96,10 +99,10 @@ describe('fs.read', () => {
   });
 
   it('fails with Tool errors naming the tool', async () => {
-    const missing = await aivyxFailure(tool.run({ path: join(root, 'missing.txt') }, toolContext()));
+    const missing = await aivyxFailure(tool.run({ path: join(root, 'missing.txt') }, toolContext({ held: HOST_GRANTS })));
     expect(missing).toMatchObject({ kind: 'Tool', detail: { tool: 'fs.read' } });
     expect(missing.message).toMatch(/no such file/);
-    expect((await aivyxFailure(tool.run({ path: root }, toolContext()))).message).toMatch(/not a regular file/);
+    expect((await aivyxFailure(tool.run({ path: root }, toolContext({ held: HOST_GRANTS })))).message).toMatch(/not a regular file/);
     expect((await aivyxFailure(tool.resolveScope({ path: 'relative' }))).kind).toBe('InvalidScope');
   });
 });
@@ -107,7 +110,7 @@ describe('fs.read', () => {
 describe('shell.exec', () => {
   const intents = createMemoryIntentStore();
   const tool = createShellExecTool({ intents, env: { PATH: process.env.PATH, HOME: root, LANG: 'C', AIVYX_SECRET: 'hunter2' } });
-  const out = async (input: unknown, c = toolContext()): Promise<ShellExecOutput> => {
+  const out = async (input: unknown, c = toolContext({ held: HOST_GRANTS })): Promise<ShellExecOutput> => {
     const r = await tool.run(input, c);
     if (r.kind !== 'completed') throw new Error('expected completed');
     expect(r.verified).toBe('Unverified');
@@ -129,7 +132,7 @@ describe('shell.exec', () => {
   it('runs in cwd (default HOME) and refuses a missing cwd before claiming the intent', async () => {
     expect((await out({ argv: ['pwd'] })).stdout).toBe(`${root}\n`);
     expect((await out({ argv: ['pwd'], cwd: '/' })).stdout).toBe('/\n');
-    const c = toolContext();
+    const c = toolContext({ held: HOST_GRANTS });
     expect((await aivyxFailure(tool.run({ argv: ['pwd'], cwd: join(root, 'nope') }, c))).message).toMatch(/does not exist/);
     expect(intents.get(c.idemKey)).toBeUndefined();
   });
@@ -162,12 +165,12 @@ describe('shell.exec', () => {
 
   it('is at-most-once: an attempt that finds its intent already claimed does not run again', async () => {
     const marker = join(root, 'marker');
-    const c = toolContext();
+    const c = toolContext({ held: HOST_GRANTS });
     await out({ argv: ['touch', marker] }, c);
     expect(intents.get(c.idemKey)).toMatchObject({ tool: 'shell.exec', state: 'finished', outcome: 'exit 0', inputHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
 
     // A retry after a crash: the first attempt claimed the intent, then the worker died.
-    const crashed = toolContext();
+    const crashed = toolContext({ held: HOST_GRANTS });
     await intents.begin(crashed.idemKey, { tool: 'shell.exec', inputHash: 'x' });
     const second = join(root, 'second-marker');
     const e = await aivyxFailure(tool.run({ argv: ['touch', second] }, crashed));
@@ -181,7 +184,7 @@ describe('shell.exec', () => {
   });
 
   it('reports a missing command as a Tool error', async () => {
-    const e = await aivyxFailure(tool.run({ argv: ['no-such-command-aivyx'] }, toolContext()));
+    const e = await aivyxFailure(tool.run({ argv: ['no-such-command-aivyx'] }, toolContext({ held: HOST_GRANTS })));
     expect(e.kind).toBe('Tool');
     expect(e.message).toMatch(/command not found/);
   });

@@ -86,14 +86,25 @@ const CORPUS: ReadonlyArray<[label: string, needed: string, held: string]> = [
   ['background', 'shell.exec:ls&', 'shell.exec:ls'],
   ['redirect', 'shell.exec:ls>x', 'shell.exec:ls'],
   ['newline', 'shell.exec:ls\nrm', 'shell.exec:ls'],
-  ['space argument', 'shell.exec:ls -la', 'shell.exec:ls'],
+  ['another subcommand', 'shell.exec:git push', 'shell.exec:git status *'],
+  ['arguments past a closed pattern', 'shell.exec:git status --short', 'shell.exec:git status'],
+  ['any arguments from a pattern', 'shell.exec:git', 'shell.exec:git status *'],
+  ['a "*" spelled out is any arguments', 'shell.exec:git *', 'shell.exec:git status *'],
+  ['an argument value in a pattern', 'shell.exec:git log --format=%H', 'shell.exec:git log *'],
+  ['a path in a pattern', 'shell.exec:cat /etc/passwd', 'shell.exec:cat *'],
+  ['a double space', 'shell.exec:git  status', 'shell.exec:git status *'],
+  ['"*" inside a pattern', 'shell.exec:git * push', 'shell.exec:git'],
   ['absolute path', 'shell.exec:/bin/rm', 'shell.exec:rm'],
   ['relative path', 'shell.exec:./ls', 'shell.exec:ls'],
   ['option injection', 'shell.exec:--help', 'shell.exec:ls'],
   ['glob command', 'shell.exec:*', 'shell.exec:ls'],
   ['superset', 'shell.exec:ls,rm', 'shell.exec:ls'],
   ['case variant is another command', 'shell.exec:LS', 'shell.exec:ls'],
-  ['spawn with metachar', 'shell.spawn:sh -c rm', 'shell.spawn:sh'],
+  ['spawn with metachar', 'shell.spawn:sh -c "rm"', 'shell.spawn:sh'],
+  ['fs.delete root of its own grant', 'fs.delete:/home/u/tmp', 'fs.delete:/home/u/tmp/**'],
+  ['fs.delete root of a glob grant', 'fs.delete:/home/u', 'fs.delete:/home/*/**'],
+  ['fs.delete of /', 'fs.delete:/', 'fs.delete:/**'],
+  ['the data directory from a wide grant', 'kernel.data_dir:/home/u/.aivyx/rest-token', 'fs.read'],
   // simple globs
   ['public prefix then private', 'memory.read:scope:private:x', 'memory.read:scope:public:*'],
   ['public lookalike', 'memory.read:scope:publicity:x', 'memory.read:scope:public:*'],
@@ -121,6 +132,10 @@ describe('adversarial qualifiers', () => {
     expect(outcome('net.fetch:https://xn--pi-7mc.x.com/', 'net.fetch:https://xn--pi-7mc.x.com')).toBe('granted');
     expect(outcome('net.dns:A.Example.COM.', 'net.dns:*.example.com')).toBe('granted');
     expect(outcome('shell.exec:ls', 'shell.exec:git,ls')).toBe('granted');
+    expect(outcome('shell.exec:git status --short', 'shell.exec:git status *')).toBe('granted');
+    expect(outcome('shell.exec:git status *', 'shell.exec:git status *')).toBe('granted');
+    expect(outcome('shell.exec:git status', 'shell.exec:git status')).toBe('granted');
+    expect(outcome('fs.delete:/home/u/tmp/x', 'fs.delete:/home/u/tmp/**')).toBe('granted');
     expect(outcome('memory.read:scope:public:x', 'memory.read:scope:public:*')).toBe('granted');
   });
 

@@ -74,12 +74,17 @@ describe('memory scopes × trust tiers', () => {
     expect(allowed('Untrusted', memoryForgetTool.requiredScope({ topic: 't' }))).toBe(false);
   });
 
-  it('forget: Trusted bare; SemiTrusted only with a filter (▲ qualifier required)', () => {
+  it('forget: Trusted bare; SemiTrusted only what the operator configured (▲), nothing by default', () => {
     const id = `m_${'b'.repeat(32)}`;
     expect(allowed('Trusted', memoryForgetTool.requiredScope({ id }))).toBe(true);
     expect(allowed('SemiTrusted', memoryForgetTool.requiredScope({ id }))).toBe(false);
-    expect(allowed('SemiTrusted', memoryForgetTool.requiredScope({ id, session: 's' }))).toBe(true);
-    expect(allowed('SemiTrusted', memoryForgetTool.requiredScope({ to: 5 }))).toBe(false);
+    expect(allowed('SemiTrusted', memoryForgetTool.requiredScope({ id, session: 's' }))).toBe(false);
+    const policy = { semiTrusted: { 'memory.forget': ['session:*'] } };
+    const semi = (scope: string) => effectiveCapabilities(agent, 'SemiTrusted', policy).grants(scope);
+    expect(semi(memoryForgetTool.requiredScope({ id, session: 's' }))).toBe(true);
+    expect(semi(memoryForgetTool.requiredScope({ id, topic: 't' }))).toBe(false);
+    expect(semi(memoryForgetTool.requiredScope({ id }))).toBe(false);
+    expect(semi(memoryForgetTool.requiredScope({ to: 5 }))).toBe(false);
   });
 
   it('a session-glob grant (the seed scenario) covers session recalls but not the bare one', () => {

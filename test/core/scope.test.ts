@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
-import { KNOWN_SCOPE_BASES, RESERVED_SCOPE_BASES, Scope, qualifierKindOf } from '../../core/capability/index.js';
+import { CapabilitySet, KNOWN_SCOPE_BASES, RESERVED_SCOPE_BASES, Scope, qualifierKindOf } from '../../core/capability/index.js';
 import { normalizePosixPath, tryNormalizePosixPath } from '../../core/path.js';
 
 function parseError(s: string): AivyxError {
@@ -17,8 +17,9 @@ function parseError(s: string): AivyxError {
 const granted = (needed: string, held: string): boolean => Scope.parse(needed).isGrantedBy(Scope.parse(held));
 
 describe('scope bases', () => {
-  it('knows exactly the 24 v1 bases and the 17 reserved ones', () => {
-    expect(KNOWN_SCOPE_BASES).toHaveLength(24);
+  it('knows exactly the 25 v1 bases (kernel.data_dir included) and the 17 reserved ones', () => {
+    expect(KNOWN_SCOPE_BASES).toHaveLength(25);
+    expect(KNOWN_SCOPE_BASES).toContain('kernel.data_dir');
     expect(RESERVED_SCOPE_BASES).toHaveLength(17);
     expect(KNOWN_SCOPE_BASES).toContain('git.write');
     expect(KNOWN_SCOPE_BASES).toContain('mission.gate');
@@ -226,8 +227,25 @@ describe('command allowlists', () => {
   });
 
   it('rejects empty entries, paths and leading dashes', () => {
-    for (const q of ['ls,,git', ',ls', 'ls,', '/bin/rm', './rm', '-rf', '.hidden', 'l s']) parseError(`shell.exec:${q}`);
+    for (const q of ['ls,,git', ',ls', 'ls,', '/bin/rm', './rm', '-rf', '.hidden', ' ls', 'l  s', 'ls ', 'ls * -la', 'ls /tmp', 'git log --format=x', 'git Status', 'ls\t-la']) parseError(`shell.exec:${q}`);
     expect(parseError('shell.exec:/bin/rm').message).toContain('is a path');
+    expect(parseError('shell.exec:cat /etc/passwd').message).toContain('is not a plain word');
+  });
+
+  it('argv patterns: a command, plain words, and an optional final * (any further arguments)', () => {
+    expect(Scope.parse('shell.exec:git status *').qualifier).toBe('git status *');
+    expect(Scope.parse('shell.exec:git *').qualifier).toBe('git');
+    expect(Scope.parse('shell.exec:git status *,ls,git status *').qualifier).toBe('git status *,ls');
+    expect(granted('shell.exec:git status --short', 'shell.exec:git status *')).toBe(true);
+    expect(granted('shell.exec:git status', 'shell.exec:git status *')).toBe(true);
+    expect(granted('shell.exec:git status --short *', 'shell.exec:git status *')).toBe(true);
+    expect(granted('shell.exec:git push', 'shell.exec:git status *')).toBe(false);
+    expect(granted('shell.exec:git', 'shell.exec:git status *')).toBe(false);
+    expect(granted('shell.exec:git status', 'shell.exec:git status')).toBe(true);
+    expect(granted('shell.exec:git status *', 'shell.exec:git status')).toBe(false);
+    expect(granted('shell.exec:git status --short', 'shell.exec:git status')).toBe(false);
+    expect(granted('shell.exec:git status --short', 'shell.exec:git')).toBe(true);
+    expect(granted('shell.spawn:npm test', 'shell.spawn:npm test,npm run *')).toBe(true);
   });
 });
 
@@ -269,5 +287,22 @@ describe('normalizePosixPath', () => {
       expect(tryNormalizePosixPath(p)).toBeUndefined();
       expect(() => normalizePosixPath(p)).toThrow(AivyxError);
     }
+  });
+});
+
+describe('fs.delete: `**` never matches its own root', () => {
+  it('fs.delete:/x/** grants what lies under /x, never /x itself; other bases keep ** matching the root', () => {
+    expect(granted('fs.delete:/x/a', 'fs.delete:/x/**')).toBe(true);
+    expect(granted('fs.delete:/x/a/b', 'fs.delete:/x/**')).toBe(true);
+    expect(granted('fs.delete:/x', 'fs.delete:/x/**')).toBe(false);
+    expect(granted('fs.delete:/', 'fs.delete:/**')).toBe(false);
+    expect(granted('fs.delete:/x/y', 'fs.delete:/x/*/**')).toBe(false);
+    expect(granted('fs.delete:/x/y/z', 'fs.delete:/x/*/**')).toBe(true);
+    expect(granted('fs.delete:/x', 'fs.delete:/x')).toBe(true);
+    expect(granted('fs.delete:/x', 'fs.delete')).toBe(true);
+    expect(granted('fs.read:/x', 'fs.read:/x/**')).toBe(true);
+    expect(granted('fs.write:/x', 'fs.write:/x/**')).toBe(true);
+    // Intersections keep the strict meaning.
+    expect(CapabilitySet.from(['fs.delete']).intersect(CapabilitySet.from(['fs.delete:/x/**'])).grants('fs.delete:/x')).toBe(false);
   });
 });

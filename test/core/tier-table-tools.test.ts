@@ -1,16 +1,17 @@
 /**
  * Per-tier tests for every catalog tool, driven by the seed's ceiling table: for each tool in
  * TOOL_CATALOG (whatever it holds when the test runs), for each channel tier, an agent holding every
- * base bare gets `effectiveCapabilities(agent, tier)`, and a representative call's `requiredScope` is
- * granted or denied exactly as the table's row for that scope's base says:
- * ✓ granted (bare or qualified), ▲ granted only for qualified scopes (restricted to the row's named
- * qualifier where the seed names one, e.g. Untrusted `memory.read:scope:public:*`), ⊘ denied.
+ * base bare gets `effectiveCapabilities(agent, tier, policy)`, and representative calls'
+ * `requiredScope`s are granted or denied exactly as the table's row for that scope's base says:
+ * ✓ granted (bare or qualified), ▲ granted only when a qualifier the operator configured (the
+ * policy) or the seed names (Untrusted `memory.read:scope:public:*`) grants it — never bare, and
+ * nothing at all for a configurable base the policy leaves empty — ⊘ denied.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CapabilitySet, KNOWN_SCOPE_BASES, Scope, effectiveCapabilities, type TrustTier } from '../../core/capability/index.js';
+import { CapabilitySet, EMPTY_TIER_POLICY, KNOWN_SCOPE_BASES, SEMITRUSTED_POLICY_BASES, Scope, effectiveCapabilities, type TierPolicy, type TrustTier } from '../../core/capability/index.js';
 import { TOOL_CATALOG } from '../../core/tool-catalog.js';
 import type { ToolDescriptor } from '../../core/tools.js';
 
@@ -18,14 +19,27 @@ type Cell = '✓' | '▲' | '⊘';
 type Tier = Exclude<TrustTier, 'Kernel'>;
 const TIERS: readonly Tier[] = ['Trusted', 'SemiTrusted', 'Untrusted'];
 
-/** One row: the three cells, and for a ▲ cell that names its only qualifier (seed wording "▲ `x` only"), that qualifier. */
+/** One row: the three cells, and for a ▲ cell with fixed qualifiers (seed wording "▲ `x` only", or decided), those qualifiers. */
 interface Row {
   cells: Record<Tier, Cell>;
-  only?: Partial<Record<Tier, string>>;
+  only?: Partial<Record<Tier, readonly string[]>>;
   source: 'seed' | 'decided';
 }
 
-const row = (t: Cell, s: Cell, u: Cell, only?: Partial<Record<Tier, string>>, source: Row['source'] = 'seed'): Row => ({ cells: { Trusted: t, SemiTrusted: s, Untrusted: u }, ...(only ? { only } : {}), source });
+const row = (t: Cell, s: Cell, u: Cell, only?: Partial<Record<Tier, readonly string[]>>, source: Row['source'] = 'seed'): Row => ({ cells: { Trusted: t, SemiTrusted: s, Untrusted: u }, ...(only ? { only } : {}), source });
+
+/** The operator policy under test: the SemiTrusted ▲ cells of configurable bases are exactly these. */
+const POLICY: TierPolicy = {
+  semiTrusted: {
+    'fs.read': ['/home/u/shared/**'],
+    'fs.write': ['/home/u/shared/**'],
+    'git.read': ['/home/u/shared/**'],
+    'net.post': ['https://api.example.com/v1'],
+    'memory.forget': ['session:s1'],
+    'channel.send': ['telegram'],
+    'channel.receive': ['telegram'],
+  },
+};
 
 /** The seed's per-tier ceiling table (D5), row by row, plus the rows decided for later bases. */
 const TABLE: Readonly<Record<string, Row>> = {
@@ -40,12 +54,13 @@ const TABLE: Readonly<Record<string, Row>> = {
   'shell.spawn': row('✓', '⊘', '⊘'),
   'llm.call': row('✓', '✓', '⊘'),
   'llm.embed': row('✓', '✓', '⊘'),
-  'memory.read': row('✓', '✓', '▲', { Untrusted: 'scope:public:*' }),
+  'memory.read': row('✓', '✓', '▲', { Untrusted: ['scope:public:*'] }),
   'memory.write': row('✓', '✓', '⊘'),
   'memory.forget': row('✓', '▲', '⊘'),
   'channel.send': row('✓', '▲', '⊘'),
   'channel.receive': row('✓', '▲', '⊘'),
-  'audit.read': row('✓', '▲', '▲', { Untrusted: 'public' }),
+  // SemiTrusted: its own session (decided, issue 11); `public` names no event type (reads nothing).
+  'audit.read': row('✓', '▲', '▲', { SemiTrusted: ['own-session', 'public'], Untrusted: ['public'] }),
   'config.read': row('✓', '✓', '⊘'),
   'config.write': row('✓', '⊘', '⊘'),
   // Decided in core/capability/trust-tier.ts and the amendments (the seed's table predates them).
@@ -54,6 +69,7 @@ const TABLE: Readonly<Record<string, Row>> = {
   'mission.create': row('✓', '⊘', '⊘', undefined, 'decided'),
   'mission.gate': row('✓', '⊘', '⊘', undefined, 'decided'),
   'mcp.call': row('⊘', '⊘', '⊘', undefined, 'decided'),
+  'kernel.data_dir': row('⊘', '⊘', '⊘', undefined, 'decided'),
 };
 
 /**
@@ -61,22 +77,22 @@ const TABLE: Readonly<Record<string, Row>> = {
  * every tool asks for); memory.recall also makes a bare request (no filter → all of memory).
  */
 const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
-  'fs.read': [{ path: '/home/u/notes.txt' }],
-  'fs.write': [{ path: '/home/u/notes.txt', content: 'x' }],
+  'fs.read': [{ path: '/home/u/notes.txt' }, { path: '/home/u/shared/notes.txt' }, { path: '/home/u/.ssh/id_rsa' }],
+  'fs.write': [{ path: '/home/u/notes.txt', content: 'x' }, { path: '/home/u/shared/notes.txt', content: 'x' }, { path: '/home/u/.ssh/authorized_keys', content: 'x' }],
   'fs.delete': [{ path: '/home/u/old.txt' }, { path: '/home/u/tmp', recursive: true }],
   'fs.metadata': [{ path: '/home/u/notes.txt' }],
   'net.fetch': [{ url: 'https://api.example.com/v1/items' }, { url: 'http://127.0.0.1:8080/api', method: 'HEAD' }],
-  'net.post': [{ url: 'https://api.example.com/v1/items', method: 'POST', body: '{}', contentType: 'application/json' }],
-  'shell.exec': [{ argv: ['ls', '-la'] }],
+  'net.post': [{ url: 'https://api.example.com/v1/items', method: 'POST', body: '{}', contentType: 'application/json' }, { url: 'https://evil.example/collect', method: 'POST' }],
+  'shell.exec': [{ argv: ['ls', '-la'] }, { argv: ['git', '-c', 'alias.x=!sh', 'x'] }],
   'memory.write': [{ text: 'x', session: 's1' }, { text: 'x', topic: 'notes', public: true }],
   'memory.recall': [{ public: true, topic: 'notes' }, { session: 's1' }, {}],
-  'memory.forget': [{ session: 's1' }],
-  'git.status': [{ repo: '/home/u/repo' }],
-  'git.diff': [{ repo: '/home/u/repo' }],
+  'memory.forget': [{ session: 's1' }, { session: 's2' }, { topic: 'work' }],
+  'git.status': [{ repo: '/home/u/repo' }, { repo: '/home/u/shared/repo' }],
+  'git.diff': [{ repo: '/home/u/repo' }, { repo: '/home/u/shared/repo' }],
   'git.commit': [{ repo: '/home/u/repo', message: 'wip' }],
   'config.read': [{ key: 'llm.model' }],
   'config.write': [{ key: 'llm.model', value: 'x' }],
-  'audit.read': [{}, { type: 'ToolCall' }],
+  'audit.read': [{}, { type: 'ToolCall' }, { allSessions: true }, { allSessions: true, type: 'ToolCall' }],
   'mcp.call': [{ server: 'files', tool: 'list' }],
   'shell.spawn': [{ argv: ['npm', 'test'] }, { argv: ['sleep', '30'], cwd: '/tmp', maxDurationMs: 60_000 }],
   'channel.send': [{ channel: 'telegram', to: '12345', text: 'hi' }, { channel: 'email', to: 'me@example.com', text: 'hi' }],
@@ -84,15 +100,18 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
 
 const AGENT_ALL_BARE = CapabilitySet.from(KNOWN_SCOPE_BASES);
 
-/** What the row says a request `scope` gets under `tier`. */
-function expected(scope: Scope, tier: Tier): boolean {
+/** What the row says a request `scope` gets under `tier` and `policy`. */
+function expected(scope: Scope, tier: Tier, policy: TierPolicy): boolean {
   const r = TABLE[scope.base] as Row;
   const cell = r.cells[tier];
   if (cell === '⊘') return false;
   if (cell === '✓') return true;
   if (scope.qualifier === undefined) return false; // ▲: a bare request is never granted
-  const only = r.only?.[tier];
-  return only === undefined || scope.isGrantedBy(Scope.parse(`${scope.base}:${only}`));
+  // ▲: the row's fixed qualifiers, or (SemiTrusted, configurable base) exactly the policy's.
+  const configurable = tier === 'SemiTrusted' && (SEMITRUSTED_POLICY_BASES as readonly string[]).includes(scope.base);
+  const allowed = configurable ? (policy.semiTrusted[scope.base as keyof TierPolicy['semiTrusted']] ?? []) : (r.only?.[tier] ?? []);
+  expect(allowed.length > 0 || configurable, `▲ row ${scope.base} ${tier} names its qualifiers`).toBe(true);
+  return allowed.some((q) => scope.isGrantedBy(Scope.parse(`${scope.base}:${q}`)));
 }
 
 function toolScopes(tool: ToolDescriptor): Scope[] {
@@ -132,17 +151,46 @@ describe('the table', () => {
 
 describe.each(TOOL_CATALOG.map((t) => [t.id, t] as const))('%s', (_id, tool) => {
   for (const tier of TIERS) {
-    it(`${tier}: granted/denied as the ceiling table row says`, () => {
-      const eff = effectiveCapabilities(AGENT_ALL_BARE, tier);
-      const scopes = toolScopes(tool);
-      expect(scopes.length).toBeGreaterThan(0);
-      for (const scope of scopes) expect(eff.grants(scope), `${tier} ${scope.toString()} (row ${scope.base}: ${TABLE[scope.base]?.cells[tier]})`).toBe(expected(scope, tier));
-    });
+    for (const [name, policy] of [['no policy', EMPTY_TIER_POLICY], ['a policy', POLICY]] as const) {
+      it(`${tier}, ${name}: granted/denied as the ceiling table row says`, () => {
+        const eff = effectiveCapabilities(AGENT_ALL_BARE, tier, policy);
+        const scopes = toolScopes(tool);
+        expect(scopes.length).toBeGreaterThan(0);
+        for (const scope of scopes) expect(eff.grants(scope), `${tier} ${scope.toString()} (row ${scope.base}: ${TABLE[scope.base]?.cells[tier]})`).toBe(expected(scope, tier, policy));
+      });
+    }
   }
 });
 
+describe('the ▲ cells are not vacuous', () => {
+  it('with the policy, each SemiTrusted ▲ tool sample is granted inside the configured qualifiers and denied outside', () => {
+    const eff = effectiveCapabilities(AGENT_ALL_BARE, 'SemiTrusted', POLICY);
+    const scope = (id: string, input: unknown): string => (TOOL_CATALOG.find((t) => t.id === id) as ToolDescriptor).requiredScope(input);
+    const cases: [string, unknown, boolean][] = [
+      ['fs.read', { path: '/home/u/shared/notes.txt' }, true],
+      ['fs.read', { path: '/home/u/.ssh/id_rsa' }, false],
+      ['fs.write', { path: '/home/u/.ssh/authorized_keys', content: 'ssh-ed25519 AAAA attacker' }, false],
+      ['fs.write', { path: '/home/u/shared/x', content: 'x' }, true],
+      ['git.status', { repo: '/home/u/shared/repo' }, true],
+      ['git.status', { repo: '/home/u/repo' }, false],
+      ['net.post', { url: 'https://api.example.com/v1/items', method: 'POST' }, true],
+      ['net.post', { url: 'https://evil.example/collect', method: 'POST' }, false],
+      ['memory.forget', { session: 's1' }, true],
+      ['memory.forget', { session: 's2' }, false],
+      ['channel.send', { channel: 'telegram', to: '1', text: 'x' }, true],
+      ['channel.send', { channel: 'email', to: 'a@b.c', text: 'x' }, false],
+      ['audit.read', {}, true],
+      ['audit.read', { allSessions: true }, false],
+    ];
+    for (const [id, input, granted] of cases) expect(eff.grants(scope(id, input)), `${id} ${JSON.stringify(input)}`).toBe(granted);
+    // Without a policy, none of them (but the own-session audit.read) is granted.
+    const none = effectiveCapabilities(AGENT_ALL_BARE, 'SemiTrusted');
+    for (const [id, input] of cases) expect(none.grants(scope(id, input)), `${id} ${JSON.stringify(input)} without a policy`).toBe(id === 'audit.read' && !(input as { allSessions?: boolean }).allSessions);
+  });
+});
+
 describe('the rows say what the new tools may do', () => {
-  const effOf = (tier: Tier): CapabilitySet => effectiveCapabilities(AGENT_ALL_BARE, tier);
+  const effOf = (tier: Tier): CapabilitySet => effectiveCapabilities(AGENT_ALL_BARE, tier, POLICY);
   const byId = (id: string): ToolDescriptor => TOOL_CATALOG.find((t) => t.id === id) as ToolDescriptor;
 
   it('fs.delete: Trusted only; fs.metadata: Trusted and SemiTrusted', () => {
@@ -152,14 +200,22 @@ describe('the rows say what the new tools may do', () => {
     expect(TIERS.map((t) => effOf(t).grants(meta))).toEqual([true, true, false]);
   });
 
-  it('net.fetch: Trusted and SemiTrusted; net.post: Trusted, SemiTrusted via the ▲ form; Untrusted neither', () => {
+  it('net.fetch: Trusted and SemiTrusted; net.post: Trusted, SemiTrusted only to configured URLs; Untrusted neither', () => {
     const f = byId('net.fetch').requiredScope({ url: 'https://api.example.com/v1' });
     const p = byId('net.post').requiredScope({ url: 'https://api.example.com/v1', method: 'POST' });
     expect(TIERS.map((t) => effOf(t).grants(f))).toEqual([true, true, false]);
     expect(TIERS.map((t) => effOf(t).grants(p))).toEqual([true, true, false]);
-    // ▲: the SemiTrusted set holds the qualified form, never bare net.post.
-    expect(effOf('SemiTrusted').toJSON()).toContain('net.post:*');
+    // ▲: the SemiTrusted set holds exactly the configured URL, never net.post:* or bare net.post.
+    expect(effOf('SemiTrusted').toJSON().filter((s) => s.startsWith('net.post'))).toEqual(['net.post:https://api.example.com/v1']);
+    expect(effOf('SemiTrusted').grants('net.post:*')).toBe(false);
     expect(effOf('SemiTrusted').grants('net.post')).toBe(false);
+  });
+
+  it('shell.exec: an argv that runs its arguments needs the bare grant, so no qualified grant reaches it', () => {
+    const s = byId('shell.exec').requiredScope({ argv: ['git', '-c', 'alias.x=!sh', 'x'] });
+    expect(s).toBe('shell.exec');
+    expect(TIERS.map((t) => effOf(t).grants(s))).toEqual([true, false, false]);
+    expect(CapabilitySet.from(['shell.exec:git']).grants(s)).toBe(false);
   });
 
   it('shell.spawn: Trusted only, under its own base (a shell.exec grant does not cover it)', () => {
@@ -169,14 +225,16 @@ describe('the rows say what the new tools may do', () => {
     expect(CapabilitySet.from(['shell.exec:sleep']).grants(s)).toBe(false);
   });
 
-  it('channel.send: Trusted, SemiTrusted via the ▲ form (qualified by channel name), Untrusted never', () => {
+  it('channel.send: Trusted, SemiTrusted only on configured channels (▲), Untrusted never', () => {
     const s = byId('channel.send').requiredScope({ channel: 'telegram', to: '1', text: 'x' });
     expect(s).toBe('channel.send:telegram');
     expect(TIERS.map((t) => effOf(t).grants(s))).toEqual([true, true, false]);
     expect(effOf('SemiTrusted').grants('channel.send')).toBe(false);
-    // An agent granted one channel cannot send on another.
-    const agent = CapabilitySet.from(['channel.send:telegram']);
-    expect(effectiveCapabilities(agent, 'SemiTrusted').grants(s)).toBe(true);
-    expect(effectiveCapabilities(agent, 'SemiTrusted').grants('channel.send:email')).toBe(false);
+    expect(effOf('SemiTrusted').grants('channel.send:email')).toBe(false);
+    // An agent granted one channel cannot send on another, whatever the policy allows.
+    const agent = CapabilitySet.from(['channel.send:email']);
+    expect(effectiveCapabilities(agent, 'SemiTrusted', POLICY).grants('channel.send:email')).toBe(false);
+    expect(effectiveCapabilities(agent, 'SemiTrusted', POLICY).grants(s)).toBe(false);
+    expect(effectiveCapabilities(CapabilitySet.from(['channel.send:telegram']), 'SemiTrusted', POLICY).grants(s)).toBe(true);
   });
 });

@@ -11,8 +11,13 @@ describe('tool catalog', () => {
     expect(fsReadTool.requiredScope({ path: '/home/u/notes.txt', maxBytes: 10 })).toBe('fs.read:/home/u/notes.txt');
     expect(fsWriteTool.requiredScope({ path: '/tmp/x', content: '' })).toBe('fs.write:/tmp/x');
     expect(fsWriteTool.requiredScope({ path: '/tmp/x', content: 'a', mode: 'create' })).toBe('fs.write:/tmp/x');
-    expect(shellExecTool.requiredScope({ argv: ['ls', '-la', '/tmp'] })).toBe('shell.exec:ls');
-    expect(shellExecTool.requiredScope({ argv: ['git', '-c', 'core.pager=sh'], cwd: '/repo', timeoutMs: 5000 })).toBe('shell.exec:git');
+    // The command and its leading plain words; from the first other argument on, "*".
+    expect(shellExecTool.requiredScope({ argv: ['ls', '-la', '/tmp'] })).toBe('shell.exec:ls -la *');
+    expect(shellExecTool.requiredScope({ argv: ['ls', '/tmp'] })).toBe('shell.exec:ls');
+    expect(shellExecTool.requiredScope({ argv: ['git', 'status', '--short'] })).toBe('shell.exec:git status --short');
+    expect(shellExecTool.requiredScope({ argv: ['curl', '-H', 'Authorization: Bearer s3cret'] })).toBe('shell.exec:curl -H *');
+    // An argv that executes its arguments needs the unqualified base.
+    expect(shellExecTool.requiredScope({ argv: ['git', '-c', 'core.pager=sh'], cwd: '/repo', timeoutMs: 5000 })).toBe('shell.exec');
   });
 
   it('normalizes paths lexically, so `..` cannot smuggle a path past a qualifier', () => {

@@ -4,7 +4,7 @@
  * completes with its output; a cancelled activity kills the process group; channel.send reaches a
  * channel's deliverer under the call's idempotency key.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,17 +18,22 @@ const dir = mkdtempSync(join(tmpdir(), 'aivyx-spawn-turn-'));
 const timedOutPid = join(dir, 'timed-out.pid');
 const cancelledPid = join(dir, 'cancelled.pid');
 
-/** A node program that prints a line every 500 ms, eight times (~4 s). */
-const TICKER = 'let i=0; const t=setInterval(()=>{console.log("tick "+(++i)); if(i===8) clearInterval(t)},500)';
-/** A node program that writes its pid and its child's pid to `file`, then runs for two minutes. */
-const forever = (file: string): string =>
-  `const c=require("child_process").spawn("sleep",["120"],{stdio:"ignore"}); require("fs").writeFileSync(${JSON.stringify(file)}, process.pid+" "+c.pid); setTimeout(()=>{},120000)`;
+// The programs are commands of their own on the worker's PATH: an interpreter (`node -e …`) runs
+// whatever its arguments say, so no qualified grant reaches it (core/tools/shell-argv.ts).
+const bin = join(dir, 'bin');
+mkdirSync(bin);
+/** `ticker`: prints a line every 500 ms, eight times (~4 s). */
+writeFileSync(join(bin, 'ticker'), '#!/usr/bin/env node\nlet i=0; const t=setInterval(()=>{console.log("tick "+(++i)); if(i===8) clearInterval(t)},500)\n');
+/** `forever <file>`: writes its pid and its child's pid to `file`, then runs for two minutes. */
+writeFileSync(join(bin, 'forever'), '#!/usr/bin/env node\nconst c=require("child_process").spawn("sleep",["120"],{stdio:"ignore"}); require("fs").writeFileSync(process.argv[2], process.pid+" "+c.pid); setTimeout(()=>{},120000)\n');
+for (const f of ['ticker', 'forever']) chmodSync(join(bin, f), 0o755);
+process.env.PATH = `${bin}:${process.env.PATH ?? ''}`;
 
 const script = {
   rules: [
-    { match: 'tick for me', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['node', '-e', TICKER], maxDurationMs: 30_000 } }] }, { say: '{{result.0.status}} {{result.0.output}}' }] },
-    { match: 'run past the budget', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['node', '-e', forever(timedOutPid)], maxDurationMs: 120_000 } }] }, { say: 'unreachable' }] },
-    { match: 'run until cancelled', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['node', '-e', forever(cancelledPid)], maxDurationMs: 25_000 } }] }, { say: 'unreachable' }] },
+    { match: 'tick for me', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['ticker'], maxDurationMs: 30_000 } }] }, { say: '{{result.0.status}} {{result.0.output}}' }] },
+    { match: 'run past the budget', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['forever', timedOutPid], maxDurationMs: 120_000 } }] }, { say: 'unreachable' }] },
+    { match: 'run until cancelled', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['forever', cancelledPid], maxDurationMs: 25_000 } }] }, { say: 'unreachable' }] },
     { match: 'spawn a shell', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['sh', '-c', 'id'] } }] }, { say: '{{results}}' }] },
     { match: 'tell alice', steps: [{ call: [{ tool: 'channel.send', input: { channel: 'outbox-test', to: 'alice', text: 'the build is green' } }] }, { say: '{{result.0.status}} {{result.0.output}}' }] },
     { match: 'tell nobody', steps: [{ call: [{ tool: 'channel.send', input: { channel: 'no-such-channel', to: 'x', text: 'hi' } }] }, { say: '{{result.0.status}}: {{result.0.error.message}}' }] },
@@ -70,7 +75,7 @@ beforeAll(async () => {
     deliveries,
     // Plain payloads, so the test can read the running activity's heartbeat details from describe().
     codec: false,
-    agent: { capabilities: ['llm.call', 'shell.spawn:node,sleep', 'channel.send:outbox-test', 'channel.send:no-such-*'], budgetMs: 12_000, confirmFirst: [] },
+    agent: { capabilities: ['llm.call', 'shell.spawn:ticker,forever,sleep', 'channel.send:outbox-test', 'channel.send:no-such-*'], budgetMs: 12_000, confirmFirst: [] },
   });
 }, 120_000);
 afterAll(async () => {
@@ -115,7 +120,7 @@ describe('shell.spawn in a turn', () => {
     const progress = details.filter((d): d is { tool: string; pid: number } => typeof d === 'object' && d !== null && (d as { tool?: unknown }).tool === 'shell.spawn');
     expect(progress.length, `heartbeat details seen: ${JSON.stringify(details.slice(0, 3))}`).toBeGreaterThan(0);
     expect(progress.every((d) => d.pid === output.pid)).toBe(true);
-    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'ToolCall', toolId: 'shell.spawn', scopeUsed: 'shell.spawn:node', outcome: 'Completed(Unverified)' }));
+    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'ToolCall', toolId: 'shell.spawn', scopeUsed: 'shell.spawn:ticker', outcome: 'Completed(Unverified)' }));
   }, 60_000);
 
   it('when the turn budget runs out mid-process, the cancelled activity kills the process group', async () => {
@@ -151,8 +156,9 @@ describe('shell.spawn in a turn', () => {
 
   it('is denied for a command outside the allowlist qualifier', async () => {
     const { turnId, outcome } = await h.turn('spawn a shell');
-    expect(outcome.status === 'Completed' && outcome.finalMessage).toMatch(/shell\.spawn: Denied \(needs shell\.spawn:sh\)/);
-    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'ScopeDenied', toolAttempted: 'shell.spawn', scopeRequested: 'shell.spawn', scopeQualifier: 'sh' }));
+    // A shell runs its arguments: only the unqualified base reaches it, never a qualified grant.
+    expect(outcome.status === 'Completed' && outcome.finalMessage).toMatch(/shell\.spawn: Denied \(needs shell\.spawn\)/);
+    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'ScopeDenied', toolAttempted: 'shell.spawn', scopeRequested: 'shell.spawn', scopeQualifier: null }));
   }, 60_000);
 });
 

@@ -55,6 +55,8 @@ export interface HarnessOptions {
   codec?: boolean;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
+  /** What no host tool may reach (infra/data-dir.ts `dataDirProtection`); default nothing. */
+  protectedPaths?: WiringInput['protectedPaths'];
 }
 
 /** A running test stack. */
@@ -102,7 +104,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.agent,
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
-  const activities = wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}) });
+  const activities = wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}), ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}) });
   const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities, ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}) });
   const running = worker.run();
   const attestor = createAttestor(master.subkey('attestation'));
