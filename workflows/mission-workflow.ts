@@ -84,6 +84,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   let gateSeq = args.carried?.gateSeq ?? 0;
   let stepsRun = args.carried?.stepsRun ?? 0;
   let cancelState: { reason: string } | undefined;
+  // What the person who denied a gate said (for the result only).
+  let deniedSaying: string | undefined;
   // Set by the signal handler and by a Temporal cancel; read through a function so narrowing never goes stale.
   const cancelled = (): { reason: string } | undefined => cancelState;
 
@@ -311,8 +313,10 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           break;
         case 'denied':
           await acts.notifyApprovers({ missionId, gateId, kind: 'decided', approvers: allTold(), text: `denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}${reason ? `: ${reason}` : ''}`, ...about });
-          // The denier's own words stay out of the mission's failure (and so out of MissionEnded): the audit holds no user text.
-          mission.send({ type: 'GATE_DENIED', reason: `gate denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}` });
+          // The denier's own words go to the mission's result, not into its failure (and so not into
+          // MissionEnded): the audit log holds no user text.
+          deniedSaying = reason;
+          mission.send({ type: 'GATE_DENIED', reason: `gate denied by ${by?.identity ?? '?'} on ${by?.channel ?? '?'}` });
           break;
         case 'expired':
           await audit({ type: 'GateExpired', gateId, afterMs: Date.now() - openedAt });
@@ -333,7 +337,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       missionId,
       state: end.value as MissionResult['state'],
       stepsRun,
-      ...(end.context.failure ? { reason: end.context.failure } : cancelled() ? { reason: cancelled()?.reason ?? '' } : {}),
+      ...(end.context.failure ? { reason: `${end.context.failure}${deniedSaying ? `: ${deniedSaying}` : ''}` } : cancelled() ? { reason: cancelled()?.reason ?? '' } : {}),
     };
     publish();
     // A cancel's reason is a person's text: the audit gets only the mission's own (system) failure reason.

@@ -68,14 +68,14 @@ describe('aivyx mission', () => {
     // The approval is in the audit chain, by local-user on the cli channel.
     const tail = aivyx(['audit', 'tail', '-n', '200', '--json'], env);
     const events = tail.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event: Record<string, unknown> }).event);
-    expect(events.find((e) => e.type === 'GateApproved' && e.missionId === missionId)).toMatchObject({ approver: 'local-user', approverChannel: 'cli', approverTier: 'Trusted', reason: 'go' });
+    expect(events.find((e) => e.type === 'GateApproved' && e.missionId === missionId)).toMatchObject({ approver: 'local-user', approverChannel: 'cli', approverTier: 'Trusted', reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(aivyx(['audit', 'verify'], env).stdout).toMatch(/audit chain OK/);
 
     // Deny ends the mission failed with the reason; cancel withdraws an open gate.
     const denied = aivyx(['mission', 'create', '--goal', 'deploy again'], env).stdout.trim();
     await until(['mission', 'list', '--state', 'waiting'], env, (s) => s.includes(denied));
     expect(aivyx(['mission', 'deny', `${denied}/gate-1`, '--reason', 'not today'], env).stdout).toContain('denied');
-    expect(await until(['mission', 'show', denied], env, (s) => s.includes(': failed'))).toContain('reason: gate denied by local-user: not today');
+    expect(await until(['mission', 'show', denied], env, (s) => s.includes(': failed'))).toContain('reason: gate denied by local-user on cli: not today');
     const cancelled = aivyx(['mission', 'create', '--goal', 'deploy once more'], env).stdout.trim();
     await until(['mission', 'list', '--state', 'waiting'], env, (s) => s.includes(cancelled));
     expect(aivyx(['mission', 'cancel', cancelled], env).status).toBe(0);

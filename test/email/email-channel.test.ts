@@ -173,7 +173,7 @@ describeMail('email channel', () => {
     await h.smtp.waitFor(() => h.smtp.outbound().some((m) => (m.parsed.text ?? '').includes(`Gate:     ${deniedGate}`)), 30_000, 'the third request');
     const deniedRequest = h.smtp.outbound().find((m) => (m.parsed.text ?? '').includes(`Gate:     ${deniedGate}`))!;
     await h.sendAs({ from: ALICE, subject: `Re: ${deniedRequest.parsed.subject!}`, text: 'Deny: not on a Friday', messageId: mid('deny') });
-    expect(await h.client.workflow.getHandle(denied.missionId).result()).toMatchObject({ state: 'failed', reason: `gate denied by ${ALICE}: not on a Friday` });
+    expect(await h.client.workflow.getHandle(denied.missionId).result()).toMatchObject({ state: 'failed', reason: `gate denied by ${ALICE} on email: not on a Friday` });
     await stopAll();
   }, 180_000);
 

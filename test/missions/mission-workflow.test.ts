@@ -144,7 +144,7 @@ describe('missionWorkflow', () => {
     expect((await handle.query(missionStatusQuery)).gate?.state).toBe('escalated');
     await handle.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', gate2, bob, 'not today')] });
     expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate2, alice)] }))).toMatch(/closed|has no gate|completed|not found/i);
-    expect(await handle.result()).toMatchObject({ state: 'failed', reason: 'gate denied by bob@email' });
+    expect(await handle.result()).toMatchObject({ state: 'failed', reason: 'gate denied by bob on email: not today' });
     const audit = types(await h.audit(def.missionId));
     expect(audit.filter((t) => t === 'GateApproved')).toHaveLength(1);
     expect(audit.filter((t) => t === 'GateDenied')).toHaveLength(1);
