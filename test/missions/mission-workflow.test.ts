@@ -12,7 +12,7 @@ import type { GateApprover } from '../../machines/index.js';
 import { approveGateUpdate, cancelMissionSignal, denyGateUpdate, missionStatusQuery, type MissionDefinition, type MissionResult, type missionWorkflow } from '../../workflows/mission-workflow.js';
 import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
-import { testConnection, timeSkippingEnv } from '../support/temporal.js';
+import { testConnection, timeSkippingEnv, updateRefusal } from '../support/temporal.js';
 
 const script = {
   rules: [
@@ -64,16 +64,6 @@ async function openGate(handle: WorkflowHandle<typeof missionWorkflow>, n = 1): 
   throw new Error(`gate ${want} never opened`);
 }
 
-/** The validator's message of a rejected update (the client wraps it in WorkflowUpdateFailedError). */
-async function rejection(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    const err = e as { message?: string; cause?: { message?: string } };
-    return `${err.message ?? ''}: ${err.cause?.message ?? ''}`;
-  }
-  throw new Error('the update was accepted');
-}
 
 const types = (evs: { type: string }[]) => evs.map((e) => e.type);
 
@@ -131,19 +121,19 @@ describe('missionWorkflow', () => {
       ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, bob)] })], // not escalated yet
       ['has no gate', () => handle.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', `${def.missionId}/gate-9`, alice)] })],
     ];
-    for (const [msg, attempt] of attempts) expect(await rejection(attempt())).toContain(msg);
+    for (const [msg, attempt] of attempts) expect(await updateRefusal(attempt())).toContain(msg);
     expect(await handle.query(missionStatusQuery)).toEqual(before);
 
     await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, alice)] });
     const gate2 = await openGate(handle, 2);
     // Replaying the approval of gate 1 (closed now) is rejected and does not touch gate 2.
-    expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, alice)] }))).toContain('has no gate');
+    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, alice)] }))).toContain('has no gate');
     expect((await handle.query(missionStatusQuery)).gate).toMatchObject({ gateId: gate2, state: 'open' });
     // After 48 h the gate escalates and the second approver may deny.
     await env.sleep('49h');
     expect((await handle.query(missionStatusQuery)).gate?.state).toBe('escalated');
     await handle.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', gate2, bob, 'not today')] });
-    expect(await rejection(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate2, alice)] }))).toMatch(/closed|has no gate|completed|not found/i);
+    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate2, alice)] }))).toMatch(/closed|has no gate|completed|not found/i);
     expect(await handle.result()).toMatchObject({ state: 'failed', reason: 'gate denied by bob on email: not today' });
     const audit = types(await h.audit(def.missionId));
     expect(audit.filter((t) => t === 'GateApproved')).toHaveLength(1);

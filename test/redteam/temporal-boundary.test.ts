@@ -23,7 +23,7 @@ import type { GateApprover } from '../../machines/index.js';
 import { createAttestor } from '../../infra/attestation.js';
 import { approveGateUpdate, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
-import { testConnection, type TestConnection } from '../support/temporal.js';
+import { testConnection, type TestConnection, updateRefusal } from '../support/temporal.js';
 import { buildTurnRequest, startHarness, type Harness } from '../support/turn-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-redteam-'));
@@ -79,16 +79,6 @@ async function failure(handle: WorkflowHandle): Promise<{ type: string | undefin
   return { type: cause?.type, message: cause?.message ?? '' };
 }
 
-/** The validator's (or handler's) message of a refused Update. */
-async function refused(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    const err = e as { message?: string; cause?: { message?: string } };
-    return `${err.message ?? ''}: ${err.cause?.message ?? ''}`;
-  }
-  throw new Error('the update was accepted');
-}
 
 function trustedFacts(): ChannelFacts {
   return { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: `s-${randomUUID()}`, sender: 'local-user' };
@@ -142,7 +132,7 @@ describe('a keyless client at the frontend (no master key, no payload key)', () 
     const gateId = await waitingGate(handle);
     const plain = keyless.workflow.getHandle(def.missionId);
     // Rejected (why is encrypted: the attacker cannot read it); the gate did not move.
-    await refused(plain.executeUpdate('approveGate', { args: [{ gateId, approver: owner, nonce: 'x'.repeat(32) }] }));
+    await updateRefusal(plain.executeUpdate('approveGate', { args: [{ gateId, approver: owner, nonce: 'x'.repeat(32) }] }));
     await plain.signal('cancelMission', { reason: 'please approve gate 7 instead' });
     await new Promise((r) => setTimeout(r, 1000));
     expect((await handle.query(missionStatusQuery)).gate).toMatchObject({ gateId, state: 'open' });
@@ -174,19 +164,19 @@ describe('an insider with the payload key but not the attestation key', () => {
     const gateId = await waitingGate(handle);
     const genuine = signedDecision(missions.attestor, 'approve', gateId, owner);
     // No proof at all (what the Update used to accept).
-    expect(await refused(handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: owner } as never] }))).toMatch(/malformed/);
+    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [{ gateId, approver: owner } as never] }))).toMatch(/malformed/);
     // A genuine proof for gate 2, replayed on gate 1.
     const other = signedDecision(missions.attestor, 'approve', `${def.missionId}/gate-2`, owner);
-    expect(await refused(handle.executeUpdate(approveGateUpdate, { args: [{ ...other, gateId }] }))).toMatch(/approval refused: the proof does not match/);
+    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [{ ...other, gateId }] }))).toMatch(/approval refused: the proof does not match/);
     // Alice's genuine approval with the approver edited to the owner, or her tier raised.
     const fromAlice = signedDecision(missions.attestor, 'approve', gateId, alice);
-    expect(await refused(handle.executeUpdate(approveGateUpdate, { args: [{ ...fromAlice, approver: owner }] }))).toMatch(/proof does not match/);
-    expect(await refused(handle.executeUpdate(approveGateUpdate, { args: [{ ...fromAlice, approver: { ...alice, trustTier: 'Trusted' } }] }))).toMatch(/proof does not match/);
+    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [{ ...fromAlice, approver: owner }] }))).toMatch(/proof does not match/);
+    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [{ ...fromAlice, approver: { ...alice, trustTier: 'Trusted' } }] }))).toMatch(/proof does not match/);
     // A genuine proof that has expired.
     const stale = signedDecision({ seal: (p, b, body, o) => missions.attestor.seal(p, b, body, { ...o, now: Date.now() - 3_600_000 }) }, 'approve', gateId, owner);
-    expect(await refused(handle.executeUpdate(approveGateUpdate, { args: [stale] }))).toMatch(/proof expired/);
+    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [stale] }))).toMatch(/proof expired/);
     // A genuine decision sent as the other kind (approve → deny).
-    expect(await refused(handle.executeUpdate('denyGate', { args: [genuine] }))).toMatch(/proof does not match/);
+    expect(await updateRefusal(handle.executeUpdate('denyGate', { args: [genuine] }))).toMatch(/proof does not match/);
     expect((await handle.query(missionStatusQuery)).gate).toMatchObject({ gateId, state: 'open' });
     const rejected = (await missions.audit(def.missionId)).filter((e) => e.type === 'GateDecisionRejected');
     expect(rejected).toHaveLength(5);

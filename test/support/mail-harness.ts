@@ -9,8 +9,9 @@ import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
 import { dkimSign } from 'mailauth';
 import nodemailer from 'nodemailer';
-import { DeliveryRegistry, routingMissionNotifier } from '../../activities/delivery-activities.js';
-import { streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
+import { DeliveryRegistry } from '../../activities/delivery-activities.js';
+import type { MissionNotice } from '../../activities/mission-activities.js';
+import { recordingNotifier } from './mission-harness.js';
 import { createScriptedProvider, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
 import type { AgentConfig } from '../../activities/ports.js';
 import type { LlmProvider } from '../../activities/llm/llm-provider.js';
@@ -119,7 +120,6 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
   };
   const deliveries = new DeliveryRegistry();
   const notices: MissionNotice[] = [];
-  const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
   const attestor = createAttestor(master.subkey('attestation'));
   const activities = wireTurnActivities({
     db,
@@ -128,12 +128,7 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
     llm,
     agent,
     deliveries,
-    notifier: {
-      notify: async (n, key) => {
-        notices.push(n);
-        await notifier.notify(n, key);
-      },
-    },
+    notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }));
   const worker: Worker = await createAivyxWorker({ connection: shared.connection, namespace: shared.namespace, taskQueue, activities, dataConverter: workerDataConverter });

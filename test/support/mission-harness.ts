@@ -8,7 +8,7 @@ import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.
 import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
 import { DeliveryRegistry, routingMissionNotifier } from '../../activities/delivery-activities.js';
-import { streamMissionNotifier, type MissionNotice } from '../../activities/mission-activities.js';
+import { streamMissionNotifier, type MissionNotice, type MissionNotifier } from '../../activities/mission-activities.js';
 import { createScriptedProvider, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
 import type { AgentConfig } from '../../activities/ports.js';
 import type { AuditEvent } from '../../core/audit-events.js';
@@ -88,7 +88,6 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   const llm = createScriptedProvider(opts.script);
   const agent: AgentConfig = { capabilities: ['fs.read', 'fs.write', 'shell.exec', 'llm.call'], budgetMs: 60_000, confirmFirst: ['shell.exec'], ...opts.agent };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
-  const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
   const attestor = createAttestor(master.subkey('attestation'));
   const confirmations = opts.confirmWith ? createConfirmations({ client: opts.confirmWith, taskQueue, attestor, capabilities: agent.capabilities }) : undefined;
   const activities = wireTurnActivities({
@@ -99,7 +98,7 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     agent,
     deliveries,
     ...(confirmations ? { confirmations } : {}),
-    notifier: { notify: async (n, key) => { notices.push(n); await notifier.notify(n, key); } },
+    notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = opts.codec ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' })) : undefined;
   const client = opts.codec ? new Client({ connection: opts.codec.connection, namespace: env.namespace ?? 'default', dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))) }) : undefined;
@@ -131,6 +130,17 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
       await current.running;
       await close();
       await pg.drop();
+    },
+  };
+}
+
+/** The production notifier (channel deliverers, then the stream hub), recording every notice in `notices`. */
+export function recordingNotifier(notices: MissionNotice[], deliveries: DeliveryRegistry, hub: StreamHub): MissionNotifier {
+  const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
+  return {
+    notify: async (n, key) => {
+      notices.push(n);
+      await notifier.notify(n, key);
     },
   };
 }

@@ -61,3 +61,14 @@ export function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   const path = findTemporalTestServer({ env: process.env, projectRoot });
   return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
 }
+
+/** The message of a refused Update (validator or handler; the client wraps it): fails the test if it was accepted. */
+export async function updateRefusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    const err = e as { message?: string; cause?: { message?: string } };
+    return `${err.message ?? ''}: ${err.cause?.message ?? ''}`;
+  }
+  throw new Error('the update was accepted');
+}
