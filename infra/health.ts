@@ -41,10 +41,11 @@ export class Health {
 
   constructor(private readonly log: (line: string) => void = () => undefined) {}
 
-  /** Adds a dependency, up. */
+  /** Adds a dependency, up (registering it again only updates how it is described). */
   register(name: string, spec: DependencySpec): void {
     this.specs.set(name, spec);
-    this.states.set(name, { ok: true, since: new Date().toISOString(), label: spec.label });
+    const was = this.states.get(name);
+    this.states.set(name, was ? { ...was, label: spec.label } : { ok: true, since: new Date().toISOString(), label: spec.label });
   }
 
   /** Marks a dependency down (announced once per outage). */
@@ -58,13 +59,12 @@ export class Health {
   }
 
   /** Marks a dependency up again (announced when it was down). */
-  up(name: string, label?: string): void {
+  up(name: string): void {
     const spec = this.spec(name);
-    if (label) this.specs.set(name, { ...spec, label });
     const was = this.states.get(name);
-    if (was?.ok && !label) return;
-    this.states.set(name, { ok: true, since: was?.ok ? was.since : new Date().toISOString(), label: label ?? spec.label });
-    if (was && !was.ok) this.log(`${label ?? spec.label} is back (down since ${was.since})`);
+    if (was?.ok) return;
+    this.states.set(name, { ok: true, since: new Date().toISOString(), label: spec.label });
+    if (was) this.log(`${spec.label} is back (down since ${was.since})`);
     for (const wake of this.waiters) wake();
   }
 

@@ -39,7 +39,7 @@ export function describeRole(role: HomeRole | undefined): string {
 }
 
 /** True while a process with this pid exists (EPERM: it exists, owned by someone else). */
-export function pidAlive(pid: number): boolean {
+function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -172,6 +172,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         cleanups.push(() => codecServer?.stop());
       }
       log('starting the Temporal dev server…');
+      const devServerHint = `aivyx up restarts it by itself: retry in a few seconds (its log: ${join(config.home, 'temporal-server.log')})`;
+      health.register('temporal', { label: 'the Temporal dev server', kind: 'Channel', hint: devServerHint });
       devServer = await superviseDevServer(
         {
           cliPath,
@@ -194,7 +196,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       cleanups.push(() => supervised.stop());
       address = devServer.address;
       uiUrl = devServer.uiUrl;
-      health.register('temporal', { label: `the Temporal dev server at ${address}`, kind: 'Channel', hint: `aivyx up restarts it by itself: retry in a few seconds (its log: ${join(config.home, 'temporal-server.log')})` });
+      health.register('temporal', { label: `the Temporal dev server at ${address}`, kind: 'Channel', hint: devServerHint });
     }
     const connection = await Connection.connect({ address }).catch((err: unknown) => {
       throw new AivyxError('Channel', `cannot reach Temporal at ${address}${config.temporalAddress ? ' (TEMPORAL_ADDRESS)' : ''}: ${describeCause(err)}`, {

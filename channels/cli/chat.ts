@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AivyxError, describeError } from '../../core/errors.js';
+import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { createRestartDedupe } from './restart-dedupe.js';
 import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
@@ -132,9 +133,9 @@ export function detachedLine(e: TurnDetached): string {
   return `aivyx: lost aivyx up while turn ${e.turnId} was running (${e.reason}). The turn goes on without this terminal; once aivyx up is back, see how it ends with:\n  aivyx chat --follow ${e.turnId}\n`;
 }
 
-/** True when `err` means aivyx up could not be reached (a REPL waiting to re-attach keeps trying). */
+/** True when `err` means aivyx up (or its Temporal) could not be reached: a REPL waiting to re-attach keeps trying. */
 function unreachable(err: unknown): boolean {
-  return err instanceof TurnDetached || (err instanceof AivyxError && err.detail?.unavailable === true);
+  return err instanceof TurnDetached || isUnavailable(err);
 }
 
 /**

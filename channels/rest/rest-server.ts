@@ -188,7 +188,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<{ url: s
 }
 
 /** The hono app of the REST channel (guards, routes, error mapping). */
-export function restApp(opts: RestServerOptions): Hono {
+function restApp(opts: RestServerOptions): Hono {
   const app = new Hono();
   const deps: RouteDeps = { ...opts, need: (...names) => opts.health?.require(...names) };
 
