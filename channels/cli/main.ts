@@ -77,7 +77,7 @@ function noStack(found: Exclude<HomeState, { state: 'running' }>, home: string):
 async function target(config: AivyxConfig, standalone: boolean): Promise<{ target: () => RestTarget; stop(): Promise<void> }> {
   const found = inspectHome(config.home);
   if (found.state === 'running') {
-    if (standalone) throw new AivyxError('Config', `aivyx up is running on ${config.home} (pid ${found.stack.pid}): --standalone would start a second stack`, { hint: 'drop --standalone to use it' });
+    if (standalone) throw new AivyxError('Config', `${describeRole(found.stack.role)} is running on ${config.home} (pid ${found.stack.pid}): --standalone would start a second stack`, { hint: 'drop --standalone to use it' });
     const token = restToken(config.home);
     const current = (): RestTarget => {
       const running = findRunningStack(config.home);
