@@ -8,8 +8,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { gateDecisionBody } from '../activities/mission-activities.js';
 import { AivyxError } from '../core/errors.js';
+import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
-import type { GateApprover, GateApproverRef, OnExpire } from '../machines/index.js';
+import { z } from 'zod';
+import { durationMs } from '../machines/duration.js';
+import type { GateApprover, GateApproverRef } from '../machines/index.js';
+import { parseBody } from './zod-errors.js';
 import type { Attestor } from '../infra/attestation.js';
 import {
   approveGateUpdate,
@@ -28,21 +32,50 @@ import type { missionWorkflow } from '../workflows/mission-workflow.js';
 /** The approver behind CLI/REST approvals. */
 export const LOCAL_APPROVER: GateApprover = { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' };
 
+const nonEmpty = z.string().refine((s) => s.trim() !== '', 'must be a non-empty string');
+
+/** A gate timer: `'90s'`, `'24h'`, `'3d'` or milliseconds (what the mission workflow accepts). */
+const duration = z.union([z.number(), z.string()]).superRefine((d, ctx) => {
+  try {
+    durationMs(d);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `must be a duration such as 90s, 24h or 3d (or milliseconds), not ${JSON.stringify(d)}` });
+  }
+});
+
+const approverList = z.array(z.string()).superRefine((list, ctx) => {
+  try {
+    parseApprovers(list);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: e instanceof AivyxError ? `${e.message} (${e.hint ?? ''})` : String(e) });
+  }
+});
+
+/** What a person gives to create a mission (REST body, `mission create FILE.json`); the rest is filled in. */
+export const missionSpecSchema = z
+  .object({
+    goal: nonEmpty,
+    /** Defaults to one step: the goal. */
+    steps: z.array(nonEmpty).max(100).optional(),
+    /**
+     * Approvers as `identity` (on the `cli` channel) or `channel:identity`, e.g. `telegram:123456`
+     * or `email:alice@example.com`; default `local-user`. Second approvers likewise.
+     */
+    approvers: approverList.optional(),
+    secondApprovers: approverList.optional(),
+    escalateAfter: duration.optional(),
+    reminderAfter: duration.optional(),
+    expireAfter: duration.optional(),
+    onExpire: z.enum(['fail', 'skip-step']).optional(),
+  })
+  .strict();
+
 /** What a person gives to create a mission; the rest is filled in. */
-export interface MissionSpec {
-  goal: string;
-  /** Defaults to one step: the goal. */
-  steps?: string[];
-  /**
-   * Approvers as `identity` (on the `cli` channel) or `channel:identity`, e.g. `telegram:123456`
-   * or `email:alice@example.com`; default `local-user`. Second approvers likewise.
-   */
-  approvers?: string[];
-  secondApprovers?: string[];
-  escalateAfter?: string | number;
-  reminderAfter?: string | number;
-  expireAfter?: string | number;
-  onExpire?: OnExpire;
+export type MissionSpec = z.infer<typeof missionSpecSchema>;
+
+/** Validates a mission spec from outside (throws `Config` naming each bad field). */
+export function parseMissionSpec(input: unknown): MissionSpec {
+  return parseBody(missionSpecSchema, input, 'mission', 'fields: goal, steps, approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step)');
 }
 
 /** One row of `list`. */
@@ -98,15 +131,31 @@ function checkId(missionId: string): string {
   return missionId;
 }
 
+/** "No such workflow" as `NotFound` naming the mission (or, for one that ended, a refusal saying so); anything else unchanged. */
+function missionError(missionId: string, err: unknown): unknown {
+  if (!isWorkflowNotFound(err)) return err;
+  // Temporal answers NOT_FOUND for an update or signal to a workflow that has closed.
+  if (/already completed/i.test(err instanceof Error ? err.message : '')) {
+    return new AivyxError('CapabilityDenied', `mission ${missionId} has ended (workflow execution already completed): nothing can be decided or cancelled`, { hint: 'see `aivyx mission show`', detail: { missionId, conflict: true }, cause: err });
+  }
+  return new AivyxError('NotFound', `no mission ${missionId}`, { hint: 'see `aivyx mission list`', detail: { missionId }, cause: err });
+}
+
+/** Rethrows through {@link missionError}. */
+function notFoundAs(missionId: string): (err: unknown) => never {
+  return (err) => {
+    throw missionError(missionId, err);
+  };
+}
+
 /** Missions for local channels. */
 export class MissionGateway {
   constructor(private readonly deps: MissionGatewayDeps) {}
 
   /** Builds the definition for a spec (validated) without starting it. */
-  definition(spec: MissionSpec): MissionDefinition {
-    if (typeof spec.goal !== 'string' || spec.goal.trim() === '') throw new AivyxError('Config', 'a mission needs a non-empty goal');
+  definition(input: MissionSpec): MissionDefinition {
+    const spec = parseMissionSpec(input);
     const steps = spec.steps && spec.steps.length > 0 ? spec.steps : [spec.goal];
-    if (!steps.every((s) => typeof s === 'string' && s.trim() !== '')) throw new AivyxError('Config', 'every step must be a non-empty string');
     const approvers = parseApprovers(spec.approvers && spec.approvers.length > 0 ? spec.approvers : [LOCAL_APPROVER.identity]);
     const second = spec.secondApprovers && spec.secondApprovers.length > 0 ? parseApprovers(spec.secondApprovers) : undefined;
     const missionId = `mission-${randomUUID()}`;
@@ -153,12 +202,7 @@ export class MissionGateway {
   /** The status query of one mission (works on a closed mission too, while its history is kept). */
   async show(missionId: string): Promise<MissionStatus & { status: string; result?: unknown }> {
     const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(missionId));
-    let desc;
-    try {
-      desc = await handle.describe();
-    } catch (err) {
-      throw new AivyxError('NotFound', `no mission ${missionId}`, { hint: 'see `aivyx mission list`', cause: err });
-    }
+    const desc = await handle.describe().catch(notFoundAs(missionId));
     const status = await handle.query(missionStatusQuery);
     return { ...status, status: desc.status.name, ...(desc.status.name === 'COMPLETED' ? { result: await handle.result() } : {}) };
   }
@@ -184,7 +228,7 @@ export class MissionGateway {
 
   /** Cancels a mission: an open gate is withdrawn. */
   async cancel(missionId: string, reason?: string): Promise<void> {
-    await this.deps.client.workflow.getHandle(checkId(missionId)).signal(cancelMissionSignal, reason ? { reason } : {});
+    await this.deps.client.workflow.getHandle(checkId(missionId)).signal(cancelMissionSignal, reason ? { reason } : {}).catch(notFoundAs(missionId));
   }
 
   private async decide(kind: 'approve' | 'deny', gateId: string, reason?: string, missionId?: string, approver: GateApprover = LOCAL_APPROVER): Promise<GateDecisionResult> {
@@ -196,8 +240,13 @@ export class MissionGateway {
     try {
       return await handle.executeUpdate(kind === 'approve' ? approveGateUpdate : denyGateUpdate, { args: [request] });
     } catch (err) {
+      if (isWorkflowNotFound(err) || isTemporalUnreachable(err)) throw missionError(owner, err);
       const e = err as { message?: string; cause?: { message?: string } };
-      throw new AivyxError('CapabilityDenied', `${kind} refused: ${e.cause?.message ?? e.message ?? String(err)}`);
+      const why = e.cause?.message ?? e.message ?? String(err);
+      // The update validator's refusals (workflows/mission-workflow.ts): no such gate, a gate already decided, an approver it does not accept.
+      if (/ has no gate /.test(why)) throw new AivyxError('NotFound', `${kind} refused: ${why}`, { hint: 'see `aivyx mission show <mission>` for its open gate', detail: { gateId } });
+      if (/ is closed /.test(why)) throw new AivyxError('CapabilityDenied', `${kind} refused: ${why}`, { detail: { gateId, conflict: true } });
+      throw new AivyxError('CapabilityDenied', `${kind} refused: ${why}`, { detail: { gateId } });
     }
   }
 }

@@ -3,9 +3,11 @@
  * they arrive, and resolve with the outcome. The stream is best effort; the outcome is not.
  */
 import type { ChannelFacts, ReplyRoute } from '../core/channel.js';
+import { AivyxError } from '../core/errors.js';
 import type { Message } from '../core/message.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import type { ChannelEvent, StreamHub } from '../infra/stream-hub.js';
+import { isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type TurnClientDeps } from './turn-client.js';
 
 /** A turn started through the gateway. */
@@ -13,6 +15,12 @@ export interface GatewayTurn {
   turnWorkflowId: string;
   duplicate: boolean;
   outcome: Promise<TurnOutcome>;
+}
+
+/** "No such workflow" as `NotFound` naming the turn; anything else unchanged. */
+function turnError(turnWorkflowId: string, err: unknown): unknown {
+  if (!isWorkflowNotFound(err)) return err;
+  return new AivyxError('NotFound', `no turn ${turnWorkflowId}`, { hint: 'turn ids look like turn/cli/<uuid>; aivyx chat prints one when a turn is accepted', detail: { turnId: turnWorkflowId }, cause: err });
 }
 
 /** Submits turns and relays their events to a listener. */
@@ -41,8 +49,32 @@ export class TurnGateway {
     }
   }
 
+  /**
+   * Re-attaches to a turn started earlier (by this or another process): `onEvent` hears what it
+   * streams from now on. Throws `NotFound` when there is no such turn.
+   */
+  async follow(turnWorkflowId: string, onEvent: (e: ChannelEvent) => void): Promise<{ status: string; outcome: Promise<TurnOutcome> }> {
+    const stop = this.deps.hub.subscribe(turnWorkflowId, (e) => {
+      if (e.type !== 'final') onEvent(e);
+    });
+    try {
+      const described = await this.deps.client.workflow.getHandle(turnWorkflowId).describe();
+      return { status: described.status.name, outcome: this.outcome(turnWorkflowId).finally(stop) };
+    } catch (err) {
+      stop();
+      throw turnError(turnWorkflowId, err);
+    }
+  }
+
+  /** A turn's outcome, once it has one (also for a turn that already ended). */
+  outcome(turnWorkflowId: string): Promise<TurnOutcome> {
+    return awaitTurnOutcome(this.deps.client, turnWorkflowId);
+  }
+
   /** Cancels a running turn. */
-  cancel(turnWorkflowId: string): Promise<void> {
-    return cancelTurn(this.deps.client, turnWorkflowId);
+  async cancel(turnWorkflowId: string): Promise<void> {
+    await cancelTurn(this.deps.client, turnWorkflowId).catch((err: unknown) => {
+      throw turnError(turnWorkflowId, err);
+    });
   }
 }

@@ -1,8 +1,16 @@
-/** Configuration from the environment: read only by composition roots (CLI entry points, worker). */
+/**
+ * Configuration from the environment: read only by composition roots (CLI entry points, worker).
+ * Every variable is parsed through one table (`infra/config/env-table.ts`) before anything starts,
+ * so a bad value is refused by name before the database opens or a server starts.
+ */
 import { resolve } from 'node:path';
-import { parseMcpServers, type McpServerConfig } from '../activities/mcp/mcp-client.js';
-import { AivyxError } from '../core/errors.js';
-import { parseMcpTierGrants, type McpTierGrants } from '../core/tools/mcp-tools.js';
+import type { McpServerConfig } from '../activities/mcp/mcp-client.js';
+import type { McpTierGrants } from '../core/tools/mcp-tools.js';
+import { DEFAULT_CONFIRM_FIRST, type EnvValues } from './config/env-table.js';
+import { parseEnv } from './config/parse-env.js';
+
+export { DEFAULT_AGENT_CAPABILITIES, DEFAULT_CONFIRM_FIRST, ENV_TABLE, type EnvName, type EnvValues } from './config/env-table.js';
+export { describeEnv, envMarkdownTable, envValue, parseEnv, type EnvRow, type EnvSource } from './config/parse-env.js';
 import type { TierPolicy } from '../core/capability/tier-policy.js';
 import { tierPolicyFromEnv } from './tier-policy.js';
 
@@ -34,60 +42,38 @@ export interface AivyxConfig {
   mcpTiers: McpTierGrants;
   /** What satisfies the SemiTrusted ▲ ceiling entries (AIVYX_SEMITRUSTED_*; infra/tier-policy.ts). */
   tierPolicy: TierPolicy;
+  /** Every variable of the table, parsed (channels read their own settings from here). */
+  env: EnvValues;
 }
-
-/** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
-export const DEFAULT_AGENT_CAPABILITIES = ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'llm.call', 'memory.read', 'memory.write', 'memory.forget', 'audit.read', 'config.read'];
-
-/**
- * Tools that are confirm-first while `AIVYX_CONFIRM_DESTRUCTIVE` is on (the default): effects that
- * cannot be taken back — deleting, committing, running commands, posting, messaging others.
- */
-export const DEFAULT_CONFIRM_FIRST = ['fs.delete', 'git.commit', 'shell.exec', 'shell.spawn', 'net.post', 'channel.send'];
 
 /** `AIVYX_CONFIRM_FIRST` when set (an explicit list, may be empty), else the destructive set unless `AIVYX_CONFIRM_DESTRUCTIVE=off`. */
-function confirmFirstFrom(env: NodeJS.ProcessEnv): string[] {
-  if (env.AIVYX_CONFIRM_FIRST !== undefined) return listFrom(env, 'AIVYX_CONFIRM_FIRST', []);
-  const raw = (env.AIVYX_CONFIRM_DESTRUCTIVE ?? 'on').trim().toLowerCase();
-  if (raw === 'on' || raw === 'true' || raw === '1' || raw === '') return [...DEFAULT_CONFIRM_FIRST];
-  if (raw === 'off' || raw === 'false' || raw === '0') return [];
-  throw new AivyxError('Config', `AIVYX_CONFIRM_DESTRUCTIVE must be on or off, not "${env.AIVYX_CONFIRM_DESTRUCTIVE}"`);
+function confirmFirstOf(v: EnvValues): string[] {
+  if (v.AIVYX_CONFIRM_FIRST !== undefined) return v.AIVYX_CONFIRM_FIRST;
+  return v.AIVYX_CONFIRM_DESTRUCTIVE ? [...DEFAULT_CONFIRM_FIRST] : [];
 }
 
-function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new AivyxError('Config', `${name} must be a non-negative integer, got "${raw}"`);
-  return n;
-}
-
-function listFrom(env: NodeJS.ProcessEnv, name: string, fallback: string[]): string[] {
-  const raw = env[name];
-  if (raw === undefined) return fallback;
-  return raw.split(',').map((s) => s.trim()).filter(Boolean);
-}
-
-/** Reads the configuration; `projectRoot` locates the bundled demo script. */
-export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxConfig {
-  const home = resolve(env.AIVYX_HOME || '.aivyx');
+/** Reads and validates the configuration (throws `Config` naming every bad variable); `projectRoot` locates the bundled demo script. */
+export function loadConfig(env: Record<string, string | undefined>, projectRoot: string): AivyxConfig {
+  const { values: v } = parseEnv(env);
   return {
-    home,
-    databaseUrl: env.DATABASE_URL || undefined,
-    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
-    namespace: env.TEMPORAL_NAMESPACE || 'default',
-    taskQueue: env.AIVYX_TASK_QUEUE || 'aivyx',
-    llm: env.AIVYX_LLM || undefined,
+    home: resolve(v.AIVYX_HOME),
+    databaseUrl: v.DATABASE_URL,
+    temporalAddress: v.TEMPORAL_ADDRESS,
+    namespace: v.TEMPORAL_NAMESPACE,
+    taskQueue: v.AIVYX_TASK_QUEUE,
+    llm: v.AIVYX_LLM,
     demoScript: resolve(projectRoot, 'docs/examples/demo-script.json'),
-    ollamaModel: env.AIVYX_OLLAMA_MODEL || 'llama3.2',
-    temporalPort: intFrom(env, 'AIVYX_TEMPORAL_PORT', 7233),
-    uiPort: intFrom(env, 'AIVYX_UI_PORT', 8233),
-    restPort: intFrom(env, 'AIVYX_REST_PORT', 8787),
-    turnBudgetMs: intFrom(env, 'AIVYX_TURN_BUDGET_MS', 5 * 60_000),
-    capabilities: listFrom(env, 'AIVYX_CAPABILITIES', DEFAULT_AGENT_CAPABILITIES),
-    confirmFirst: confirmFirstFrom(env),
-    mcpServers: parseMcpServers(env.AIVYX_MCP_SERVERS),
-    mcpTiers: parseMcpTierGrants(env.AIVYX_MCP_TIERS),
-    tierPolicy: tierPolicyFromEnv(env, home),
+    ollamaModel: v.AIVYX_OLLAMA_MODEL,
+    temporalPort: v.AIVYX_TEMPORAL_PORT,
+    uiPort: v.AIVYX_UI_PORT,
+    restPort: v.AIVYX_REST_PORT,
+    turnBudgetMs: v.AIVYX_TURN_BUDGET_MS,
+    capabilities: v.AIVYX_CAPABILITIES,
+    confirmFirst: confirmFirstOf(v),
+    mcpServers: v.AIVYX_MCP_SERVERS,
+    mcpTiers: v.AIVYX_MCP_TIERS,
+    env: v,
+    // Validated here too (a bad glob names its variable before anything starts).
+    tierPolicy: tierPolicyFromEnv(env, resolve(v.AIVYX_HOME)),
   };
 }

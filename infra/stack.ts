@@ -1,13 +1,15 @@
 /**
  * The whole assistant on one machine: database, keys, Temporal (a dev server unless
  * TEMPORAL_ADDRESS is set), the worker and the local REST channel. `aivyx up` runs it until
- * stopped; `aivyx chat` runs it for one conversation when no `aivyx up` is around.
+ * stopped, watching its dependencies (the dev server is restarted when it dies; /v1/health says
+ * what is down); `aivyx chat --standalone` runs it for one conversation.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { sql } from 'kysely';
 import { detectOllama, providerFromSpec } from '../activities/llm/provider-from-config.js';
 import { createMcpClientPool } from '../activities/mcp/mcp-client.js';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
@@ -16,8 +18,9 @@ import { streamMissionNotifier } from '../activities/mission-activities.js';
 import { createConfirmations } from './confirmations.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
-import { emailConfigFromEnv, emailOptionsFromConfig, startEmailChannel } from '../channels/email/index.js';
-import { startTelegramChannel, telegramConfigFromEnv } from '../channels/telegram/index.js';
+import { emailConfigFromEnv, emailOptionsFromConfig, emailSettingsFromEnv, startEmailChannel } from '../channels/email/index.js';
+import { startTelegramChannel, telegramConfigFromEnv, telegramSettingsFromEnv } from '../channels/telegram/index.js';
+import { AivyxError } from '../core/errors.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from './attestation.js';
 import { GateTokens, gateTokenKey } from './gate-tokens.js';
@@ -26,15 +29,19 @@ import { tailAuditEntries } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
 import { dataDirProtection } from './data-dir.js';
 import { openDatabase } from './db/index.js';
-import { lockHome } from './home-lock.js';
+import { describeCause, Health, watchDependency } from './health.js';
+import { lockHome, type HomeRole } from './home-lock.js';
 import { getSecret } from './secrets.js';
 import { SealedStorage, unlockStorageKeyring } from './storage/index.js';
 import { StreamHub } from './stream-hub.js';
 import { workspaceDir } from './tier-policy.js';
-import { ensureNamespaceSetup, findTemporalCli, startDevServer } from './temporal/index.js';
+import { ensureNamespaceSetup, findTemporalCli, stopLeftoverDevServer, superviseDevServer, type SupervisedDevServer } from './temporal/index.js';
 import { reconcileToolCalls, verifyAuditLog } from './tool-call-log.js';
 import { wireTurnActivities } from './wiring.js';
-import { createAivyxWorker } from './worker.js';
+import { createAivyxWorker, superviseWorker } from './worker.js';
+
+/** Each probe of a dependency gets this long to answer. */
+const PROBE_TIMEOUT_MS = 2_000;
 
 /** A running stack. */
 export interface Stack {
@@ -45,7 +52,8 @@ export interface Stack {
   /** The codec server the Temporal UI decodes payloads through (not started for a headless stack). */
   codecUrl: string | undefined;
   client: Client;
-  worker: Worker;
+  /** Temporal, the database and the channels, as /v1/health reports them. */
+  health: Health;
   /** Stops everything started here, in reverse order. */
   stop(): Promise<void>;
 }
@@ -56,11 +64,13 @@ export interface StackOptions {
   passphrase: string;
   projectRoot: string;
   env: NodeJS.ProcessEnv;
+  /** `up`, or a command running on its own stack (`--standalone`): named in the data directory's lock. */
+  role?: Extract<HomeRole, 'up' | 'standalone'>;
   /** Bind the REST channel to the configured port (`up`) or any free port (`chat` standalone). */
   restPort?: number;
   /** Start the dev server without the UI (standalone chat). */
   headless?: boolean;
-  /** Progress lines for the person starting it. */
+  /** Progress lines for the person starting it (also: a dependency going down and coming back). */
   log?: (line: string) => void;
   llm?: LlmProvider;
 }
@@ -84,13 +94,34 @@ export function codecToken(home: string): string {
   return readFileSync(file, 'utf8').trim();
 }
 
+/** PostgreSQL's place without its password (for messages and /v1/health). */
+function postgresLabel(url: string): string {
+  const u = new URL(url);
+  return `PostgreSQL at ${u.hostname}:${u.port || 5432}${u.pathname}`;
+}
+
+// Network failures that mean "the database is not there", as opposed to a bad schema or passphrase.
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', '57P03']);
+
+function unreachableCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && UNREACHABLE_CODES.has(e.code)) return e.code;
+    const inner = e.errors?.find((x) => UNREACHABLE_CODES.has(String((x as { code?: unknown }).code)));
+    if (inner) return String((inner as { code?: unknown }).code);
+  }
+  return undefined;
+}
+
 /** Starts the stack; on failure everything already started is stopped again. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const { config } = opts;
   const log = opts.log ?? (() => undefined);
+  // The channels' own settings are checked before anything opens (the secrets they name are read later).
+  telegramSettingsFromEnv(opts.env);
+  emailSettingsFromEnv(opts.env);
   mkdirSync(config.home, { recursive: true, mode: 0o700 });
   mkdirSync(workspaceDir(config.home), { recursive: true, mode: 0o700 });
-  const lock = lockHome(config.home);
+  const lock = lockHome(config.home, opts.role ?? 'up');
   const cleanups: Array<() => Promise<void> | void> = [() => lock.release()];
   const stop = async () => {
     for (const fn of cleanups.reverse()) {
@@ -102,9 +133,16 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     }
   };
   try {
-    const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') });
+    const health = new Health(log);
+    const dbLabel = config.databaseUrl ? postgresLabel(config.databaseUrl) : `PGlite in ${join(config.home, 'pglite')}`;
+    health.register('database', { label: `the database (${dbLabel})`, kind: 'Storage', hint: config.databaseUrl ? 'start PostgreSQL or fix DATABASE_URL; aivyx reconnects by itself once it answers' : 'PGlite runs inside aivyx: restart aivyx up' });
+    const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') }).catch((err: unknown) => {
+      const code = unreachableCode(err);
+      if (!code) throw err;
+      throw new AivyxError('Storage', `cannot reach the database (${dbLabel}, from DATABASE_URL): ${describeCause(err) || code}`, { hint: 'start PostgreSQL or fix DATABASE_URL (unset it to use the embedded PGlite)', detail: { dependency: 'database', unavailable: true }, cause: err });
+    });
     cleanups.push(() => db.close());
-    log(`database: ${db.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${join(config.home, 'pglite')}`}`);
+    log(`database: ${db.kind === 'postgres' ? `${dbLabel} (DATABASE_URL)` : dbLabel}`);
     const keys = await unlockStorageKeyring(db.db, opts.passphrase);
     const master = keys.master;
     const storage = SealedStorage.open(db.db, keys);
@@ -114,13 +152,25 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const codec = createPayloadCodec(master.subkey('payload'), { unencrypted: 'pass' });
     const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
     const workerDataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }));
+    // The model is settled before Temporal starts: a bad script or a missing key is reported at once.
+    const llm = opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name)));
 
     let address: string;
     let uiUrl: string | undefined;
     let codecServer: CodecServer | undefined;
-    if (config.temporalAddress) address = config.temporalAddress;
-    else {
+    let devServer: SupervisedDevServer | undefined;
+    const rest: { url?: string } = {};
+    // What other commands find in running.json; republished when the dev server gets a new pid.
+    const publish = () => {
+      if (rest.url) lock.publish({ restUrl: rest.url, temporalAddress: address, ...(devServer ? { devServerPid: devServer.current().pid } : {}), ...(uiUrl ? { uiUrl } : {}) });
+    };
+    if (config.temporalAddress) {
+      address = config.temporalAddress;
+      health.register('temporal', { label: `Temporal at ${address}`, kind: 'Channel', hint: 'check that cluster (TEMPORAL_ADDRESS); aivyx reconnects by itself once it answers' });
+    } else {
       const cliPath = findTemporalCli({ env: opts.env, projectRoot: opts.projectRoot });
+      // A dev server left by a previous owner that died must be gone before ours binds its port and file.
+      if (lock.previous?.devServerPid) await stopLeftoverDevServer(lock.previous.devServerPid, config.home);
       if (!opts.headless) {
         // Started first so the UI can be pointed at it; it answers CORS for the UI's origins only.
         const ui = `http://127.0.0.1:${config.uiPort}`;
@@ -128,26 +178,49 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         cleanups.push(() => codecServer?.stop());
       }
       log('starting the Temporal dev server…');
-      const server = await startDevServer({
-        cliPath,
-        home: config.home,
-        port: config.temporalPort,
-        ...(opts.headless ? { headless: true } : { uiPort: config.uiPort }),
-        ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
-      });
-      cleanups.push(() => server.stop());
-      address = server.address;
-      uiUrl = server.uiUrl;
+      const devServerHint = `aivyx up restarts it by itself: retry in a few seconds (its log: ${join(config.home, 'temporal-server.log')})`;
+      health.register('temporal', { label: 'the Temporal dev server', kind: 'Channel', hint: devServerHint });
+      devServer = await superviseDevServer(
+        {
+          cliPath,
+          home: config.home,
+          port: config.temporalPort,
+          ...(opts.headless ? { headless: true } : { uiPort: config.uiPort }),
+          ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
+        },
+        {
+          died: (server, exit) => health.down('temporal', `its process ${server.pid} exited (${exit.signal ?? `code ${exit.code}`}); restarting it on the same data and ports`),
+          restartFailed: (err, retryInMs) => log(`restarting the Temporal dev server failed (${describeCause(err)}); trying again in ${Math.round(retryInMs / 1000)} s`),
+          restarted: (server, restarts) => {
+            log(`Temporal dev server restarted (pid ${server.pid}, restart ${restarts})`);
+            health.up('temporal');
+            publish();
+          },
+        },
+      );
+      const supervised = devServer;
+      cleanups.push(() => supervised.stop());
+      address = devServer.address;
+      uiUrl = devServer.uiUrl;
+      health.register('temporal', { label: `the Temporal dev server at ${address}`, kind: 'Channel', hint: devServerHint });
     }
-    const connection = await Connection.connect({ address });
+    const connection = await Connection.connect({ address }).catch((err: unknown) => {
+      throw new AivyxError('Channel', `cannot reach Temporal at ${address}${config.temporalAddress ? ' (TEMPORAL_ADDRESS)' : ''}: ${describeCause(err)}`, {
+        hint: config.temporalAddress ? 'check that the cluster is up and the address is right, or unset TEMPORAL_ADDRESS to run a local dev server' : `see ${join(config.home, 'temporal-server.log')}`,
+        detail: { dependency: 'temporal', unavailable: true },
+        cause: err,
+      });
+    });
     cleanups.push(() => connection.close());
     if (config.temporalAddress) await ensureNamespaceSetup(connection, config.namespace);
     const client = new Client({ connection, namespace: config.namespace, dataConverter });
     const nativeConnection = await NativeConnection.connect({ address });
     cleanups.push(() => nativeConnection.close());
+    // Probes: Temporal's gRPC health check, and PostgreSQL (PGlite lives in this process).
+    cleanups.push(watchDependency(health, 'temporal', () => connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => connection.healthService.check({})), { timeoutMs: PROBE_TIMEOUT_MS }));
+    if (db.kind === 'postgres') cleanups.push(watchDependency(health, 'database', () => sql`select 1`.execute(db.db), { intervalMs: 2_000, timeoutMs: PROBE_TIMEOUT_MS }));
 
     const hub = new StreamHub();
-    const llm = opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name)));
     const mcp = config.mcpServers.length > 0 ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers } : undefined;
     if (mcp) cleanups.push(() => mcp.pool.close());
     const attestor = createAttestor(master.subkey('attestation'));
@@ -163,12 +236,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
       protectedPaths: dataDirProtection({ home: config.home, passphraseFile: opts.env.AIVYX_PASSPHRASE_FILE }),
     });
-    const worker = await createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter: workerDataConverter });
-    const running = worker.run();
-    cleanups.push(async () => {
-      worker.shutdown();
-      await running;
-    });
+    // A worker that gives up (rather than riding out an outage, which the SDK does) is replaced.
+    const worker = await superviseWorker(() => createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter: workerDataConverter }), log);
+    cleanups.push(() => worker.stop());
     // Tool calls whose entry is still owed after a crash (their turn ended, the entry never came) are written now.
     const reconciled = await reconcileToolCalls(db.db, master.subkey('audit'), { write: true });
     if (reconciled.written > 0) log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
@@ -185,6 +255,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (telegram) {
       const tg = await startTelegramChannel({ ...telegram, ...channels });
       cleanups.push(() => tg.stop());
+      health.register('channel:telegram', { label: 'the Telegram channel', kind: 'Channel', hint: 'see the log above' });
       log(`telegram: ${telegram.mode === 'polling' ? 'long polling' : `webhook on ${tg.webhookUrl ?? '?'}`}`);
     }
     // Email (SemiTrusted for DKIM/SPF-verified, allowlisted senders) when AIVYX_EMAIL_ADDRESS is set (docs/EMAIL.md).
@@ -192,21 +263,25 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (email) {
       const mail = await startEmailChannel({ ...emailOptionsFromConfig(email), ...channels });
       cleanups.push(() => mail.stop());
+      health.register('channel:email', { label: 'the email channel', kind: 'Channel', hint: 'see the log above' });
       log(`email: ${email.address} (IMAP ${email.imap.host}:${email.imap.port}, SMTP ${email.smtp.host}:${email.smtp.port})`);
     }
     const token = restToken(config.home);
     const auditKey = master.subkey('audit');
-    const rest = await startRestServer({
+    const restServer = await startRestServer({
       gateway,
       token,
       port: opts.restPort ?? config.restPort,
       audit: { verify: () => verifyAuditLog(db.db, auditKey), tail: (n) => tailAuditEntries(db.db, n) },
       missions,
+      health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     });
-    cleanups.push(() => rest.stop());
-    lock.publish({ restUrl: rest.url, temporalAddress: address, ...(uiUrl ? { uiUrl } : {}) });
-    return { restUrl: rest.url, restToken: token, temporalAddress: address, uiUrl, codecUrl: codecServer?.url, client, worker, stop };
+    cleanups.push(() => restServer.stop());
+    health.register('channel:rest', { label: `the REST channel at ${restServer.url}`, kind: 'Channel', hint: 'restart aivyx up' });
+    rest.url = restServer.url;
+    publish();
+    return { restUrl: restServer.url, restToken: token, temporalAddress: address, uiUrl, codecUrl: codecServer?.url, client, health, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,4 +1,5 @@
 /** Creating the worker: workflows bundled once per process, activities injected by the composition root. */
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -55,4 +56,58 @@ export async function createAivyxWorker(opts: AivyxWorkerOptions): Promise<Worke
     ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '5s',
   });
+}
+
+/** A worker that is replaced when it fails (a fatal poll error, a lost connection it cannot recover). */
+export interface SupervisedWorker {
+  /** The worker running now. */
+  current(): Worker;
+  /** Shuts the current worker down and stops replacing it. */
+  stop(): Promise<void>;
+}
+
+const WORKER_RESTART_BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+
+/**
+ * Runs `create()`'s worker and, should its `run()` end while we did not ask it to, says so and
+ * creates another (with backoff while creation fails). The SDK's own connection already
+ * reconnects through a server restart; this covers a worker that gave up.
+ */
+export async function superviseWorker(create: () => Promise<Worker>, log: (line: string) => void): Promise<SupervisedWorker> {
+  let worker = await create();
+  let stopping = false;
+  const stopped = new AbortController();
+  const loop = (async () => {
+    for (let attempt = 0; ; ) {
+      try {
+        await worker.run();
+        if (stopping) return;
+        log('the worker stopped by itself; starting a new one');
+      } catch (err) {
+        if (stopping) return;
+        log(`the worker failed (${err instanceof Error ? err.message : String(err)}); starting a new one`);
+      }
+      for (;;) {
+        await delay(WORKER_RESTART_BACKOFF_MS[Math.min(attempt++, WORKER_RESTART_BACKOFF_MS.length - 1)]!, undefined, { signal: stopped.signal }).catch(() => undefined);
+        if (stopping) return;
+        try {
+          worker = await create();
+          attempt = 0;
+          log('a new worker is polling');
+          break;
+        } catch (err) {
+          log(`cannot start a worker yet (${err instanceof Error ? err.message : String(err)}); retrying`);
+        }
+      }
+    }
+  })();
+  return {
+    current: () => worker,
+    stop: async () => {
+      stopping = true;
+      stopped.abort();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await loop;
+    },
+  };
 }

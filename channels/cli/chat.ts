@@ -1,10 +1,12 @@
-/** `aivyx chat`: the CLI channel (Trusted). A REPL, or one message with `-m`. */
+/** `aivyx chat`: the CLI channel (Trusted). A REPL, one message with `-m`, or `--follow` a turn that outlived its client. */
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { describeError } from '../../core/errors.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { AivyxError, describeError } from '../../core/errors.js';
+import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { createRestartDedupe } from './restart-dedupe.js';
-import { restJson, sendMessage, type RestTarget } from './rest-client.js';
+import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
 
 /** Exit status for each outcome: 0 only for Completed. */
 export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = { Completed: 0, Failed: 1, Escalated: 3, TimedOut: 4, Cancelled: 5 };
@@ -25,74 +27,140 @@ export function outcomeLine(o: TurnOutcome): string {
   }
 }
 
-interface Io {
+/** Where a turn's text (stdout) and progress lines (stderr) go. */
+export interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
 }
 
-/** Runs one turn against the REST channel, streaming to `io`; `onTurn` learns the turn id (for cancel). */
-export async function chatTurn(target: RestTarget, text: string, sessionId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
+/** Exit status of `chat -m` when it lost `aivyx up` while its turn ran (the turn goes on). */
+export const DETACHED_EXIT_CODE = 6;
+
+/**
+ * The stream of an accepted turn broke (`aivyx up` died or stopped): the turn goes on in Temporal
+ * without this client, and `aivyx chat --follow <turnId>` shows how it ends.
+ */
+export class TurnDetached extends Error {
+  constructor(
+    readonly turnId: string,
+    readonly reason: string,
+  ) {
+    super(`lost aivyx up while turn ${turnId} was running (${reason})`);
+  }
+}
+
+/** Why a stream broke, in a few words. */
+function reasonOf(err: unknown): string {
+  const e = err as { message?: string; cause?: { message?: string } };
+  return e.cause?.message ?? e.message ?? String(err);
+}
+
+/** Shows one turn's events as they arrive; resolves with its outcome, or throws `TurnDetached` when the stream breaks after the turn was accepted. */
+async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
   let outcome: TurnOutcome | undefined;
+  let turnId: string | undefined;
+  let detachedBy: string | undefined;
   let streamed = false;
   const dedupe = createRestartDedupe();
-  for await (const ev of sendMessage(target, { text, sessionId })) {
-    const data = ev.data as Record<string, unknown>;
-    switch (ev.event) {
-      case 'turn':
-        onTurn?.(String(data.turnWorkflowId));
-        break;
-      case 'text': {
-        const { show, diverged } = dedupe.text(String(data.text));
-        if (diverged) io.err(`\n· (the restarted step says something different:)\n`);
-        io.out(show);
-        streamed ||= show !== '';
-        break;
+  try {
+    for await (const ev of events) {
+      const data = ev.data as Record<string, unknown>;
+      switch (ev.event) {
+        case 'turn':
+          turnId = String(data.turnWorkflowId);
+          // First thing on stderr: should this client die, the turn id is what --follow needs.
+          io.err(`· turn ${turnId}${data.duplicate ? ' (already submitted: showing how it ends)' : ''}${data.followed ? ` (${String(data.status).toLowerCase()})` : ''}\n`);
+          onTurn?.(turnId);
+          break;
+        case 'text': {
+          const { show, diverged } = dedupe.text(String(data.text));
+          if (diverged) io.err(`\n· (the restarted step says something different:)\n`);
+          io.out(show);
+          streamed ||= show !== '';
+          break;
+        }
+        case 'status':
+          io.err(`${streamed ? '\n' : ''}· ${String(data.text)}\n`);
+          break;
+        case 'tool_started':
+          dedupe.nextStep();
+          io.err(`${streamed ? '\n' : ''}· running ${String(data.tool)}…\n`);
+          streamed = false;
+          break;
+        case 'tool_finished':
+          io.err(`· ${String(data.tool)} → ${String(data.summary)}\n`);
+          break;
+        case 'step_restarted':
+          // The retried step streams its text again: show only what it adds (see restart-dedupe.ts).
+          dedupe.restarted();
+          io.err(`\n· (the model step restarted after a worker failure)\n`);
+          break;
+        case 'outcome':
+          outcome = data as unknown as TurnOutcome;
+          break;
+        case 'error':
+          // The server could not see the turn to its end (e.g. Temporal stayed down): the turn itself goes on.
+          detachedBy = describeError(data as never);
+          break;
       }
-      case 'status':
-        io.err(`· ${String(data.text)}\n`);
-        break;
-      case 'tool_started':
-        dedupe.nextStep();
-        io.err(`${streamed ? '\n' : ''}· running ${String(data.tool)}…\n`);
-        streamed = false;
-        break;
-      case 'tool_finished':
-        io.err(`· ${String(data.tool)} → ${String(data.summary)}\n`);
-        break;
-      case 'step_restarted':
-        // The retried step streams its text again: show only what it adds (see restart-dedupe.ts).
-        dedupe.restarted();
-        io.err(`\n· (the model step restarted after a worker failure)\n`);
-        break;
-      case 'outcome':
-        outcome = data as unknown as TurnOutcome;
-        break;
-      case 'error':
-        outcome = { status: 'Failed', error: data as never, toolCallsMade: 0 };
-        break;
     }
+  } catch (err) {
+    if (turnId === undefined) throw err;
+    detachedBy = reasonOf(err);
   }
   if (streamed) io.out('\n');
-  if (!outcome) outcome = { status: 'Failed', error: { kind: 'Channel', message: 'the REST channel closed the stream without an outcome' }, toolCallsMade: 0 };
+  if (!outcome) {
+    if (turnId !== undefined) throw new TurnDetached(turnId, detachedBy ?? 'the stream ended without an outcome');
+    throw new AivyxError('Channel', 'the REST channel closed the stream before accepting the turn');
+  }
   if (outcome.status === 'Completed' && !streamed) io.out(`${outcome.finalMessage}\n`);
   io.err(`${outcomeLine(outcome)}\n`);
   return outcome;
 }
 
-/** The interactive REPL: Ctrl-C cancels the running turn; Ctrl-C twice at the prompt, Ctrl-D or /exit quits. */
-export async function chatRepl(target: RestTarget, sessionId = `cli-${randomUUID()}`): Promise<void> {
+/** Runs one turn against the REST channel, streaming to `io`; `onTurn` learns the turn id as soon as it is accepted (for cancel). */
+export function chatTurn(target: RestTarget, text: string, sessionId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
+  return showTurn(sendMessage(target, { text, sessionId }), io, onTurn);
+}
+
+/** Re-attaches to a turn by id and shows the rest of it (`aivyx chat --follow`). */
+export function followTurn(target: RestTarget, turnId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
+  return showTurn(turnEvents(target, turnId), io, onTurn);
+}
+
+/** What to tell a person whose client lost a running turn. */
+export function detachedLine(e: TurnDetached): string {
+  return `aivyx: lost aivyx up while turn ${e.turnId} was running (${e.reason}). The turn goes on without this terminal; once aivyx up is back, see how it ends with:\n  aivyx chat --follow ${e.turnId}\n`;
+}
+
+/** True when `err` means aivyx up (or its Temporal) could not be reached: a REPL waiting to re-attach keeps trying. */
+function unreachable(err: unknown): boolean {
+  return err instanceof TurnDetached || isUnavailable(err);
+}
+
+/**
+ * The interactive REPL: Ctrl-C cancels the running turn; Ctrl-C twice at the prompt, Ctrl-D or
+ * /exit quits. `target()` finds aivyx up again (it may come back on another port); when it goes
+ * away mid-turn, the REPL waits for it and re-attaches to that turn.
+ */
+export async function chatRepl(target: () => RestTarget, sessionId = `cli-${randomUUID()}`): Promise<void> {
   const io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you › ' });
   let current: string | undefined;
   let busy = false;
+  let waiting: AbortController | undefined;
   let lastSigint = 0;
   // A terminal's Ctrl-C reaches readline as 'SIGINT'; a real signal (kill -INT, a non-TTY stdin)
   // reaches the process. Both mean the same thing here: cancel the turn, not the process.
   const onSigint = () => {
+    if (waiting) {
+      waiting.abort();
+      return;
+    }
     if (busy) {
       if (current) {
         io.err('\n· cancelling this turn (the running tool finishes first)…\n');
-        void restJson(target, 'POST', `/v1/turns/${encodeURIComponent(current)}/cancel`).catch((e: unknown) => io.err(`· cancel failed: ${String(e)}\n`));
+        void restJson(target(), 'POST', `/v1/turns/${encodeURIComponent(current)}/cancel`).catch((e: unknown) => io.err(`· cancel failed: ${String(e)}\n`));
       }
       return;
     }
@@ -101,6 +169,32 @@ export async function chatRepl(target: RestTarget, sessionId = `cli-${randomUUID
     io.err('\n(Ctrl-C again or Ctrl-D to quit)\n');
     rl.prompt();
   };
+
+  /** Waits for aivyx up to come back, then shows the rest of `turnId`. */
+  const reattach = async (detached: TurnDetached): Promise<void> => {
+    io.err(`· lost aivyx up (${detached.reason}); turn ${detached.turnId} goes on — waiting to re-attach (Ctrl-C stops waiting)\n`);
+    waiting = new AbortController();
+    const stop = waiting.signal;
+    try {
+      while (!stop.aborted) {
+        await delay(1_000, undefined, { signal: stop }).catch(() => undefined);
+        if (stop.aborted) break;
+        try {
+          await followTurn(target(), detached.turnId, io);
+          return;
+        } catch (e) {
+          if (!unreachable(e)) {
+            io.err(`${e instanceof Error ? e.message : String(e)}\n`);
+            return;
+          }
+        }
+      }
+      io.err(`· stopped waiting; later: aivyx chat --follow ${detached.turnId}\n`);
+    } finally {
+      waiting = undefined;
+    }
+  };
+
   rl.on('SIGINT', onSigint);
   process.on('SIGINT', onSigint);
   io.err(`session ${sessionId} — type a message; Ctrl-C cancels a running turn\n`);
@@ -111,9 +205,10 @@ export async function chatRepl(target: RestTarget, sessionId = `cli-${randomUUID
     if (text) {
       busy = true;
       try {
-        await chatTurn(target, text, sessionId, io, (id) => (current = id));
+        await chatTurn(target(), text, sessionId, io, (id) => (current = id));
       } catch (e) {
-        io.err(`${e instanceof Error ? e.message : String(e)}\n`);
+        if (e instanceof TurnDetached) await reattach(e);
+        else io.err(`${e instanceof AivyxError ? describeError(e.toData()) : e instanceof Error ? e.message : String(e)}\n`);
       }
       busy = false;
       current = undefined;

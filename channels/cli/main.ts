@@ -2,10 +2,11 @@
  * The `aivyx` command: the composition root of the CLI. Only here (and in other entry points)
  * is configuration read from the environment.
  *
- *   aivyx up                      start everything and keep running
- *   aivyx chat [-m TEXT] [--session ID]
+ *   aivyx up                      start everything and keep running (restarting its dev server if it dies)
+ *   aivyx chat [-m TEXT] [--session ID] [--follow TURN] [--standalone]
  *   aivyx audit verify | tail [-n N] [--json]
- *   aivyx mission create | list | show | approve | deny | cancel
+ *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
+ *   aivyx config [--json | --markdown]
  *   aivyx temporal setup [--address A] [--namespace N]
  */
 import { randomUUID } from 'node:crypto';
@@ -15,22 +16,28 @@ import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { AivyxError, describeError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
-import { loadConfig, type AivyxConfig } from '../../infra/config.js';
-import { findRunningStack } from '../../infra/home-lock.js';
+import { describeEnv, envMarkdownTable, loadConfig, type AivyxConfig } from '../../infra/config.js';
+import { describeCause } from '../../infra/health.js';
+import { describeRole, findRunningStack, inspectHome, type HomeState } from '../../infra/home-lock.js';
 import { promptHidden } from '../../infra/passphrase.js';
-import { ensureNamespaceSetup, MIN_RETENTION_HOURS } from '../../infra/temporal/index.js';
+import { ensureNamespaceSetup, isTemporalUnreachable, MIN_RETENTION_HOURS } from '../../infra/temporal/index.js';
+import { emailSettingsFromEnv } from '../email/index.js';
+import { telegramSettingsFromEnv } from '../telegram/index.js';
 import { cliPassphrase as passphrase } from './passphrase.js';
 import { restToken, startStack, type Stack } from '../../infra/stack.js';
 import { printAudit, runAuditDirect, withStorage } from './audit-commands.js';
 import { runRotateCommand, runSecretsCommand } from './secrets-commands.js';
-import { chatRepl, chatTurn, OUTCOME_EXIT_CODES } from './chat.js';
+import { chatRepl, chatTurn, DETACHED_EXIT_CODE, detachedLine, followTurn, OUTCOME_EXIT_CODES, TurnDetached } from './chat.js';
 import { MISSION_USAGE, runMissionCommand } from './mission-commands.js';
 import type { RestTarget } from './rest-client.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const USAGE = `usage:
   aivyx up                               start Temporal, the database, the worker and the local channels
-  aivyx chat [-m TEXT] [--session ID]    talk to the assistant (REPL, or one message with -m)
+  aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
+  aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed)
+         … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
+  aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
   aivyx audit verify                     check the audit chain; exits non-zero at the first bad entry
   aivyx audit tail [-n N] [--json]       show the newest audit entries
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
@@ -41,20 +48,56 @@ const USAGE = `usage:
 ${MISSION_USAGE}`;
 
 
-function start(config: AivyxConfig, extra: { restPort?: number; headless?: boolean; quiet?: boolean }, pass: string): Promise<Stack> {
+function start(config: AivyxConfig, extra: { restPort?: number; headless?: boolean; quiet?: boolean; role: 'up' | 'standalone' }, pass: string): Promise<Stack> {
   return startStack({ config, passphrase: pass, projectRoot, env: process.env, ...extra, log: extra.quiet ? () => undefined : (l) => process.stderr.write(`aivyx: ${l}\n`) });
 }
 
-/** The REST channel of a running `aivyx up`, or a stack started here for this command. */
-async function target(config: AivyxConfig): Promise<{ target: RestTarget; stop(): Promise<void> }> {
-  const running = findRunningStack(config.home);
-  if (running) return { target: { url: running.restUrl, token: restToken(config.home) }, stop: async () => undefined };
-  const stack = await start(config, { restPort: 0, headless: true, quiet: true }, await passphrase());
-  return { target: { url: stack.restUrl, token: stack.restToken }, stop: () => stack.stop() };
+const STANDALONE_HINT = 'or add --standalone to run this command on a stack of its own (it holds the data directory while it runs, so aivyx up cannot start meanwhile)';
+
+/** Why a command that needs `aivyx up` will not start a second stack silently. */
+function noStack(found: Exclude<HomeState, { state: 'running' }>, home: string): AivyxError {
+  switch (found.state) {
+    case 'free':
+      return new AivyxError('Config', `no aivyx up is running on ${home}`, { hint: `start it (aivyx up, in another terminal) and try again, ${STANDALONE_HINT}` });
+    case 'stale':
+      return new AivyxError('Config', `the ${describeRole(found.role)} that ran on ${home} (pid ${found.pid}) is gone: it stopped without cleaning up (killed or crashed)`, {
+        hint: `start aivyx up again (it takes over the stale lock), ${STANDALONE_HINT}`,
+      });
+    case 'busy':
+      return new AivyxError('Config', `${describeRole(found.role)} (pid ${found.pid}) holds ${home} and serves no REST channel${found.role === 'up' ? ' yet: it is starting' : ''}`, {
+        hint: found.role === 'up' ? 'try again in a moment' : 'wait for it to finish, or stop it',
+      });
+  }
+}
+
+/**
+ * The REST channel of the running `aivyx up` (found again on each use: it may have restarted),
+ * or with `--standalone` a stack started here for this command. Without either it refuses.
+ */
+async function target(config: AivyxConfig, standalone: boolean): Promise<{ target: () => RestTarget; stop(): Promise<void> }> {
+  const found = inspectHome(config.home);
+  if (found.state === 'running') {
+    if (standalone) throw new AivyxError('Config', `${describeRole(found.stack.role)} is running on ${config.home} (pid ${found.stack.pid}): --standalone would start a second stack`, { hint: 'drop --standalone to use it' });
+    const token = restToken(config.home);
+    const current = (): RestTarget => {
+      const running = findRunningStack(config.home);
+      if (!running) throw new AivyxError('Channel', `aivyx up on ${config.home} is gone`, { hint: 'start it again', detail: { unavailable: true, dependency: 'aivyx up' } });
+      return { url: running.restUrl, token };
+    };
+    return { target: current, stop: async () => undefined };
+  }
+  if (!standalone) throw noStack(found, config.home);
+  const stack = await start(config, { restPort: 0, headless: true, quiet: true, role: 'standalone' }, await passphrase());
+  return { target: () => ({ url: stack.restUrl, token: stack.restToken }), stop: () => stack.stop() };
+}
+
+/** Takes `--standalone` out of a command's arguments. */
+function standaloneFlag(args: string[]): { standalone: boolean; rest: string[] } {
+  return { standalone: args.includes('--standalone'), rest: args.filter((a) => a !== '--standalone') };
 }
 
 async function up(config: AivyxConfig): Promise<number> {
-  const stack = await start(config, {}, await passphrase());
+  const stack = await start(config, { role: 'up' }, await passphrase());
   process.stdout.write(
     [
       'aivyx is up.',
@@ -78,21 +121,45 @@ async function up(config: AivyxConfig): Promise<number> {
 }
 
 async function chat(config: AivyxConfig, args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { message: { type: 'string', short: 'm' }, session: { type: 'string' } } });
-  const t = await target(config);
+  const { values } = parseArgs({ args, options: { message: { type: 'string', short: 'm' }, session: { type: 'string' }, follow: { type: 'string' }, standalone: { type: 'boolean' } } });
+  if (values.follow !== undefined && values.message !== undefined) throw new AivyxError('Config', 'chat takes -m or --follow, not both', { hint: USAGE });
+  const t = await target(config, values.standalone ?? false);
+  const io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s) };
   try {
-    if (values.message === undefined) {
+    if (values.message === undefined && values.follow === undefined) {
       await chatRepl(t.target, values.session);
       return 0;
     }
-    const outcome: TurnOutcome = await chatTurn(t.target, values.message, values.session ?? `cli-${randomUUID()}`, {
-      out: (s) => process.stdout.write(s),
-      err: (s) => process.stderr.write(s),
-    });
+    const outcome: TurnOutcome =
+      values.follow !== undefined ? await followTurn(t.target(), values.follow, io) : await chatTurn(t.target(), values.message!, values.session ?? `cli-${randomUUID()}`, io);
     return OUTCOME_EXIT_CODES[outcome.status];
+  } catch (err) {
+    if (!(err instanceof TurnDetached)) throw err;
+    io.err(detachedLine(err));
+    return DETACHED_EXIT_CODE;
   } finally {
     await t.stop();
   }
+}
+
+/** `aivyx config`: every variable of the table with its value (secrets: set/unset) and source; non-zero when one is invalid. */
+function configCommand(args: string[]): number {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, markdown: { type: 'boolean' } } });
+  if (values.markdown) {
+    process.stdout.write(`${envMarkdownTable()}\n`);
+    return 0;
+  }
+  const rows = describeEnv(process.env);
+  if (values.json) process.stdout.write(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  else {
+    const width = Math.max(...rows.map((r) => r.name.length));
+    let group = '';
+    for (const r of rows) {
+      if (r.group !== group) process.stdout.write(`${group ? '\n' : ''}# ${(group = r.group)}\n`);
+      process.stdout.write(`${r.name.padEnd(width)}  ${r.value}  (${r.source})${r.error ? `\n${' '.repeat(width)}  ✗ ${r.error}` : ''}\n`);
+    }
+  }
+  return rows.some((r) => r.error) ? 1 : 0;
 }
 
 async function audit(config: AivyxConfig, args: string[]): Promise<number> {
@@ -109,9 +176,10 @@ async function audit(config: AivyxConfig, args: string[]): Promise<number> {
 }
 
 async function mission(config: AivyxConfig, args: string[]): Promise<number> {
-  const t = await target(config);
+  const { standalone, rest } = standaloneFlag(args);
+  const t = await target(config, standalone);
   try {
-    return await runMissionCommand(args, t.target, (s) => process.stdout.write(s));
+    return await runMissionCommand(rest, t.target(), (s) => process.stdout.write(s));
   } finally {
     await t.stop();
   }
@@ -125,7 +193,9 @@ async function temporal(config: AivyxConfig, args: string[]): Promise<number> {
   const address = values.address ?? config.temporalAddress;
   if (!address) throw new AivyxError('Config', 'no cluster to set up', { hint: 'pass --address HOST:PORT or set TEMPORAL_ADDRESS (the local dev server is set up by `aivyx up` itself)' });
   const namespace = values.namespace ?? config.namespace;
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address }).catch((err: unknown) => {
+    throw new AivyxError('Channel', `cannot reach Temporal at ${address}: ${describeCause(err)}`, { hint: 'check that the cluster is up and the address is right', cause: err });
+  });
   try {
     const done = await ensureNamespaceSetup(connection, namespace);
     process.stdout.write(
@@ -152,8 +222,13 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   // Our own handlers decide what a signal means (chat: cancel the turn; up: stop everything), so
   // the SDK must not shut the worker down on SIGINT; and a person's terminal wants warnings only.
-  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+  // The core's own retry warnings would flood stderr while a dependency is down; aivyx reports that itself.
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [], telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+  if (command === 'config') return configCommand(args);
+  // Every setting is checked here, before any database opens or server starts.
   const config = loadConfig(process.env, projectRoot);
+  telegramSettingsFromEnv(process.env);
+  emailSettingsFromEnv(process.env);
   switch (command) {
     case 'up':
       return up(config);
@@ -186,7 +261,8 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`aivyx: ${err instanceof AivyxError ? describeError(err.toData()) : err instanceof Error ? err.message : String(err)}\n`);
+    const shown = err instanceof AivyxError ? describeError(err.toData()) : isTemporalUnreachable(err) ? `Temporal is unreachable: ${describeCause(err)} (is aivyx up running? with TEMPORAL_ADDRESS, check that cluster)` : err instanceof Error ? err.message : String(err);
+    process.stderr.write(`aivyx: ${shown}\n`);
     process.exit(1);
   },
 );

@@ -1,9 +1,11 @@
 /**
- * Email configuration from the environment (read only by composition roots). Passwords are
+ * Email configuration from the environment (read only by composition roots), parsed through the
+ * configuration table (`infra/config/env-table.ts`). Passwords are
  * sealed secrets named by AIVYX_EMAIL_IMAP_PASSWORD_SECRET / AIVYX_EMAIL_SMTP_PASSWORD_SECRET;
  * they never sit in the environment themselves.
  */
 import { AivyxError } from '../../core/errors.js';
+import { envValue } from '../../infra/config.js';
 import type { EmailChannelOptions, ImapSettings, SmtpSettings } from './email-channel.js';
 import { validateEmailAllowlist } from './trust.js';
 
@@ -14,18 +16,61 @@ export type EmailConfig = Pick<EmailChannelOptions, 'imap' | 'smtp' | 'address' 
   maxAttachmentBytes?: number;
 };
 
-function port(raw: string | undefined, fallback: number, name: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0 || n > 65535) throw new AivyxError('Config', `${name} "${raw}" is not a port`);
-  return n;
+/** Everything but the passwords: checked at start-up before anything opens (secret names only). */
+export interface EmailSettings {
+  address: string;
+  imap: Omit<ImapSettings, 'password'> & { passwordSecret: string };
+  smtp: Omit<SmtpSettings, 'password'> & { passwordSecret?: string };
+  allowlist: string[];
+  trustedReceiver?: string;
+  backlog?: 'new' | 'all';
+  maxAttachmentBytes?: number;
 }
 
-function bool(raw: string | undefined, fallback: boolean, name: string): boolean {
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(1|true|yes)$/i.test(raw)) return true;
-  if (/^(0|false|no)$/i.test(raw)) return false;
-  throw new AivyxError('Config', `${name} must be true or false, got "${raw}"`);
+/** Reads and checks AIVYX_EMAIL_* without touching secrets; undefined when the channel is off. */
+export function emailSettingsFromEnv(env: Record<string, string | undefined>): EmailSettings | undefined {
+  const address = envValue(env, 'AIVYX_EMAIL_ADDRESS')?.trim();
+  if (!address) return undefined;
+  validateEmailAllowlist([address]);
+  const need = (name: 'AIVYX_EMAIL_IMAP_HOST' | 'AIVYX_EMAIL_SMTP_HOST'): string => {
+    const v = envValue(env, name)?.trim();
+    if (!v) throw new AivyxError('Config', `${name} is required when AIVYX_EMAIL_ADDRESS is set`, { hint: 'see docs/EMAIL.md' });
+    return v;
+  };
+  const imapSecret = envValue(env, 'AIVYX_EMAIL_IMAP_PASSWORD_SECRET')?.trim();
+  if (!imapSecret) throw new AivyxError('Config', 'AIVYX_EMAIL_IMAP_PASSWORD_SECRET must name the secret holding the password', { hint: 'aivyx secrets set email-password, then AIVYX_EMAIL_IMAP_PASSWORD_SECRET=email-password' });
+  const imapPort = envValue(env, 'AIVYX_EMAIL_IMAP_PORT');
+  const startTls = envValue(env, 'AIVYX_EMAIL_IMAP_STARTTLS');
+  const imapUser = envValue(env, 'AIVYX_EMAIL_IMAP_USER')?.trim() || address;
+  const smtpPort = envValue(env, 'AIVYX_EMAIL_SMTP_PORT');
+  const allowlist = envValue(env, 'AIVYX_EMAIL_ALLOWLIST').map((a) => a.toLowerCase());
+  validateEmailAllowlist(allowlist);
+  const backlog = envValue(env, 'AIVYX_EMAIL_BACKLOG');
+  const maxAttachmentBytes = envValue(env, 'AIVYX_EMAIL_MAX_ATTACHMENT_BYTES');
+  const trustedReceiver = envValue(env, 'AIVYX_EMAIL_TRUSTED_RECEIVER')?.trim();
+  return {
+    address,
+    imap: {
+      host: need('AIVYX_EMAIL_IMAP_HOST'),
+      port: imapPort,
+      secure: envValue(env, 'AIVYX_EMAIL_IMAP_SECURE') ?? imapPort === 993,
+      ...(startTls ? { startTls } : {}),
+      user: imapUser,
+      passwordSecret: imapSecret,
+      mailbox: envValue(env, 'AIVYX_EMAIL_IMAP_MAILBOX').trim() || 'INBOX',
+    },
+    smtp: {
+      host: need('AIVYX_EMAIL_SMTP_HOST'),
+      port: smtpPort,
+      secure: envValue(env, 'AIVYX_EMAIL_SMTP_SECURE') ?? smtpPort === 465,
+      requireTls: envValue(env, 'AIVYX_EMAIL_SMTP_REQUIRE_TLS') ?? smtpPort === 587,
+      ...(envValue(env, 'AIVYX_EMAIL_SMTP_AUTH') ? { user: envValue(env, 'AIVYX_EMAIL_SMTP_USER')?.trim() || imapUser, passwordSecret: envValue(env, 'AIVYX_EMAIL_SMTP_PASSWORD_SECRET')?.trim() || imapSecret } : {}),
+    },
+    allowlist,
+    ...(trustedReceiver ? { trustedReceiver } : {}),
+    ...(backlog ? { backlog } : {}),
+    ...(maxAttachmentBytes !== undefined ? { maxAttachmentBytes } : {}),
+  };
 }
 
 /**
@@ -33,59 +78,19 @@ function bool(raw: string | undefined, fallback: boolean, name: string): boolean
  * off). `secret(name)` reads the sealed `secrets` domain.
  */
 export async function emailConfigFromEnv(env: Record<string, string | undefined>, secret: (name: string) => Promise<string | undefined>): Promise<EmailConfig | undefined> {
-  const address = env.AIVYX_EMAIL_ADDRESS?.trim();
-  if (!address) return undefined;
-  validateEmailAllowlist([address]);
-  const need = (name: string): string => {
-    const v = env[name]?.trim();
-    if (!v) throw new AivyxError('Config', `${name} is required when AIVYX_EMAIL_ADDRESS is set`, { hint: 'see docs/EMAIL.md' });
-    return v;
-  };
-  const password = async (varName: string, fallbackName?: string): Promise<string> => {
-    const name = env[varName]?.trim() || fallbackName;
-    if (!name) throw new AivyxError('Config', `${varName} must name the secret holding the password`, { hint: `aivyx secrets set email-password, then ${varName}=email-password` });
+  const s = emailSettingsFromEnv(env);
+  if (!s) return undefined;
+  const password = async (name: string): Promise<string> => {
     const value = await secret(name);
     if (!value) throw new AivyxError('Config', `the email password secret "${name}" is not set`, { hint: `aivyx secrets set ${name}` });
     return value;
   };
-  const imapPort = port(env.AIVYX_EMAIL_IMAP_PORT, 993, 'AIVYX_EMAIL_IMAP_PORT');
-  const startTls = env.AIVYX_EMAIL_IMAP_STARTTLS?.trim();
-  if (startTls && !['required', 'opportunistic', 'never'].includes(startTls)) throw new AivyxError('Config', `AIVYX_EMAIL_IMAP_STARTTLS must be required, opportunistic or never, got "${startTls}"`);
-  const imapSecretName = env.AIVYX_EMAIL_IMAP_PASSWORD_SECRET?.trim();
-  const imap: ImapSettings = {
-    host: need('AIVYX_EMAIL_IMAP_HOST'),
-    port: imapPort,
-    secure: bool(env.AIVYX_EMAIL_IMAP_SECURE, imapPort === 993, 'AIVYX_EMAIL_IMAP_SECURE'),
-    ...(startTls ? { startTls: startTls as NonNullable<ImapSettings['startTls']> } : {}),
-    user: env.AIVYX_EMAIL_IMAP_USER?.trim() || address,
-    password: await password('AIVYX_EMAIL_IMAP_PASSWORD_SECRET'),
-    mailbox: env.AIVYX_EMAIL_IMAP_MAILBOX?.trim() || 'INBOX',
-  };
-  const smtpPort = port(env.AIVYX_EMAIL_SMTP_PORT, 587, 'AIVYX_EMAIL_SMTP_PORT');
-  const smtpUser = env.AIVYX_EMAIL_SMTP_USER?.trim() || imap.user;
-  const smtp: SmtpSettings = {
-    host: need('AIVYX_EMAIL_SMTP_HOST'),
-    port: smtpPort,
-    secure: bool(env.AIVYX_EMAIL_SMTP_SECURE, smtpPort === 465, 'AIVYX_EMAIL_SMTP_SECURE'),
-    requireTls: bool(env.AIVYX_EMAIL_SMTP_REQUIRE_TLS, smtpPort === 587, 'AIVYX_EMAIL_SMTP_REQUIRE_TLS'),
-    ...(bool(env.AIVYX_EMAIL_SMTP_AUTH, true, 'AIVYX_EMAIL_SMTP_AUTH') ? { user: smtpUser, password: await password('AIVYX_EMAIL_SMTP_PASSWORD_SECRET', imapSecretName) } : {}),
-  };
-  const allowlist = (env.AIVYX_EMAIL_ALLOWLIST ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-  validateEmailAllowlist(allowlist);
-  const backlog = env.AIVYX_EMAIL_BACKLOG?.trim();
-  if (backlog && backlog !== 'new' && backlog !== 'all') throw new AivyxError('Config', `AIVYX_EMAIL_BACKLOG must be new or all, got "${backlog}"`);
-  const maxRaw = env.AIVYX_EMAIL_MAX_ATTACHMENT_BYTES?.trim();
-  const maxAttachmentBytes = maxRaw ? Number(maxRaw) : undefined;
-  if (maxAttachmentBytes !== undefined && (!Number.isInteger(maxAttachmentBytes) || maxAttachmentBytes < 0)) throw new AivyxError('Config', `AIVYX_EMAIL_MAX_ATTACHMENT_BYTES "${maxRaw}" is not a byte count`);
-  const trustedReceiver = env.AIVYX_EMAIL_TRUSTED_RECEIVER?.trim();
+  const { passwordSecret: imapSecret, ...imap } = s.imap;
+  const { passwordSecret: smtpSecret, ...smtp } = s.smtp;
   return {
-    address,
-    imap,
-    smtp,
-    allowlist,
-    ...(trustedReceiver ? { trustedReceiver } : {}),
-    ...(backlog ? { backlog: backlog as 'new' | 'all' } : {}),
-    ...(maxAttachmentBytes !== undefined ? { maxAttachmentBytes } : {}),
+    ...s,
+    imap: { ...imap, password: await password(imapSecret) },
+    smtp: { ...smtp, ...(smtpSecret ? { password: await password(smtpSecret) } : {}) },
   };
 }
 

@@ -12,4 +12,4 @@ export {
 export { verifyMail, rawHeaders, trustedClient, aligned, validateEmailAllowlist, type EmailTier, type EmailTrustPolicy, type MailVerdict } from './trust.js';
 export { emailMessageId, emailSessionId, threadRoot, referenceList, bareMessageId, replySubject, stripQuotedText, parseDecision, outboundMessageId, type ApprovalDecision } from './threading.js';
 export { emailOutcomeText, gateBody, gateSubject, inputDigest } from './render.js';
-export { emailConfigFromEnv, emailOptionsFromConfig, type EmailConfig } from './config.js';
+export { emailConfigFromEnv, emailOptionsFromConfig, emailSettingsFromEnv, type EmailConfig, type EmailSettings } from './config.js';

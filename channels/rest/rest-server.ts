@@ -1,28 +1,45 @@
 /**
- * The local REST channel (Trusted: bound to loopback only, bearer token from the data
- * directory). `aivyx chat` talks to `aivyx up` through it.
+ * The local REST channel (Trusted: bound to loopback only, answering only to loopback Host
+ * names, bearer token from the data directory), on hono. `aivyx chat` and `aivyx mission` talk
+ * to `aivyx up` through it. Every route is registered in `registerRoutes` below.
  *
- *   POST /v1/messages            {text, sessionId?, messageId?, channel?: 'cli'} → SSE stream, last event `outcome`
- *   POST /v1/turns/:id/cancel    cancel a running turn
- *   GET  /v1/audit/verify        {ok, count, ...}
- *   GET  /v1/audit/tail?n=20     recent audit rows
- *   GET  /v1/health
- *   POST /v1/missions            {goal, steps?, approvers?, reminderAfter?, expireAfter?, onExpire?} → {missionId}
- *   GET  /v1/missions?state=S    missions by AivyxMissionState (visibility)
- *   GET  /v1/missions/:id        the mission's status query
- *   POST /v1/missions/:id/cancel {reason?}
- *   POST /v1/gates/approve       {gateId, missionId?, reason?}  — as local-user@cli (Trusted)
- *   POST /v1/gates/deny          {gateId, missionId?, reason?}
+ *   GET  /v1/health                  {ok} (503 while a dependency is down); with the token: each dependency
+ *   POST /v1/messages                {text, sessionId?, messageId?, channel?: 'cli'|'rest'} → SSE: `turn`, stream events, `outcome`
+ *   GET  /v1/turns/:id/events        SSE: re-attach to a turn — `turn`, its remaining events, `outcome`
+ *   POST /v1/turns/:id/cancel        cancel a running turn
+ *   GET  /v1/audit/verify            {ok, count, ...}
+ *   GET  /v1/audit/tail?n=20         recent audit rows
+ *   POST /v1/missions                {goal, steps?, approvers?, secondApprovers?, escalateAfter?, reminderAfter?, expireAfter?, onExpire?} → 201 {missionId}
+ *   GET  /v1/missions?state=S        missions by AivyxMissionState (visibility)
+ *   GET  /v1/missions/:id            the mission's status query
+ *   POST /v1/missions/:id/cancel     {reason?}
+ *   POST /v1/gates/approve           {gateId, missionId?, reason?}  — as local-user@cli (Trusted)
+ *   POST /v1/gates/deny              {gateId, missionId?, reason?}
+ *
+ * Errors are `{error: {kind, message, hint?}}`: 400 bad input (naming the field), 401 token,
+ * 404 unknown turn/mission/gate/route, 409 a gate already decided, 413 too large, 421 a Host
+ * that is not a loopback name, 503 while Temporal or the database is down.
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import { bearerAuth } from 'hono/bearer-auth';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import { z } from 'zod';
 import type { ChannelFacts } from '../../core/channel.js';
-import { AivyxError } from '../../core/errors.js';
+import { AivyxError, type AivyxErrorData } from '../../core/errors.js';
 import { assertMessageFits, MAX_MESSAGE_BYTES } from '../../core/limits.js';
 import { textContent } from '../../core/message.js';
-import type { MissionGateway, MissionSpec } from '../mission-gateway.js';
+import type { TurnOutcome } from '../../core/outcomes.js';
+import { describeCause, type Health } from '../../infra/health.js';
+import { isTemporalUnreachable } from '../../infra/temporal/client-errors.js';
+import { parseMissionSpec, type MissionGateway } from '../mission-gateway.js';
 import type { TurnGateway } from '../turn-gateway.js';
+import { parseBody } from '../zod-errors.js';
 
 /** What the REST channel serves besides turns. */
 export interface RestAuditPort {
@@ -37,172 +54,294 @@ export interface RestServerOptions {
   audit: RestAuditPort;
   /** Serves /v1/missions and /v1/gates when given. */
   missions?: MissionGateway;
+  /** The stack's dependencies (`temporal`, `database`, channels): reported by /v1/health; a request needing one that is down gets 503. */
+  health?: Health;
   host?: string;
   port?: number;
+  /** Shown by /v1/health to token holders only (e.g. the Temporal UI and address). */
   info?: Record<string, unknown>;
 }
 
 // Room for the JSON envelope around a maximal message.
 const MAX_BODY_BYTES = MAX_MESSAGE_BYTES + 64 * 1024;
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+const LOOPBACK_BINDS = new Set(['127.0.0.1', '::1', 'localhost']);
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const TOKEN_HINT = 'the token is in <AIVYX_HOME>/rest-token';
+/** How long a stream waits for Temporal to come back before giving the turn up to `--follow`. */
+const OUTCOME_WAIT_MS = 10 * 60_000;
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly hint?: string,
-  ) {
-    super(message);
+const messageBody = z
+  .object({
+    text: z.string().min(1, 'must be a non-empty string'),
+    sessionId: z.string().min(1).max(200).optional(),
+    messageId: z.string().min(1).max(200).optional(),
+    channel: z.enum(['cli', 'rest']).optional(),
+  })
+  .strict();
+const gateDecisionBody = z.object({ gateId: z.string().min(1, 'must be a non-empty string'), missionId: z.string().min(1).optional(), reason: z.string().max(2_000).optional() }).strict();
+const cancelBody = z.object({ reason: z.string().max(2_000).optional() }).strict();
+const tailQuery = z.object({ n: z.coerce.number().int().min(1).max(10_000).default(20) });
+
+/** Compares tokens in constant time (digests, so the length does not leak either). */
+function sameToken(given: string, want: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(want));
+}
+
+function errorBody(e: AivyxErrorData): { error: AivyxErrorData } {
+  return { error: e };
+}
+
+/** The status a person's request deserves for an error. */
+function statusOf(e: AivyxError): 400 | 403 | 404 | 409 | 413 | 500 | 503 | 504 {
+  if (e.detail?.unavailable === true) return 503;
+  switch (e.kind) {
+    case 'Config':
+    case 'InvalidScope':
+      return 400;
+    case 'NotFound':
+      return 404;
+    case 'CapabilityDenied':
+      return e.detail?.conflict === true ? 409 : 403;
+    case 'Channel':
+      return e.detail?.limit !== undefined ? 413 : 500;
+    case 'Timeout':
+      return 504;
+    default:
+      return 500;
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new HttpError(413, `request body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}`, 'send a shorter message');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`, 'send a shorter message');
-    chunks.push(chunk as Buffer);
-  }
+/** Reads a JSON object body (empty → `{}`). */
+async function jsonBody(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') return {};
   try {
-    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-    return parsed as Record<string, unknown>;
+    return JSON.parse(text) as unknown;
   } catch {
-    throw new HttpError(400, 'request body must be a JSON object');
+    throw new AivyxError('Config', 'request body must be a JSON object');
   }
 }
 
-function authorized(req: IncomingMessage, token: string): boolean {
-  const header = req.headers.authorization ?? '';
-  const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
-  const want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
+/**
+ * Writes SSE events in order: events that arrive before the stream is open (a turn streams as
+ * soon as it is accepted) wait in a buffer; a client that went away stops the writes, not the turn.
+ */
+class SseRelay {
+  private buffer: Array<[string, unknown]> = [];
+  private stream: SSEStreamingApi | undefined;
+  private chain: Promise<void> = Promise.resolve();
+
+  send(event: string, data: unknown): void {
+    if (!this.stream) this.buffer.push([event, data]);
+    else this.write(event, data);
+  }
+
+  /** Opens the relay on `stream`: `first` goes out before anything buffered. */
+  attach(stream: SSEStreamingApi, first: [string, unknown]): void {
+    this.stream = stream;
+    for (const [event, data] of [first, ...this.buffer]) this.write(event, data);
+    this.buffer = [];
+  }
+
+  /** Resolves once everything sent so far is written (or the client is gone). */
+  flushed(): Promise<void> {
+    return this.chain;
+  }
+
+  private write(event: string, data: unknown): void {
+    const stream = this.stream!;
+    this.chain = this.chain.then(() => (stream.aborted || stream.closed ? undefined : stream.writeSSE({ event, data: JSON.stringify(data) }))).catch(() => undefined);
+  }
+}
+
+/** What the route handlers share. */
+interface RouteDeps extends RestServerOptions {
+  /** Throws 503's error while one of `names` is down. */
+  need(...names: string[]): void;
 }
 
 /** Starts the REST channel; resolves with its URL and a stop function. */
 export async function startRestServer(opts: RestServerOptions): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
   const host = opts.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host)) {
+  if (!LOOPBACK_BINDS.has(host)) {
     throw new AivyxError('Config', `the REST channel is Trusted and binds to loopback only, not ${host}`, { hint: 'remote access belongs to a SemiTrusted channel (Telegram, email)' });
   }
-
-  async function handleMessage(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readJson(req);
-    if (typeof body.text !== 'string' || body.text.length === 0) throw new HttpError(400, 'field "text" must be a non-empty string');
-    const sessionId = typeof body.sessionId === 'string' && body.sessionId ? body.sessionId : `rest-${randomUUID()}`;
-    const messageId = typeof body.messageId === 'string' && body.messageId ? body.messageId : randomUUID();
-    const isCli = body.channel === 'cli';
-    const facts: ChannelFacts = { name: isCli ? 'cli' : 'rest', platform: isCli ? 'Local' : 'Rest', trustTier: 'Trusted', sessionId, sender: isCli ? 'local-user' : 'rest-client' };
-    const message = { id: messageId, sessionId, content: textContent(body.text), receivedAt: Date.now() };
-    // Refuse an oversized message while we can still answer with a status code.
-    assertMessageFits(message);
-
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const emit = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    try {
-      const turn = await opts.gateway.start(facts, message, (e) => emit(e.type, e));
-      emit('turn', { turnWorkflowId: turn.turnWorkflowId, duplicate: turn.duplicate, sessionId });
-      emit('outcome', await turn.outcome);
-    } catch (err) {
-      const e = err instanceof AivyxError ? err.toData() : { kind: 'Internal', message: err instanceof Error ? err.message : String(err) };
-      emit('error', e);
-    }
-    res.end();
-  }
-
-  const optString = (body: Record<string, unknown>, key: string): string | undefined => {
-    const v = body[key];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string') throw new HttpError(400, `field "${key}" must be a string`);
-    return v;
-  };
-
-  /** The mission routes; false when `route` is not one of them. */
-  async function handleMission(route: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    if (!route.includes(' /v1/missions') && !route.includes(' /v1/gates/')) return false;
-    const m = opts.missions;
-    if (!m) throw new HttpError(404, 'missions are not served here');
-    try {
-      if (route === 'POST /v1/missions') {
-        send(res, 201, await m.create((await readJson(req)) as unknown as MissionSpec));
-        return true;
-      }
-      if (route === 'GET /v1/missions') {
-        send(res, 200, await m.list(url.searchParams.get('state') ?? undefined));
-        return true;
-      }
-      const decide = /^POST \/v1\/gates\/(approve|deny)$/.exec(route);
-      if (decide?.[1]) {
-        const body = await readJson(req);
-        const gateId = optString(body, 'gateId');
-        if (!gateId) throw new HttpError(400, 'field "gateId" must be a non-empty string');
-        const reason = optString(body, 'reason');
-        const missionId = optString(body, 'missionId');
-        send(res, 200, await (decide[1] === 'approve' ? m.approve(gateId, reason, missionId) : m.deny(gateId, reason, missionId)));
-        return true;
-      }
-      const cancel = /^POST \/v1\/missions\/([^/]+)\/cancel$/.exec(route);
-      if (cancel?.[1]) {
-        await m.cancel(decodeURIComponent(cancel[1]), optString(await readJson(req), 'reason'));
-        send(res, 202, { ok: true });
-        return true;
-      }
-      const show = /^GET \/v1\/missions\/([^/]+)$/.exec(route);
-      if (show?.[1]) {
-        send(res, 200, await m.show(decodeURIComponent(show[1])));
-        return true;
-      }
-    } catch (err) {
-      if (err instanceof AivyxError) {
-        const status = err.kind === 'Config' ? 400 : err.kind === 'NotFound' ? 404 : err.kind === 'CapabilityDenied' ? 403 : 500;
-        throw new HttpError(status, err.message, err.hint);
-      }
-      throw err;
-    }
-    throw new HttpError(404, `no route ${route}`);
-  }
-
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const route = `${req.method} ${url.pathname}`;
-    void (async () => {
-      try {
-        if (route === 'GET /v1/health') return send(res, 200, { ok: true, ...opts.info });
-        if (!authorized(req, opts.token)) throw new HttpError(401, 'missing or wrong bearer token', 'the token is in <AIVYX_HOME>/rest-token');
-        if (route === 'POST /v1/messages') return await handleMessage(req, res);
-        const cancel = /^POST \/v1\/turns\/(.+)\/cancel$/.exec(route);
-        if (cancel?.[1]) {
-          await opts.gateway.cancel(decodeURIComponent(cancel[1]));
-          return send(res, 202, { ok: true });
-        }
-        if (route === 'GET /v1/audit/verify') return send(res, 200, await opts.audit.verify());
-        if (route === 'GET /v1/audit/tail') return send(res, 200, await opts.audit.tail(Math.min(Number(url.searchParams.get('n') ?? 20) || 20, 10_000)));
-        if (await handleMission(route, url, req, res)) return;
-        throw new HttpError(404, `no route ${route}`);
-      } catch (err) {
-        if (res.headersSent) return res.end();
-        if (err instanceof HttpError) return send(res, err.status, { error: { message: err.message, hint: err.hint } });
-        if (err instanceof AivyxError) return send(res, err.kind === 'Channel' ? 413 : 500, { error: err.toData() });
-        return send(res, 500, { error: { message: err instanceof Error ? err.message : String(err) } });
-      }
-    })();
-  });
+  const app = restApp(opts);
+  const server = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? 0, overrideGlobalObjects: false }) as Server;
   await new Promise<void>((resolve, reject) => {
+    if (server.listening) resolve();
+    server.once('listening', () => resolve());
     server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     server,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Open SSE streams would hold close() until their turns end.
+        server.closeAllConnections();
+      }),
   };
+}
+
+/** The hono app of the REST channel (guards, routes, error mapping). */
+function restApp(opts: RestServerOptions): Hono {
+  const app = new Hono();
+  const deps: RouteDeps = { ...opts, need: (...names) => opts.health?.require(...names) };
+
+  // DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends its own Host.
+  app.use('*', async (c, next) => {
+    const host = c.req.header('host') ?? '';
+    const name = URL.canParse(`http://${host}`) ? new URL(`http://${host}`).hostname : '';
+    if (!LOOPBACK_HOSTS.has(name)) {
+      return c.json(errorBody({ kind: 'CapabilityDenied', message: `Host ${JSON.stringify(host)} is not a loopback name`, hint: 'the REST channel answers only to 127.0.0.1, localhost or [::1]' }), 421);
+    }
+    return next();
+  });
+  app.onError((err, c) => {
+    if (err instanceof HTTPException) return err.getResponse();
+    const e = toAivyxError(err, opts.health);
+    return c.json(errorBody(e.toData()), statusOf(e));
+  });
+  app.notFound((c) => c.json(errorBody({ kind: 'NotFound', message: `no route ${c.req.method} ${c.req.path}` }), 404));
+  registerRoutes(app, deps);
+  return app;
+}
+
+/** What an error thrown by a handler means to the client. */
+function toAivyxError(err: unknown, health: Health | undefined): AivyxError {
+  if (err instanceof AivyxError) return err;
+  if (isTemporalUnreachable(err)) {
+    const detail = describeCause(err);
+    return health ? health.unavailable('temporal', detail, err) : new AivyxError('Channel', `Temporal is unreachable: ${detail}`, { detail: { dependency: 'temporal', unavailable: true }, cause: err });
+  }
+  return new AivyxError('Internal', err instanceof Error ? err.message : String(err), { cause: err });
+}
+
+/** Every route of the REST channel, in one place. */
+function registerRoutes(app: Hono, d: RouteDeps): void {
+  app.get('/v1/health', (c) => {
+    const report = d.health?.report() ?? { ok: true, dependencies: {} };
+    const status = report.ok ? 200 : 503;
+    const header = c.req.header('authorization') ?? '';
+    // Without the token: up or not, nothing about what runs where.
+    if (!header.startsWith('Bearer ') || !sameToken(header.slice(7), d.token)) return c.json({ ok: report.ok }, status);
+    return c.json({ ok: report.ok, dependencies: report.dependencies, ...d.info }, status);
+  });
+
+  const message = (kind: string) => ({ error: { kind: 'CapabilityDenied', message: kind, hint: TOKEN_HINT } });
+  app.use(
+    '/v1/*',
+    bearerAuth({
+      verifyToken: (given) => sameToken(given, d.token),
+      noAuthenticationHeader: { message: message('missing bearer token') },
+      invalidAuthenticationHeader: { message: message('malformed Authorization header (want: Bearer <token>)') },
+      invalidToken: { message: message('wrong bearer token') },
+    }),
+    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json(errorBody({ kind: 'Channel', message: `request body exceeds ${MAX_BODY_BYTES} bytes`, hint: 'send a shorter message' }), 413) }),
+  );
+
+  app.post('/v1/messages', (c) => postMessage(c, d));
+  app.get('/v1/turns/:id{.+}/events', (c) => followTurn(c, d, c.req.param('id')));
+  app.post('/v1/turns/:id{.+}/cancel', async (c) => {
+    d.need('temporal');
+    await d.gateway.cancel(turnId(c.req.param('id')));
+    return c.json({ ok: true }, 202);
+  });
+
+  app.get('/v1/audit/verify', async (c) => {
+    d.need('database');
+    return c.json(await d.audit.verify());
+  });
+  app.get('/v1/audit/tail', async (c) => {
+    d.need('database');
+    const { n } = parseBody(tailQuery, c.req.query(), 'query');
+    return c.json(await d.audit.tail(n));
+  });
+
+  const missions = (): MissionGateway => {
+    if (!d.missions) throw new AivyxError('NotFound', 'missions are not served here');
+    d.need('temporal');
+    return d.missions;
+  };
+  app.post('/v1/missions', async (c) => c.json(await missions().create(parseMissionSpec(await jsonBody(c))), 201));
+  app.get('/v1/missions', async (c) => c.json(await missions().list(c.req.query('state'))));
+  app.get('/v1/missions/:id', async (c) => c.json(await missions().show(c.req.param('id'))));
+  app.post('/v1/missions/:id/cancel', async (c) => {
+    const m = missions();
+    await m.cancel(c.req.param('id'), parseBody(cancelBody, await jsonBody(c), 'request').reason);
+    return c.json({ ok: true }, 202);
+  });
+  app.post('/v1/gates/:decision{approve|deny}', async (c) => {
+    const m = missions();
+    const body = parseBody(gateDecisionBody, await jsonBody(c), 'gate decision');
+    const decide = c.req.param('decision') === 'approve' ? m.approve.bind(m) : m.deny.bind(m);
+    return c.json(await decide(body.gateId, body.reason, body.missionId));
+  });
+}
+
+/** A turn id from a path (turn ids are `turn/<channel>/<message id>`). */
+function turnId(raw: string): string {
+  if (!/^turn\/[^\s/]+\/\S{1,300}$/.test(raw)) throw new AivyxError('Config', `"${raw}" is not a turn id`, { hint: 'turn ids look like turn/cli/<uuid>; aivyx chat prints one when a turn is accepted' });
+  return raw;
+}
+
+/** POST /v1/messages: starts a turn, then streams it. Bad input, a too-large message or a dependency that is down answer before any turn starts. */
+async function postMessage(c: Context, d: RouteDeps): Promise<Response> {
+  const body = parseBody(messageBody, await jsonBody(c), 'message', 'fields: text, sessionId, messageId, channel (cli or rest)');
+  const sessionId = body.sessionId ?? `rest-${randomUUID()}`;
+  const isCli = body.channel === 'cli';
+  const facts: ChannelFacts = { name: isCli ? 'cli' : 'rest', platform: isCli ? 'Local' : 'Rest', trustTier: 'Trusted', sessionId, sender: isCli ? 'local-user' : 'rest-client' };
+  const message = { id: body.messageId ?? randomUUID(), sessionId, content: textContent(body.text), receivedAt: Date.now() };
+  // Refuse an oversized message while we can still answer with a status code.
+  assertMessageFits(message);
+  d.need('temporal', 'database');
+  const relay = new SseRelay();
+  const turn = await d.gateway.start(facts, message, (e) => relay.send(e.type, e));
+  return streamSSE(c, async (stream) => {
+    relay.attach(stream, ['turn', { turnWorkflowId: turn.turnWorkflowId, duplicate: turn.duplicate, sessionId }]);
+    await finish(relay, d, turn.turnWorkflowId, turn.outcome);
+  });
+}
+
+/** GET /v1/turns/:id/events: the rest of a turn that outlived its first client. */
+async function followTurn(c: Context, d: RouteDeps, raw: string): Promise<Response> {
+  const id = turnId(raw);
+  d.need('temporal');
+  const relay = new SseRelay();
+  const followed = await d.gateway.follow(id, (e) => relay.send(e.type, e));
+  return streamSSE(c, async (stream) => {
+    relay.attach(stream, ['turn', { turnWorkflowId: id, status: followed.status, followed: true }]);
+    await finish(relay, d, id, followed.outcome);
+  });
+}
+
+/**
+ * Streams a turn to its end: its outcome, waiting through a Temporal outage (the dev server is
+ * being restarted) rather than dropping the client; past that, an `error` event says how to
+ * follow the turn later.
+ */
+async function finish(relay: SseRelay, d: RouteDeps, id: string, first: Promise<TurnOutcome>): Promise<void> {
+  let pending = first;
+  for (;;) {
+    try {
+      relay.send('outcome', await pending);
+      break;
+    } catch (err) {
+      if (isTemporalUnreachable(err) && d.health) {
+        relay.send('status', { type: 'status', text: 'Temporal is unavailable; waiting for it to come back (the turn keeps running)' });
+        if (await d.health.waitUp('temporal', OUTCOME_WAIT_MS)) {
+          pending = d.gateway.outcome(id);
+          continue;
+        }
+      }
+      const e = toAivyxError(err, d.health);
+      relay.send('error', { ...e.toData(), hint: `${e.hint ? `${e.hint}; ` : ''}the turn goes on without this stream: \`aivyx chat --follow ${id}\` shows its outcome` });
+      break;
+    }
+  }
+  await relay.flushed();
 }

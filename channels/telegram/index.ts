@@ -20,4 +20,4 @@ export {
 } from './approvals.js';
 export { resolveTelegramTier, validateTrustPolicy, type TelegramTier, type TelegramOrigin, type TelegramTrustPolicy } from './trust.js';
 export { splitMessage, streamView, outcomeText, TELEGRAM_MAX_TEXT } from './render.js';
-export { telegramConfigFromEnv, type TelegramConfig } from './config.js';
+export { telegramConfigFromEnv, telegramSettingsFromEnv, type TelegramConfig, type TelegramSettings } from './config.js';

@@ -1,5 +1,16 @@
-/** Temporal server infrastructure: locating binaries, the local dev server, namespace setup. */
+/** Temporal server infrastructure: locating binaries, the local dev server and its supervisor, namespace setup, client errors. */
 export { findTemporalCli, findTemporalTestServer, type FindBinaryOptions } from './find-cli.js';
-export { startDevServer, ensureNamespaceSetup, MIN_RETENTION_HOURS, type DevServer, type DevServerOptions } from './dev-server.js';
+export {
+  startDevServer,
+  stopLeftoverDevServer,
+  ensureNamespaceSetup,
+  DEV_SERVER_SQLITE_PRAGMAS,
+  MIN_RETENTION_HOURS,
+  type DevServer,
+  type DevServerExit,
+  type DevServerOptions,
+} from './dev-server.js';
+export { superviseDevServer, RESTART_BACKOFF_MS, type DevServerEvents, type SupervisedDevServer } from './dev-server-supervisor.js';
+export { isTemporalUnreachable, isWorkflowNotFound } from './client-errors.js';
 export { freePort } from './free-port.js';
 export { AIVYX_SEARCH_ATTRIBUTES } from '../../core/search-attributes.js';

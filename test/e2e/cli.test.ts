@@ -1,7 +1,7 @@
 /**
  * The README's promise, end to end through real processes: `aivyx up` on the embedded defaults
  * (dev server + PGlite), `aivyx chat -m` against it, `aivyx audit verify|tail`, then
- * `aivyx chat -m` on its own once `up` has stopped, and the errors a person sees.
+ * `aivyx chat --standalone -m` on its own once `up` has stopped, and the errors a person sees.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -81,8 +81,12 @@ describe('aivyx CLI', () => {
     await new Promise((r) => up?.once('exit', r));
     expect(existsSync(join(home, 'running.json'))).toBe(false);
 
-    // Without `up`, chat starts its own stack on the same data directory and audit continues the chain.
-    const alone = aivyx(['chat', '-m', 'hello again'], env);
+    // Without `up`, chat refuses to start a stack behind your back; with --standalone it runs on its
+    // own stack on the same data directory, and audit continues the chain.
+    const refused = aivyx(['chat', '-m', 'hello again'], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/no aivyx up is running on .*--standalone/);
+    const alone = aivyx(['chat', '--standalone', '-m', 'hello again'], env);
     expect(alone.stdout).toContain('Hello from aivyx!');
     expect(alone.status).toBe(0);
     const again = aivyx(['audit', 'verify'], env);
@@ -100,7 +104,7 @@ describe('aivyx CLI', () => {
     // Key rotation re-seals every row; the assistant keeps working on the rotated store.
     const rotate = aivyx(['storage', 'rotate-keys'], env);
     expect(rotate.status).toBe(0);
-    const after = aivyx(['chat', '-m', 'hello after rotation'], env);
+    const after = aivyx(['chat', '--standalone', '-m', 'hello after rotation'], env);
     expect(after.stdout).toContain('Hello from aivyx!');
   }, 300_000);
 
@@ -128,7 +132,7 @@ describe('aivyx chat REPL', () => {
     env.AIVYX_LLM = `scripted:${replScript}`;
     // This test is about Ctrl-C during a running tool, so the tool must run without asking first.
     env.AIVYX_CONFIRM_DESTRUCTIVE = 'off';
-    const repl = spawnAivyx(['chat'], env);
+    const repl = spawnAivyx(['chat', '--standalone'], env);
     const chat = repl.child;
     const waitFor = (text: string) => repl.waitFor(text);
     const output = () => repl.output();

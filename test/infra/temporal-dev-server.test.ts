@@ -3,7 +3,7 @@
  * restart on the SAME SQLite file, where start-dev ignores `--search-attribute` and our own
  * namespace setup has to restore what is missing.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import { msToTs, optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
 import { AIVYX_SEARCH_ATTRIBUTES, AivyxSessionId } from '../../core/search-attributes.js';
-import { findTemporalCli, findTemporalTestServer, freePort, MIN_RETENTION_HOURS, startDevServer } from '../../infra/temporal/index.js';
+import { findTemporalCli, findTemporalTestServer, freePort, MIN_RETENTION_HOURS, startDevServer, superviseDevServer, type DevServer } from '../../infra/temporal/index.js';
 import { isAlive } from '../support/processes.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -111,6 +111,9 @@ describe('startDevServer', () => {
     const first = await startDevServer({ cliPath, home, headless: true });
     expect(first.uiUrl).toBeUndefined();
     expect(first.argv).toContain('--headless');
+    // WAL with synchronous=normal (DESIGN.md: the durability trade-off): the file header says WAL (read/write versions 2).
+    expect(first.argv.join(' ')).toContain('--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal');
+    expect([...readFileSync(join(home, 'temporal.sqlite')).subarray(18, 20)]).toEqual([2, 2]);
     try {
       const { retentionSeconds, attributes, connection } = await inspect(first.address);
       expect(retentionSeconds).toBeGreaterThanOrEqual(MIN_RETENTION_HOURS * 3600);
@@ -156,6 +159,46 @@ describe('startDevServer', () => {
       await second.stop();
     }
   });
+});
+
+describe('superviseDevServer', () => {
+  it('restarts a SIGKILLed server on the same address and data; stop() ends it for good', async () => {
+    const cliPath = findTemporalCli({ env: process.env, projectRoot });
+    const home = tempDir('aivyx-supervised-');
+    const events: string[] = [];
+    let restarted: (s: DevServer) => void = () => undefined;
+    const back = new Promise<DevServer>((r) => (restarted = r));
+    const supervised = await superviseDevServer(
+      { cliPath, home, headless: true },
+      {
+        died: (s, exit) => events.push(`died ${s.pid} ${exit.signal}`),
+        restartFailed: (err) => events.push(`failed ${String(err)}`),
+        restarted: (s, n) => {
+          events.push(`restarted ${n}`);
+          restarted(s);
+        },
+      },
+    );
+    const first = supervised.current();
+    const workflowId = `survivor-${Date.now()}`;
+    const connection = await Connection.connect({ address: supervised.address });
+    try {
+      await new Client({ connection }).workflow.start('nope', { taskQueue: 'x', workflowId });
+      process.kill(first.pid, 'SIGKILL');
+      const second = await back;
+      expect(events.slice(0, 2)).toEqual([`died ${first.pid} SIGKILL`, 'restarted 1']);
+      expect(second.pid).not.toBe(first.pid);
+      expect(second.address).toBe(first.address);
+      // The client made before the restart works again, and the workflow lived through it.
+      expect((await new Client({ connection }).workflow.getHandle(workflowId).describe()).status.name).toBe('RUNNING');
+    } finally {
+      await connection.close();
+      await supervised.stop();
+    }
+    await delay(1_500);
+    expect(isAlive(supervised.current().pid)).toBe(false);
+    expect(events.filter((e) => e.startsWith('restarted'))).toHaveLength(1);
+  }, 120_000);
 });
 
 async function uiSettings(url: string): Promise<string> {

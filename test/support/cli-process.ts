@@ -24,6 +24,25 @@ export function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
   return spawnSync(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000, ...(input === undefined ? {} : { input }) });
 }
 
+/**
+ * Runs `aivyx args` to completion without blocking this process (needed when this process itself
+ * serves something the command uses, e.g. a proxy in front of PostgreSQL).
+ */
+export function aivyxAsync(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  return new Promise((resolve) => {
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
 /** A long-running `aivyx` process whose stdout and stderr are collected together. */
 export interface AivyxProcess {
   child: ChildProcess;

@@ -1,0 +1,133 @@
+/**
+ * Configuration from the environment: one table of every variable, parsed before anything starts.
+ * A bad value is refused naming the variable and its value — by `loadConfig`, and by the real
+ * `aivyx` command before any database is opened or dev server started; `aivyx config` shows every
+ * variable with its source and never a secret; the README's table is the table.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { AivyxError } from '../../core/errors.js';
+import { describeEnv, ENV_TABLE, envMarkdownTable, loadConfig, parseEnv } from '../../infra/config.js';
+import { aivyx, cliEnv } from '../support/cli-process.js';
+
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+function refusal(env: Record<string, string>): AivyxError {
+  try {
+    loadConfig(env, projectRoot);
+  } catch (e) {
+    expect(e).toBeInstanceOf(AivyxError);
+    return e as AivyxError;
+  }
+  throw new Error(`accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('reads the defaults', () => {
+    const c = loadConfig({}, projectRoot);
+    expect(c).toMatchObject({ namespace: 'default', taskQueue: 'aivyx', temporalPort: 7233, uiPort: 8233, restPort: 8787, turnBudgetMs: 300_000, mcpServers: [], mcpTiers: {} });
+    expect(c.capabilities).toContain('fs.read');
+    expect(c.confirmFirst).toEqual(['fs.delete', 'git.commit', 'shell.exec', 'shell.spawn', 'net.post', 'channel.send']);
+  });
+
+  it('takes what is set: lists (an empty one too), ports, on/off', () => {
+    const c = loadConfig({ AIVYX_CAPABILITIES: 'fs.read:/srv/**, llm.call', AIVYX_REST_PORT: '0', AIVYX_CONFIRM_DESTRUCTIVE: 'off', AIVYX_TURN_BUDGET_MS: '1500' }, projectRoot);
+    expect(c).toMatchObject({ capabilities: ['fs.read:/srv/**', 'llm.call'], restPort: 0, confirmFirst: [], turnBudgetMs: 1500 });
+    expect(loadConfig({ AIVYX_CONFIRM_FIRST: '' }, projectRoot).confirmFirst).toEqual([]);
+    expect(loadConfig({ AIVYX_CONFIRM_FIRST: 'fs.delete' }, projectRoot).confirmFirst).toEqual(['fs.delete']);
+  });
+
+  it('refuses a malformed capability, port or duration, naming the variable and its value', () => {
+    expect(refusal({ AIVYX_CAPABILITIES: 'fs.raed,llm.call' }).message).toBe('AIVYX_CAPABILITIES="fs.raed,llm.call": unknown scope base "fs.raed" (did you mean fs.read?)');
+    expect(refusal({ AIVYX_TEMPORAL_PORT: '72330' }).message).toBe('AIVYX_TEMPORAL_PORT="72330": not a port (0–65535, 0 for any free port)');
+    expect(refusal({ AIVYX_REST_PORT: 'eighty' }).message).toMatch(/^AIVYX_REST_PORT="eighty": not a port/);
+    expect(refusal({ AIVYX_TURN_BUDGET_MS: '5 minutes' }).message).toBe('AIVYX_TURN_BUDGET_MS="5 minutes": must be a number of milliseconds ≥ 1');
+    expect(refusal({ AIVYX_CONFIRM_DESTRUCTIVE: 'maybe' }).message).toMatch(/^AIVYX_CONFIRM_DESTRUCTIVE="maybe": must be on or off/);
+    // A typo in the confirm-first list would silently let a destructive tool run unasked.
+    expect(refusal({ AIVYX_CONFIRM_FIRST: 'shell.exce' }).message).toMatch(/^AIVYX_CONFIRM_FIRST="shell.exce": "shell.exce" is not a tool id/);
+    expect(refusal({ AIVYX_LLM: 'gpt-4o' }).message).toMatch(/^AIVYX_LLM="gpt-4o": must be scripted:<file>, openai:<model>/);
+    expect(refusal({ TEMPORAL_ADDRESS: 'http://temporal:7233' }).message).toMatch(/^TEMPORAL_ADDRESS="http:\/\/temporal:7233": must be host:port/);
+    expect(refusal({ AIVYX_TELEGRAM_WEBHOOK_PORT: '-1' }).message).toMatch(/^AIVYX_TELEGRAM_WEBHOOK_PORT="-1": not a port/);
+  });
+
+  it('names every bad variable at once, and never echoes a secret or a password', () => {
+    const e = refusal({ AIVYX_UI_PORT: 'x', AIVYX_MCP_SERVERS: '[{"name":"a","transport":"http","url":"ftp://x","headers":{"authorization":"Bearer s3cret"}}]', DATABASE_URL: 'mysql://me:hunter2@db/x' });
+    expect(e.message).toMatch(/^invalid configuration:/);
+    expect(e.message).toContain('AIVYX_UI_PORT="x"');
+    expect(e.message).toContain('AIVYX_MCP_SERVERS=(value hidden)');
+    expect(e.message).toContain('DATABASE_URL="mysql://me:***@db/x"');
+    expect(e.message).not.toMatch(/s3cret|hunter2/);
+    expect(e.detail).toEqual({ variables: ['DATABASE_URL', 'AIVYX_UI_PORT', 'AIVYX_MCP_SERVERS'] });
+    expect(e.hint).toMatch(/aivyx config/);
+  });
+
+  it('parses every variable of the table with nothing set (each has a default or is optional)', () => {
+    const { values, sources } = parseEnv({});
+    expect(Object.keys(values).sort()).toEqual(Object.keys(ENV_TABLE).sort());
+    expect(new Set(Object.values(sources))).toEqual(new Set(['default']));
+  });
+});
+
+describe('aivyx config', () => {
+  it('prints each variable with its value and source; secrets only as set/unset', () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, AIVYX_HOME: '/tmp/aivyx-config-test', AIVYX_PASSPHRASE: 'correct horse', AIVYX_LLM_API_KEY: 'sk-live-123', DATABASE_URL: 'postgres://app:pw123@db.internal:5432/aivyx', AIVYX_REST_PORT: '9999' };
+    delete env.AIVYX_PASSPHRASE_FILE;
+    const r = aivyx(['config', '--json'], env);
+    expect(r.status, r.stderr).toBe(0);
+    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { name: string; value: string; source: string });
+    expect(rows.map((x) => x.name)).toEqual(Object.keys(ENV_TABLE));
+    const row = (name: string) => rows.find((x) => x.name === name);
+    expect(row('AIVYX_PASSPHRASE')).toMatchObject({ value: 'set', source: 'env' });
+    expect(row('AIVYX_PASSPHRASE_FILE')).toMatchObject({ value: 'unset', source: 'default' });
+    expect(row('AIVYX_LLM_API_KEY')).toMatchObject({ value: 'set', source: 'env' });
+    expect(row('DATABASE_URL')).toMatchObject({ value: 'postgres://app:***@db.internal:5432/aivyx', source: 'env' });
+    expect(row('AIVYX_REST_PORT')).toMatchObject({ value: '9999', source: 'env' });
+    expect(row('AIVYX_TEMPORAL_PORT')).toMatchObject({ value: '7233', source: 'default' });
+    expect(r.stdout).not.toMatch(/correct horse|sk-live-123|pw123/);
+    const text = aivyx(['config'], { ...env, AIVYX_TEMPORAL_PORT: 'nope' });
+    expect(text.status).toBe(1);
+    expect(text.stdout).toMatch(/AIVYX_TEMPORAL_PORT +nope +\(env\)\n +✗ AIVYX_TEMPORAL_PORT="nope": not a port/);
+    expect(text.stdout).not.toMatch(/correct horse|sk-live-123|pw123/);
+  }, 60_000);
+
+  it('describes an empty environment from the defaults alone', () => {
+    expect(describeEnv({}).every((r) => r.source === 'default' && !r.error)).toBe(true);
+  });
+});
+
+describe("the README's configuration table", () => {
+  it('is exactly the table (regenerate it with `aivyx config --markdown`)', () => {
+    const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
+    const section = /<!-- generated: aivyx config --markdown -->\n([\s\S]*?)\n<!-- end generated -->/.exec(readme)?.[1];
+    expect(section, 'README.md has no generated configuration table').toBeDefined();
+    const names = (table: string) => [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
+    // The variables first (the clearer failure), then the whole text.
+    expect(names(section!)).toEqual(Object.keys(ENV_TABLE));
+    expect(section).toBe(envMarkdownTable());
+  });
+});
+
+describe('a bad configuration stops aivyx before anything starts', () => {
+  for (const [name, value, command] of [
+    ['AIVYX_CAPABILITIES', 'fs.read,shell.run', ['up']],
+    ['AIVYX_TEMPORAL_PORT', '123456', ['up']],
+    ['AIVYX_TURN_BUDGET_MS', 'soon', ['chat', '--standalone', '-m', 'hello']],
+    ['AIVYX_TELEGRAM_ALLOWLIST', '@alice', ['up']],
+  ] as const) {
+    it(`${name}=${value} (aivyx ${command.join(' ')}): refused by name and value, no database, no dev server, no lock`, async () => {
+      const home = mkdtempSync(join(tmpdir(), 'aivyx-badconfig-'));
+      const env = await cliEnv(home, join(projectRoot, 'docs/examples/demo-script.json'), { [name]: value, ...(name === 'AIVYX_TELEGRAM_ALLOWLIST' ? { AIVYX_TELEGRAM_TOKEN_SECRET: 'tg' } : {}) });
+      const r = aivyx([...command], env);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`${name}="${value}"`);
+      expect(r.stderr).toMatch(/aivyx config/);
+      // Nothing was opened or started: no PGlite directory, no dev server database or log, no lock.
+      expect(readdirSync(home)).toEqual([]);
+      expect(existsSync(join(home, 'pglite'))).toBe(false);
+      expect(existsSync(join(home, 'temporal.sqlite'))).toBe(false);
+    }, 60_000);
+  }
+});
