@@ -5,12 +5,14 @@
  */
 import { AivyxError } from '../../core/errors.js';
 import type { EmailChannelOptions, ImapSettings, SmtpSettings } from './email-channel.js';
+import { HOP_MTAS, type TrustedHop } from './received.js';
 import { validateEmailAllowlist } from './trust.js';
 
 /** The environment-derived part of `EmailChannelOptions`. */
 export type EmailConfig = Pick<EmailChannelOptions, 'imap' | 'smtp' | 'address' | 'backlog'> & {
   allowlist: string[];
-  trustedReceiver?: string;
+  trustedHop?: TrustedHop;
+  authservId?: string;
   maxAttachmentBytes?: number;
 };
 
@@ -77,13 +79,22 @@ export async function emailConfigFromEnv(env: Record<string, string | undefined>
   const maxRaw = env.AIVYX_EMAIL_MAX_ATTACHMENT_BYTES?.trim();
   const maxAttachmentBytes = maxRaw ? Number(maxRaw) : undefined;
   if (maxAttachmentBytes !== undefined && (!Number.isInteger(maxAttachmentBytes) || maxAttachmentBytes < 0)) throw new AivyxError('Config', `AIVYX_EMAIL_MAX_ATTACHMENT_BYTES "${maxRaw}" is not a byte count`);
-  const trustedReceiver = env.AIVYX_EMAIL_TRUSTED_RECEIVER?.trim();
+  if (env.AIVYX_EMAIL_TRUSTED_RECEIVER?.trim()) {
+    // Its old meaning read the client IP from any `[ip]` in the header, HELO included: refuse rather than reinterpret it.
+    throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_RECEIVER is no longer read', { hint: 'set AIVYX_EMAIL_TRUSTED_HOP=<host in by> and AIVYX_EMAIL_TRUSTED_HOP_MTA=postfix|exim, or AIVYX_EMAIL_AUTHSERV_ID (docs/EMAIL.md, Trust)' });
+  }
+  const hopHost = env.AIVYX_EMAIL_TRUSTED_HOP?.trim();
+  const hopMta = env.AIVYX_EMAIL_TRUSTED_HOP_MTA?.trim().toLowerCase();
+  if (hopHost && !HOP_MTAS.includes(hopMta as TrustedHop['mta'])) throw new AivyxError('Config', `AIVYX_EMAIL_TRUSTED_HOP_MTA must be ${HOP_MTAS.join(' or ')} when AIVYX_EMAIL_TRUSTED_HOP is set, got "${hopMta ?? ''}"`, { hint: 'the Received format of that host decides where the client IP is read (docs/EMAIL.md)' });
+  if (!hopHost && hopMta) throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_HOP_MTA is set without AIVYX_EMAIL_TRUSTED_HOP');
+  const authservId = env.AIVYX_EMAIL_AUTHSERV_ID?.trim();
   return {
     address,
     imap,
     smtp,
     allowlist,
-    ...(trustedReceiver ? { trustedReceiver } : {}),
+    ...(hopHost ? { trustedHop: { host: hopHost, mta: hopMta as TrustedHop['mta'] } } : {}),
+    ...(authservId ? { authservId } : {}),
     ...(backlog ? { backlog: backlog as 'new' | 'all' } : {}),
     ...(maxAttachmentBytes !== undefined ? { maxAttachmentBytes } : {}),
   };
@@ -96,7 +107,7 @@ export function emailOptionsFromConfig(c: EmailConfig): Pick<EmailChannelOptions
     smtp: c.smtp,
     address: c.address,
     ...(c.backlog ? { backlog: c.backlog } : {}),
-    trust: { allowlist: c.allowlist, ...(c.trustedReceiver ? { trustedReceiver: c.trustedReceiver } : {}) },
+    trust: { allowlist: c.allowlist, ...(c.trustedHop ? { trustedHop: c.trustedHop } : {}), ...(c.authservId ? { authservId: c.authservId } : {}) },
     ...(c.maxAttachmentBytes !== undefined ? { maxAttachmentBytes: c.maxAttachmentBytes } : {}),
   };
 }
