@@ -86,8 +86,9 @@ function fitMessage(lines: string[], max = TELEGRAM_MAX_TEXT): string {
   while (out.join('\n').length > max) {
     const i = out.reduce((best, l, j) => (l.length > (out[best] ?? '').length ? j : best), 0);
     const line = out[i]!;
-    if (line.length <= 80) break;
-    out[i] = `${line.slice(0, Math.max(80, Math.floor(line.length / 2)))}… (cut)`;
+    // Halving a line over 160 characters always shortens it, so this ends.
+    if (line.length <= 160) break;
+    out[i] = `${line.slice(0, Math.floor(line.length / 2))}… (cut)`;
   }
   return out.join('\n');
 }
