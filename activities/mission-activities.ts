@@ -35,6 +35,10 @@ export interface MissionNotice {
   why?: string;
   /** Epoch ms when the gate expires. */
   deadline?: number;
+  /** The pending call as `describeCall` renders it (canonical input, secrets redacted, long values cut). */
+  call?: string[];
+  /** Who asked for the call, on which channel (the mission's channel facts). */
+  askedBy?: { identity: string; channel: string };
 }
 
 /** Tells approvers about a gate (see `routingMissionNotifier`). Must tolerate repeats of one `idemKey`. */

@@ -98,7 +98,17 @@ export interface MissionStatus {
   state: string;
   step: number;
   stepsRun: number;
-  gate?: { gateId: string; state: string; tool: string; inputHash: string; approvers: GateApproverRef[] };
+  gate?: { gateId: string; state: string; tool: string; inputHash: string; approvers: GateApproverRef[] } & Partial<GateCallView>;
+}
+
+/** What approvers (and `aivyx mission show`) are told about a gate's call besides tool and digest. */
+export interface GateCallView {
+  /** The pending call as `describeCall` renders it: canonical input, secrets redacted, long values cut. */
+  call: string[];
+  /** Why it needs approval (the escalation reason). */
+  why: string;
+  /** Who asked for it, on which channel. */
+  askedBy: { identity: string; channel: string };
 }
 
 /** Approve the open gate (validator: gate open, approver listed, tier may approve). */

@@ -23,6 +23,7 @@ import { createActor, type Actor } from 'xstate';
 import type { MissionActivities, MissionAuditEvent } from '../activities/mission-activities.js';
 import type { TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
+import { describeCall } from '../core/tools/describe-call.js';
 import { AivyxApprover, AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
 import { approverRefusal, currentApprovers, durationMs, gateMachine, type GateApproverRef, type GateEvent } from '../machines/index.js';
 import {
@@ -30,6 +31,7 @@ import {
   cancelMissionSignal,
   denyGateUpdate,
   missionStatusQuery,
+  type GateCallView,
   type GateDecisionRequest,
   type GateDecisionResult,
   type MissionArgs,
@@ -81,6 +83,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   let machineError: { which: string; err: unknown } | undefined;
   const mission = restoreMission(args, (err) => (machineError = { which: 'mission', err }));
   let gate: Actor<typeof gateMachine> | undefined;
+  let gateView: GateCallView | undefined;
   let gateSeq = args.carried?.gateSeq ?? 0;
   let stepsRun = args.carried?.stepsRun ?? 0;
   let cancelState: { reason: string } | undefined;
@@ -171,7 +174,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       state: String(s.value),
       step: s.context.step,
       stepsRun,
-      ...(g ? { gate: { gateId: g.context.gateId, state: String(g.value), tool: g.context.tool, inputHash: g.context.inputHash, approvers: g.context.approvers.slice() } } : {}),
+      ...(g ? { gate: { gateId: g.context.gateId, state: String(g.value), tool: g.context.tool, inputHash: g.context.inputHash, approvers: g.context.approvers.slice(), ...gateView } } : {}),
     };
   }, { description: 'The mission state, current step, steps run and the current gate, if any' });
   // A Temporal cancel of the mission means the same as the signal.
@@ -247,7 +250,9 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       checked();
       const openedAt = Date.now();
       // What every notice of this gate says about it (channels that show a full request use these).
-      const about = { goal: def.goal, tool: outcome.pendingTool, inputHash, why: outcome.reason, deadline: openedAt + expireMs };
+      // The call is rendered here, once (bounded lines, secrets redacted), never shipped raw to every notice.
+      const about = { goal: def.goal, tool: outcome.pendingTool, inputHash, why: outcome.reason, deadline: openedAt + expireMs, call: describeCall(outcome.pendingTool, outcome.pendingInput).lines, askedBy: { identity: def.channel.sender, channel: def.channel.name } };
+      gateView = { call: about.call, why: about.why, askedBy: about.askedBy };
       await acts.notifyApprovers({ missionId, gateId, kind: 'opened', approvers: def.approvers, text: `${outcome.pendingTool} needs approval: ${outcome.reason}`, ...about });
 
       const g = gate;

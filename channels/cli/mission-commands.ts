@@ -77,7 +77,13 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
         return 0;
       }
       const lines = [`mission ${s.missionId}: ${s.state} (${s.status.toLowerCase()})`, `  step ${s.step + 1}, ${s.stepsRun} step runs`];
-      if (s.gate) lines.push(`  gate ${s.gate.gateId}: ${s.gate.state} — ${s.gate.tool} (input ${s.gate.inputHash.slice(0, 12)}…), approvers ${s.gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`);
+      if (s.gate) {
+        lines.push(`  gate ${s.gate.gateId}: ${s.gate.state} — ${s.gate.tool} (input ${s.gate.inputHash.slice(0, 12)}…), approvers ${s.gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`);
+        // What the approvers were shown: the call as it will run, why, and who asked where.
+        lines.push(...(s.gate.call ?? []).map((l) => `    ${l}`));
+        if (s.gate.why) lines.push(`    why: ${s.gate.why}`);
+        if (s.gate.askedBy) lines.push(`    asked by ${s.gate.askedBy.identity} on ${s.gate.askedBy.channel}`);
+      }
       if (s.result?.reason) lines.push(`  reason: ${s.result.reason}`);
       out(`${lines.join('\n')}\n`);
       return 0;

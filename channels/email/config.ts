@@ -7,12 +7,14 @@
 import { AivyxError } from '../../core/errors.js';
 import { envValue } from '../../infra/config.js';
 import type { EmailChannelOptions, ImapSettings, SmtpSettings } from './email-channel.js';
+import type { TrustedHop } from './received.js';
 import { validateEmailAllowlist } from './trust.js';
 
 /** The environment-derived part of `EmailChannelOptions`. */
 export type EmailConfig = Pick<EmailChannelOptions, 'imap' | 'smtp' | 'address' | 'backlog'> & {
   allowlist: string[];
-  trustedReceiver?: string;
+  trustedHop?: TrustedHop;
+  authservId?: string;
   maxAttachmentBytes?: number;
 };
 
@@ -22,7 +24,8 @@ export interface EmailSettings {
   imap: Omit<ImapSettings, 'password'> & { passwordSecret: string };
   smtp: Omit<SmtpSettings, 'password'> & { passwordSecret?: string };
   allowlist: string[];
-  trustedReceiver?: string;
+  trustedHop?: TrustedHop;
+  authservId?: string;
   backlog?: 'new' | 'all';
   maxAttachmentBytes?: number;
 }
@@ -47,7 +50,15 @@ export function emailSettingsFromEnv(env: Record<string, string | undefined>): E
   validateEmailAllowlist(allowlist);
   const backlog = envValue(env, 'AIVYX_EMAIL_BACKLOG');
   const maxAttachmentBytes = envValue(env, 'AIVYX_EMAIL_MAX_ATTACHMENT_BYTES');
-  const trustedReceiver = envValue(env, 'AIVYX_EMAIL_TRUSTED_RECEIVER')?.trim();
+  if (envValue(env, 'AIVYX_EMAIL_TRUSTED_RECEIVER')?.trim()) {
+    // Its old meaning read the client IP from any `[ip]` in the header, HELO included: refuse rather than reinterpret it.
+    throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_RECEIVER is no longer read', { hint: 'set AIVYX_EMAIL_TRUSTED_HOP=<host in by> and AIVYX_EMAIL_TRUSTED_HOP_MTA=postfix|exim, or AIVYX_EMAIL_AUTHSERV_ID (docs/EMAIL.md, Trust)' });
+  }
+  const hopHost = envValue(env, 'AIVYX_EMAIL_TRUSTED_HOP')?.trim();
+  const hopMta = envValue(env, 'AIVYX_EMAIL_TRUSTED_HOP_MTA');
+  if (hopHost && !hopMta) throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_HOP_MTA must be postfix or exim when AIVYX_EMAIL_TRUSTED_HOP is set', { hint: 'the Received format of that host decides where the client IP is read (docs/EMAIL.md)' });
+  if (!hopHost && hopMta) throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_HOP_MTA is set without AIVYX_EMAIL_TRUSTED_HOP');
+  const authservId = envValue(env, 'AIVYX_EMAIL_AUTHSERV_ID')?.trim();
   return {
     address,
     imap: {
@@ -67,7 +78,8 @@ export function emailSettingsFromEnv(env: Record<string, string | undefined>): E
       ...(envValue(env, 'AIVYX_EMAIL_SMTP_AUTH') ? { user: envValue(env, 'AIVYX_EMAIL_SMTP_USER')?.trim() || imapUser, passwordSecret: envValue(env, 'AIVYX_EMAIL_SMTP_PASSWORD_SECRET')?.trim() || imapSecret } : {}),
     },
     allowlist,
-    ...(trustedReceiver ? { trustedReceiver } : {}),
+    ...(hopHost && hopMta ? { trustedHop: { host: hopHost, mta: hopMta } } : {}),
+    ...(authservId ? { authservId } : {}),
     ...(backlog ? { backlog } : {}),
     ...(maxAttachmentBytes !== undefined ? { maxAttachmentBytes } : {}),
   };
@@ -101,7 +113,7 @@ export function emailOptionsFromConfig(c: EmailConfig): Pick<EmailChannelOptions
     smtp: c.smtp,
     address: c.address,
     ...(c.backlog ? { backlog: c.backlog } : {}),
-    trust: { allowlist: c.allowlist, ...(c.trustedReceiver ? { trustedReceiver: c.trustedReceiver } : {}) },
+    trust: { allowlist: c.allowlist, ...(c.trustedHop ? { trustedHop: c.trustedHop } : {}), ...(c.authservId ? { authservId: c.authservId } : {}) },
     ...(c.maxAttachmentBytes !== undefined ? { maxAttachmentBytes: c.maxAttachmentBytes } : {}),
   };
 }

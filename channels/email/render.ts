@@ -1,6 +1,7 @@
 /** Plain-text bodies of the mails the email channel sends: turn replies and gate notices. */
 import type { MissionNotice } from '../../activities/mission-activities.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
+import { inputDigest } from '../../core/tools/describe-call.js';
 import { outcomeReplyText } from '../outcome-text.js';
 
 /** The reply text for a turn's outcome (an approval request mail, when one is needed, comes separately). */
@@ -8,10 +9,7 @@ export function emailOutcomeText(outcome: TurnOutcome, turnId: string): string {
   return outcomeReplyText(outcome, turnId);
 }
 
-/** The first 12 hex characters of an input hash (compare with `aivyx mission show` and the audit log). */
-export function inputDigest(inputHash: string | undefined): string {
-  return inputHash ? inputHash.slice(0, 12) : '?';
-}
+export { inputDigest };
 
 const HEADLINE: Record<MissionNotice['kind'], string> = {
   opened: 'Approval needed',
@@ -32,14 +30,17 @@ export function gateSubject(notice: MissionNotice, token: string): string {
   return `[aivyx approve ${token}] ${HEADLINE[notice.kind]}: ${notice.tool ?? 'a tool call'}`;
 }
 
-/** The body of a gate notice to `address`. */
+/** The body of a gate notice to `address`: the call as it will run (canonical input, secrets redacted), why, who asked where. */
 export function gateBody(notice: MissionNotice, address: string): string {
+  const [first, ...rest] = notice.call ?? [];
   const lines = [
     HEADLINE[notice.kind],
     '',
     `What:     ${notice.goal ?? '(no goal given)'}`,
     `Why:      ${notice.why ?? notice.text}`,
+    `Asked by: ${notice.askedBy ? `${notice.askedBy.identity} on ${notice.askedBy.channel}` : '?'}`,
     `Tool:     ${notice.tool ?? '?'}`,
+    ...(first !== undefined ? [`Call:     ${first}`, ...rest.map((l) => `          ${l}`)] : []),
     `Input:    ${inputDigest(notice.inputHash)} (first 12 hex digits of the input's SHA-256)`,
     `Deadline: ${notice.deadline !== undefined ? new Date(notice.deadline).toISOString() : '?'}`,
     `Gate:     ${notice.gateId}`,

@@ -31,6 +31,7 @@ import { HTTPException } from 'hono/http-exception';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { z } from 'zod';
 import type { ChannelFacts } from '../../core/channel.js';
+import { assertLoopbackBind, loopbackHostOnly } from '../../infra/http/loopback.js';
 import { AivyxError, type AivyxErrorData } from '../../core/errors.js';
 import { assertMessageFits, MAX_MESSAGE_BYTES } from '../../core/limits.js';
 import { textContent } from '../../core/message.js';
@@ -64,8 +65,6 @@ export interface RestServerOptions {
 
 // Room for the JSON envelope around a maximal message.
 const MAX_BODY_BYTES = MAX_MESSAGE_BYTES + 64 * 1024;
-const LOOPBACK_BINDS = new Set(['127.0.0.1', '::1', 'localhost']);
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const TOKEN_HINT = 'the token is in <AIVYX_HOME>/rest-token';
 /** How long a stream waits for Temporal to come back before giving the turn up to `--follow`. */
 const OUTCOME_WAIT_MS = 10 * 60_000;
@@ -164,9 +163,8 @@ interface RouteDeps extends RestServerOptions {
 /** Starts the REST channel; resolves with its URL and a stop function. */
 export async function startRestServer(opts: RestServerOptions): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
   const host = opts.host ?? '127.0.0.1';
-  if (!LOOPBACK_BINDS.has(host)) {
-    throw new AivyxError('Config', `the REST channel is Trusted and binds to loopback only, not ${host}`, { hint: 'remote access belongs to a SemiTrusted channel (Telegram, email)' });
-  }
+  // Trusted: remote access belongs to a SemiTrusted channel (Telegram, email).
+  assertLoopbackBind(host, 'the REST channel is Trusted and');
   const app = restApp(opts);
   const server = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? 0, overrideGlobalObjects: false }) as Server;
   await new Promise<void>((resolve, reject) => {
@@ -193,14 +191,7 @@ function restApp(opts: RestServerOptions): Hono {
   const deps: RouteDeps = { ...opts, need: (...names) => opts.health?.require(...names) };
 
   // DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends its own Host.
-  app.use('*', async (c, next) => {
-    const host = c.req.header('host') ?? '';
-    const name = URL.canParse(`http://${host}`) ? new URL(`http://${host}`).hostname : '';
-    if (!LOOPBACK_HOSTS.has(name)) {
-      return c.json(errorBody({ kind: 'CapabilityDenied', message: `Host ${JSON.stringify(host)} is not a loopback name`, hint: 'the REST channel answers only to 127.0.0.1, localhost or [::1]' }), 421);
-    }
-    return next();
-  });
+  app.use('*', loopbackHostOnly((host) => errorBody({ kind: 'CapabilityDenied', message: `Host ${JSON.stringify(host)} is not a loopback name`, hint: 'the REST channel answers only to 127.0.0.1, localhost or [::1]' })));
   app.onError((err, c) => {
     if (err instanceof HTTPException) return err.getResponse();
     const e = toAivyxError(err, opts.health);

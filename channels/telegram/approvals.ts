@@ -9,9 +9,11 @@
  */
 import type { MissionNotice } from '../../activities/mission-activities.js';
 import { AivyxError } from '../../core/errors.js';
+import { inputDigest } from '../../core/tools/describe-call.js';
 import type { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import type { MissionGateway } from '../mission-gateway.js';
+import { TELEGRAM_MAX_TEXT } from './render.js';
 import { openGatesKey, type OpenGates } from './state.js';
 import type { TelegramTier } from './trust.js';
 
@@ -50,10 +52,7 @@ export function utc(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
-/** The first 12 hex characters of an input hash: enough to compare with `aivyx mission show` and the audit log. */
-export function inputDigest(inputHash: string | undefined): string {
-  return inputHash ? inputHash.slice(0, 12) : '?';
-}
+export { inputDigest };
 
 const HEADLINE: Partial<Record<MissionNotice['kind'], string>> = {
   opened: 'Approval needed',
@@ -61,19 +60,37 @@ const HEADLINE: Partial<Record<MissionNotice['kind'], string>> = {
   escalated: 'Escalated to you: approval needed',
 };
 
-/** The text of an approval request (opened, reminder, escalated). */
+/**
+ * The text of an approval request (opened, reminder, escalated): the call as it will run (its
+ * canonical input, secrets redacted), why, who asked where, and the digest tying it to the audit log.
+ */
 export function requestText(n: MissionNotice): string {
-  return [
+  return fitMessage([
     `${HEADLINE[n.kind] ?? 'Approval needed'} — mission ${n.missionId}`,
     `What: ${n.goal ?? '(no goal given)'}`,
     `Why: ${n.why ?? n.text}`,
+    `Asked by: ${n.askedBy ? `${n.askedBy.identity} on ${n.askedBy.channel}` : '?'}`,
     `Tool: ${n.tool ?? '?'}`,
+    ...(n.call ?? []).map((line) => `  ${line}`),
     `Input digest: ${inputDigest(n.inputHash)}`,
     `Deadline: ${n.deadline !== undefined ? new Date(n.deadline).toISOString() : 'none'}`,
     `Gate: ${n.gateId}`,
     '',
     `Press a button, or reply /approve ${n.gateId} or /deny ${n.gateId} <reason>.`,
-  ].join('\n');
+  ]);
+}
+
+/** `lines` joined, the longest ones cut until the whole fits one Telegram message (a request cannot be split: it carries the buttons). */
+function fitMessage(lines: string[], max = TELEGRAM_MAX_TEXT): string {
+  const out = lines.slice();
+  while (out.join('\n').length > max) {
+    const i = out.reduce((best, l, j) => (l.length > (out[best] ?? '').length ? j : best), 0);
+    const line = out[i]!;
+    // Halving a line over 160 characters always shortens it, so this ends.
+    if (line.length <= 160) break;
+    out[i] = `${line.slice(0, Math.floor(line.length / 2))}… (cut)`;
+  }
+  return out.join('\n');
 }
 
 /** The text of a closing notice (decided, expired, withdrawn). */

@@ -1,13 +1,23 @@
 /**
  * The remote codec endpoint the Temporal UI (and `temporal --codec-endpoint`) calls to show decoded
- * payloads: POST /encode and /decode with proto3-JSON Payloads. Loopback only, bearer token
- * required, CORS answered for the UI's origin alone — a decode endpoint is a decryption oracle.
+ * payloads: POST /encode and /decode with proto3-JSON Payloads, on hono. Loopback only (bind
+ * address and Host header), bearer token or a signed-in session required, CORS answered for the
+ * UI's origins alone — a decode endpoint is a decryption oracle.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { bearerAuth } from 'hono/bearer-auth';
+import { bodyLimit } from 'hono/body-limit';
+import { getCookie, setCookie } from 'hono/cookie';
+import { cors } from 'hono/cors';
+import { HTTPException } from 'hono/http-exception';
 import { AivyxError } from '../../core/errors.js';
+import { assertLoopbackBind, loopbackHostOnly } from '../http/loopback.js';
+import { CodecSessions } from './codec-sessions.js';
 
 /** Largest request body accepted (Temporal's own per-payload limit is 2 MiB; a batch may hold several). */
 export const CODEC_BODY_LIMIT = 8 * 1024 * 1024;
@@ -15,16 +25,19 @@ export const CODEC_BODY_LIMIT = 8 * 1024 * 1024;
 /** Options of `startCodecServer`. */
 export interface CodecServerOptions {
   codec: PayloadCodec;
-  /** Bearer token every /encode and /decode request must carry. */
+  /** Bearer token every /encode and /decode request must carry (or have signed in with on /login). */
   token: string;
   /** Origin(s) of the Temporal UI, e.g. `http://127.0.0.1:8233`; browsers from anywhere else get no CORS grant. */
   allowedOrigin: string | readonly string[];
+  /** A loopback address (default 127.0.0.1); anything else is refused. */
   host?: string;
   /** Default: any free port. */
   port?: number;
   bodyLimit?: number;
   /** Where `/login` sends the operator afterwards (the Temporal UI). */
   uiUrl?: string;
+  /** How long a sign-in session lasts (default 12 h). */
+  sessionTtlMs?: number;
 }
 
 /** A running codec server. */
@@ -35,91 +48,17 @@ export interface CodecServer {
 }
 
 // Preflights must not need the token: browsers never send credentials on OPTIONS.
-const ALLOW_HEADERS = 'x-namespace, content-type, authorization';
+const ALLOW_HEADERS = ['x-namespace', 'content-type', 'authorization'];
+const COOKIE = 'aivyx_codec';
+const TOKEN_HINT = 'send Authorization: Bearer <contents of $AIVYX_HOME/codec-token>, or sign in on /login';
 
 /** Starts the codec server; resolves once it listens. */
 export async function startCodecServer(opts: CodecServerOptions): Promise<CodecServer> {
   if (opts.token.length < 16) throw new AivyxError('Config', 'codec server token must be at least 16 characters');
-  const origins = new Set(typeof opts.allowedOrigin === 'string' ? [opts.allowedOrigin] : opts.allowedOrigin);
   const host = opts.host ?? '127.0.0.1';
-  const limit = opts.bodyLimit ?? CODEC_BODY_LIMIT;
-  const expected = digest(opts.token);
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => send(res, 500, { error: `codec server error: ${(err as Error).message}` }));
-  });
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const origin = req.headers.origin;
-    if (origin !== undefined && origins.has(origin)) {
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Allow-Credentials', 'true');
-    }
-    res.setHeader('Vary', 'Origin');
-    if (req.method === 'OPTIONS') {
-      if (origin !== undefined && origins.has(origin)) {
-        res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-        res.setHeader('Access-Control-Allow-Headers', ALLOW_HEADERS);
-        res.setHeader('Access-Control-Max-Age', '600');
-      }
-      res.writeHead(204).end();
-      return;
-    }
-    const path = new URL(req.url ?? '/', 'http://codec').pathname;
-    // The Temporal UI cannot send a bearer token of ours: an operator proves the token once on
-    // /login and the browser then carries it as an HttpOnly, SameSite=Strict cookie.
-    if (path === '/login') return login(req, res);
-    if (!authorized(req.headers.authorization, expected) && !cookieAuthorized(req.headers.cookie, expected)) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="aivyx-codec"');
-      send(res, 401, { error: 'missing or wrong bearer token', hint: 'send Authorization: Bearer <contents of $AIVYX_HOME/codec-token>' });
-      return;
-    }
-    // The protocol matches on the last path segment only, so the endpoint may be mounted at any depth.
-    const op = path.split('/').pop();
-    if (op !== 'encode' && op !== 'decode') return send(res, 404, { error: 'unknown endpoint; use POST /encode or /decode' });
-    if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST, OPTIONS');
-      return send(res, 405, { error: `${req.method ?? '?'} not allowed; use POST` });
-    }
-    const body = await readBody(req, limit);
-    if (body === undefined) {
-      res.setHeader('Connection', 'close');
-      return send(res, 413, { error: `request body over ${limit} bytes` });
-    }
-    let payloads: Payload[];
-    try {
-      payloads = parsePayloads(body);
-    } catch (err) {
-      return send(res, 400, { error: (err as Error).message });
-    }
-    let out: Payload[];
-    try {
-      out = op === 'encode' ? await opts.codec.encode(payloads) : await opts.codec.decode(payloads);
-    } catch (err) {
-      // A codec refusal (unknown key id, failed authentication) is the caller's data, not our fault.
-      return send(res, 422, { error: (err as Error).message, ...(err instanceof AivyxError ? { kind: err.kind } : {}) });
-    }
-    send(res, 200, { payloads: out.map(toJson) });
-  }
-
-  async function login(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'" });
-      res.end(LOGIN_PAGE);
-      return;
-    }
-    if (req.method !== 'POST') return send(res, 405, { error: 'use GET or POST /login' });
-    const body = await readBody(req, 4096);
-    const token = new URLSearchParams(body?.toString('utf8') ?? '').get('token')?.trim() ?? '';
-    if (!token || !timingSafeEqual(digest(token), expected)) {
-      res.writeHead(401, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Wrong token: paste the contents of $AIVYX_HOME/codec-token.');
-      return;
-    }
-    res.setHeader('Set-Cookie', `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`);
-    if (opts.uiUrl) res.writeHead(303, { Location: opts.uiUrl }).end();
-    else res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Signed in: the Temporal UI can now decode payloads.');
-  }
-
+  assertLoopbackBind(host, 'the codec server (a decryption oracle)');
+  const app = codecApp(opts);
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: host, overrideGlobalObjects: false }) as Server;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => resolve());
@@ -135,45 +74,102 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
   };
 }
 
+/** The hono app: guards (Host, CORS), /login, then auth, body limit and the codec endpoints. */
+function codecApp(opts: CodecServerOptions): Hono {
+  const origins = new Set(typeof opts.allowedOrigin === 'string' ? [opts.allowedOrigin] : opts.allowedOrigin);
+  const limit = opts.bodyLimit ?? CODEC_BODY_LIMIT;
+  const expected = digest(opts.token);
+  // The token is only ever compared as fixed-length digests, in constant time.
+  const isToken = (given: string): boolean => timingSafeEqual(digest(given), expected);
+  const sessions = new CodecSessions(opts.sessionTtlMs);
+  const app = new Hono();
+
+  app.use('*', loopbackHostOnly((h) => ({ error: `Host ${JSON.stringify(h)} is not a loopback name`, hint: 'the codec server answers only to 127.0.0.1, localhost or [::1]' })));
+  app.use('*', uiCors(origins));
+  // A preflight from anywhere gets an empty 204 (a foreign origin simply no grant), never a 401.
+  app.options('*', (c) => c.body(null, 204));
+
+  // The Temporal UI cannot send a bearer token of ours: an operator proves the token once on
+  // /login, and the browser then carries a session id as an HttpOnly, SameSite=Strict cookie.
+  app.get('/login', (c) => {
+    c.header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
+    return c.html(LOGIN_PAGE);
+  });
+  app.post('/login', bodyLimit({ maxSize: 4096, onError: (c) => tooLarge(c, 4096) }), async (c) => {
+    const form = await c.req.parseBody();
+    const token = typeof form.token === 'string' ? form.token.trim() : '';
+    if (!token || !isToken(token)) return c.text('Wrong token: paste the contents of $AIVYX_HOME/codec-token.', 401);
+    setCookie(c, COOKIE, sessions.open(), { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: sessions.maxAgeSeconds });
+    return opts.uiUrl ? c.redirect(opts.uiUrl, 303) : c.text('Signed in: the Temporal UI can now decode payloads.');
+  });
+  app.all('/login', (c) => c.json({ error: 'use GET or POST /login' }, 405));
+
+  app.use('*', signedIn(sessions, isToken), bodyLimit({ maxSize: limit, onError: (c) => tooLarge(c, limit) }));
+  // The protocol matches on the last path segment only, so the endpoint may be mounted at any depth.
+  app.all('*', async (c) => {
+    const op = c.req.path.split('/').pop();
+    if (op !== 'encode' && op !== 'decode') return c.json({ error: 'unknown endpoint; use POST /encode or /decode' }, 404);
+    if (c.req.method !== 'POST') {
+      c.header('Allow', 'POST, OPTIONS');
+      return c.json({ error: `${c.req.method} not allowed; use POST` }, 405);
+    }
+    let payloads: Payload[];
+    try {
+      payloads = parsePayloads(await c.req.text());
+    } catch (err) {
+      return c.json({ error: (err as Error).message }, 400);
+    }
+    try {
+      const out = op === 'encode' ? await opts.codec.encode(payloads) : await opts.codec.decode(payloads);
+      return c.json({ payloads: out.map(toJson) });
+    } catch (err) {
+      // A codec refusal (unknown key id, failed authentication) is the caller's data, not our fault.
+      return c.json({ error: (err as Error).message, ...(err instanceof AivyxError ? { kind: err.kind } : {}) }, 422);
+    }
+  });
+  app.onError((err, c) => (err instanceof HTTPException ? err.getResponse() : c.json({ error: `codec server error: ${err.message}` }, 500)));
+  return app;
+}
+
+/** CORS with credentials for the UI origins only (never `*`); other origins get no CORS headers at all. */
+function uiCors(origins: ReadonlySet<string>): MiddlewareHandler {
+  const grant = cors({ origin: (o) => (origins.has(o) ? o : null), credentials: true, allowMethods: ['POST', 'OPTIONS'], allowHeaders: ALLOW_HEADERS, maxAge: 600 });
+  return async (c, next) => {
+    if (origins.has(c.req.header('origin') ?? '')) return grant(c, next);
+    await next();
+    // The answer differs by Origin: caches must not hand a granted response to another origin.
+    c.header('Vary', 'Origin', { append: true });
+  };
+}
+
+/** A valid session cookie, else a bearer token; 401 with a hint otherwise. */
+function signedIn(sessions: CodecSessions, isToken: (t: string) => boolean): MiddlewareHandler {
+  const refusal = (c: Context) => c.json({ error: 'missing or wrong bearer token', hint: TOKEN_HINT }, 401);
+  const bearer = bearerAuth({
+    verifyToken: (t) => isToken(t),
+    realm: 'aivyx-codec',
+    noAuthenticationHeader: { message: refusal },
+    // A malformed header (another scheme, no token) is as unauthenticated as none: 401, not 400.
+    invalidAuthenticationHeader: { message: refusal },
+    invalidToken: { message: refusal },
+  });
+  return async (c, next) => (sessions.valid(getCookie(c, COOKIE)) ? next() : bearer(c, next));
+}
+
+function tooLarge(c: Context, limit: number): Response {
+  // Closing the connection spares reading the rest of an oversized upload.
+  c.header('Connection', 'close');
+  return c.json({ error: `request body over ${limit} bytes` }, 413);
+}
+
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-// Comparing fixed-length digests keeps the comparison constant-time whatever the presented length.
-function authorized(header: string | undefined, expected: Buffer): boolean {
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
-  return m?.[1] !== undefined && timingSafeEqual(digest(m[1]), expected);
-}
-
-const COOKIE = 'aivyx_codec';
-
-function cookieAuthorized(header: string | undefined, expected: Buffer): boolean {
-  const value = (header ?? '')
-    .split(';')
-    .map((c) => c.trim())
-    .find((c) => c.startsWith(`${COOKIE}=`))
-    ?.slice(COOKIE.length + 1);
-  return value !== undefined && value.length > 0 && timingSafeEqual(digest(value), expected);
-}
 
 const LOGIN_PAGE = `<!doctype html><meta charset="utf-8"><title>aivyx codec server</title>
 <body style="font-family:sans-serif;max-width:40em;margin:3em auto">
 <h1>Decode payloads in the Temporal UI</h1>
-<p>Paste the token from <code>$AIVYX_HOME/codec-token</code>. Your browser keeps it as a cookie for this
-codec server only; then enable <em>Include cross-origin credentials</em> in the UI's codec server settings.</p>
+<p>Paste the token from <code>$AIVYX_HOME/codec-token</code>. Your browser keeps a session for this codec
+server (a random id in a cookie, never the token); then enable <em>Include cross-origin credentials</em> in the UI's codec server settings.</p>
 <form method="post"><input name="token" type="password" size="70" autofocus> <button>Sign in</button></form>`;
-
-/** The body, or undefined once it exceeds `limit` (the rest is not buffered). */
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
 
 // Standard and URL-safe alphabets, padding optional: what proto3 JSON parsers accept.
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
@@ -184,10 +180,10 @@ function fromBase64(value: unknown, where: string): Uint8Array {
 }
 
 /** `{ payloads: [{ metadata: {k: base64}, data: base64 }] }` → Payloads; throws a readable message. */
-function parsePayloads(body: Buffer): Payload[] {
+function parsePayloads(body: string): Payload[] {
   let json: unknown;
   try {
-    json = JSON.parse(body.toString('utf8'));
+    json = JSON.parse(body);
   } catch {
     throw new Error('request body is not valid JSON');
   }
@@ -207,9 +203,4 @@ function toJson(p: Payload): { metadata: Record<string, string>; data: string } 
   const metadata: Record<string, string> = {};
   for (const [k, v] of Object.entries(p.metadata ?? {})) if (v) metadata[k] = Buffer.from(v).toString('base64');
   return { metadata, data: Buffer.from(p.data ?? new Uint8Array()).toString('base64') };
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) return;
-  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
 }

@@ -44,6 +44,7 @@ describe('aivyx CLI', () => {
     const cookie = login.headers.get('set-cookie') ?? '';
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).not.toContain(token);
     const decode = (headers: Record<string, string>) =>
       fetch(`${codecUrl}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ payloads: [] }) });
     expect((await decode({})).status).toBe(401);

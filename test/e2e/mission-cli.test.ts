@@ -49,7 +49,11 @@ describe('aivyx mission', () => {
     expect(waiting).toContain(`${missionId}  waiting  gate ${gateId}`);
 
     const shown = aivyx(['mission', 'show', missionId, '--json'], env);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ missionId, state: 'waiting', step: 1, gate: { gateId, state: 'open', tool: 'shell.exec', approvers: [{ identity: 'local-user', channel: 'cli' }] } });
+    // The REST JSON behind `show --json` carries what will run, why and who asked; the text form prints it.
+    expect(JSON.parse(shown.stdout)).toMatchObject({ missionId, state: 'waiting', step: 1, gate: { gateId, state: 'open', tool: 'shell.exec', approvers: [{ identity: 'local-user', channel: 'cli' }], call: ['argv: echo deployed'], why: expect.stringMatching(/shell\.exec/) as unknown, askedBy: { identity: 'local-user', channel: 'cli' } } });
+    const shownText = aivyx(['mission', 'show', missionId], env).stdout;
+    expect(shownText).toContain('    argv: echo deployed');
+    expect(shownText).toContain('    asked by local-user on cli');
 
     // A gate id that is not open is refused and changes nothing.
     const wrong = aivyx(['mission', 'approve', `${missionId}/gate-7`], env);

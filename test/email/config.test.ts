@@ -12,11 +12,11 @@ describe('emailConfigFromEnv', () => {
   });
 
   it('reads defaults: IMAPS 993, submission 587 with STARTTLS required, the IMAP secret for SMTP too', async () => {
-    const c = (await emailConfigFromEnv({ ...base, AIVYX_EMAIL_ALLOWLIST: 'Alice@Example.com, bob@example.org', AIVYX_EMAIL_TRUSTED_RECEIVER: 'mx.example.net' }, secret))!;
+    const c = (await emailConfigFromEnv({ ...base, AIVYX_EMAIL_ALLOWLIST: 'Alice@Example.com, bob@example.org', AIVYX_EMAIL_TRUSTED_HOP: 'mx.example.net', AIVYX_EMAIL_TRUSTED_HOP_MTA: 'Postfix', AIVYX_EMAIL_AUTHSERV_ID: 'mx.example.net' }, secret))!;
     expect(c.imap).toEqual({ host: 'imap.example.net', port: 993, secure: true, user: 'assistant@example.net', password: 's3cret', mailbox: 'INBOX' });
     expect(c.smtp).toEqual({ host: 'smtp.example.net', port: 587, secure: false, requireTls: true, user: 'assistant@example.net', password: 's3cret' });
     expect(c.allowlist).toEqual(['alice@example.com', 'bob@example.org']);
-    expect(emailOptionsFromConfig(c).trust).toEqual({ allowlist: ['alice@example.com', 'bob@example.org'], trustedReceiver: 'mx.example.net' });
+    expect(emailOptionsFromConfig(c).trust).toEqual({ allowlist: ['alice@example.com', 'bob@example.org'], trustedHop: { host: 'mx.example.net', mta: 'postfix' }, authservId: 'mx.example.net' });
   });
 
   it('takes ports, TLS modes, a separate SMTP secret, backlog and the attachment cap', async () => {
@@ -32,5 +32,12 @@ describe('emailConfigFromEnv', () => {
     await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_IMAP_PASSWORD_SECRET: undefined }, secret)).rejects.toThrow(/must name the secret/);
     await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_SMTP_PORT: '99999' }, secret)).rejects.toThrow(/not a port/);
     await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_ALLOWLIST: 'alice' }, secret)).rejects.toThrow(/not an address/);
+  });
+
+  it('needs the trusted hop MTA (its Received format) and refuses the retired AIVYX_EMAIL_TRUSTED_RECEIVER', async () => {
+    await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_HOP: 'mx.example.net' }, secret)).rejects.toThrow(/AIVYX_EMAIL_TRUSTED_HOP_MTA must be postfix or exim/);
+    await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_HOP: 'mx.example.net', AIVYX_EMAIL_TRUSTED_HOP_MTA: 'sendmail' }, secret)).rejects.toThrow(/got "sendmail"/);
+    await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_HOP_MTA: 'exim' }, secret)).rejects.toThrow(/without AIVYX_EMAIL_TRUSTED_HOP/);
+    await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_RECEIVER: 'mx.example.net' }, secret)).rejects.toThrow(/no longer read/);
   });
 });

@@ -1,10 +1,10 @@
-/** The payload codec and codec server on their own: no Temporal server needed. */
+/** The payload codec on its own: no Temporal server needed (the codec server: codec-server.test.ts). */
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure, defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { decodeOptionalFailureToOptionalError, encodeErrorToFailure, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
-import { aivyxDataConverter, BINDING_METADATA, createPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, startCodecServer, type CodecServer } from '../../infra/codec/index.js';
+import { aivyxDataConverter, BINDING_METADATA, createPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../infra/codec/index.js';
 import { refusedPayloadReason } from '../../core/refused-payload.js';
 
 const key = new Uint8Array(randomBytes(32));
@@ -120,71 +120,5 @@ describe('payload codec', () => {
     expect(back).toBeInstanceOf(ApplicationFailure);
     expect((back as ApplicationFailure).message).toBe(`tool said ${SECRET}`);
     expect((back as ApplicationFailure).type).toBe('Tool');
-  });
-});
-
-describe('codec server', () => {
-  const token = randomBytes(32).toString('hex');
-  const origin = 'http://127.0.0.1:8233';
-  let server: CodecServer;
-  beforeAll(async () => {
-    server = await startCodecServer({ codec, token, allowedOrigin: origin, bodyLimit: 64 * 1024 });
-  });
-  afterAll(async () => server?.stop());
-
-  const post = (path: string, body: string, headers: Record<string, string> = { authorization: `Bearer ${token}` }) =>
-    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-  const json = (p: Payload) => ({
-    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
-    data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
-  });
-
-  it('listens on loopback', () => {
-    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-  });
-
-  it('encodes and decodes in the UI JSON shape, at any mount depth', async () => {
-    const enc = await post('/encode', JSON.stringify({ payloads: [json(plain())] }));
-    expect(enc.status).toBe(200);
-    const { payloads } = (await enc.json()) as { payloads: Array<{ metadata: Record<string, string>; data: string }> };
-    expect(Buffer.from(payloads[0]!.metadata.encoding!, 'base64').toString()).toBe(ENCRYPTED_ENCODING);
-    const dec = await post('/some/prefix/decode', JSON.stringify({ payloads }));
-    expect(dec.status).toBe(200);
-    const out = (await dec.json()) as { payloads: Array<{ data: string }> };
-    expect(Buffer.from(out.payloads[0]!.data, 'base64').toString()).toContain(SECRET);
-  });
-
-  it('answers 401 without the token, with a wrong token, and with a non-bearer scheme', async () => {
-    const body = JSON.stringify({ payloads: [] });
-    const attempts: Array<Record<string, string>> = [{}, { authorization: `Bearer ${token}x` }, { authorization: `Basic ${token}` }];
-    for (const headers of attempts) {
-      const res = await post('/decode', body, headers);
-      expect(res.status).toBe(401);
-      expect(((await res.json()) as { error: string }).error).toMatch(/bearer token/);
-    }
-  });
-
-  it('answers 400 on malformed JSON or shape, 413 over the body cap, 422 when the codec refuses', async () => {
-    expect((await post('/decode', '{not json')).status).toBe(400);
-    expect((await post('/decode', JSON.stringify({ payload: [] }))).status).toBe(400);
-    expect((await post('/decode', JSON.stringify({ payloads: [{ data: '***' }] }))).status).toBe(400);
-    expect((await post('/decode', 'x'.repeat(65 * 1024))).status).toBe(413);
-    const [sealed] = await codec.encode([plain()]);
-    delete sealed!.metadata![KEY_ID_METADATA];
-    const res = await post('/decode', JSON.stringify({ payloads: [json(sealed!)] }));
-    expect(res.status).toBe(422);
-    expect(await res.json()).toMatchObject({ kind: 'Crypto', error: expect.stringMatching(/encryption-key-id/) as unknown });
-  });
-
-  it('grants CORS to the UI origin only', async () => {
-    const preflight = (o: string) =>
-      fetch(`${server.url}/decode`, { method: 'OPTIONS', headers: { origin: o, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-namespace' } });
-    const ok = await preflight(origin);
-    expect(ok.headers.get('access-control-allow-origin')).toBe(origin);
-    expect(ok.headers.get('access-control-allow-credentials')).toBe('true');
-    expect(ok.headers.get('access-control-allow-headers')).toBe('x-namespace, content-type, authorization');
-    const foreign = await preflight('http://evil.example');
-    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
-    expect(foreign.headers.get('access-control-allow-headers')).toBeNull();
   });
 });

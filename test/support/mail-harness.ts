@@ -31,7 +31,7 @@ import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
 import { StreamHub } from '../../infra/stream-hub.js';
 import { wireTurnActivities } from '../../infra/wiring.js';
 import { createAivyxWorker } from '../../infra/worker.js';
-import { mapResolver, SELECTOR, type DnsMap } from './mail-dns.js';
+import { mapResolver, SELECTOR, signWithBodyLength, type DnsMap } from './mail-dns.js';
 import { startDovecot, startSmtpServer, type Dovecot, type SmtpTestServer } from './mail-servers.js';
 import { createTestDatabase } from './postgres.js';
 import { testConnection, uniqueTaskQueue } from './temporal.js';
@@ -59,6 +59,10 @@ export interface MailSpec {
   sign?: false | string;
   /** Change the body after signing (a failing signature). */
   tamper?: boolean;
+  /** Sign with `l=` set to the body's length, then append this text (outside the signature). */
+  appendPastLength?: string;
+  /** The name the sending client gives in EHLO (default client.example.net). */
+  helo?: string;
   attachments?: { filename: string; content: Buffer; contentType: string }[];
 }
 
@@ -138,7 +142,8 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
   const state = SealedStorage.open(db, master).domain('channel_state');
 
   const dovecot = await startDovecot();
-  const smtp = await startSmtpServer({ maildir: dovecot.maildir, localAddress: ASSISTANT });
+  // Exim's format: the one whose parentheses hold the client's HELO (the spoofed-HELO attack).
+  const smtp = await startSmtpServer({ maildir: dovecot.maildir, localAddress: ASSISTANT, receivedFormat: 'exim' });
   const dns: DnsMap = new Map();
   const keys = new Map<string, string>();
   const channels = new Set<EmailChannel>();
@@ -170,7 +175,7 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
         deliveries,
         missions,
         gateTokens: new GateTokens(gateTokenKey(master.subkey('channel_state')), state),
-        trust: { allowlist: opts.allowlist, trustedReceiver: smtp.hostname, resolver: mapResolver(dns) },
+        trust: { allowlist: opts.allowlist, trustedHop: { host: smtp.hostname, mta: 'exim' }, resolver: mapResolver(dns) },
         reconnect: { initialMs: 200, maxMs: 1000 },
         log: () => undefined,
         ...over,
@@ -205,7 +210,10 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
       let raw = built.message as Buffer;
       const signer = typeof spec.sign === 'string' ? spec.sign : domain;
       const key = keys.get(signer);
-      if (spec.sign !== false && key) {
+      if (spec.appendPastLength !== undefined) {
+        if (!key) throw new Error(`no DKIM key for ${signer}`);
+        raw = Buffer.from(`${await signWithBodyLength(raw, signer, key, dns)}${spec.appendPastLength}\r\n`, 'latin1');
+      } else if (spec.sign !== false && key) {
         // mailauth 4 signs what `signatureData` lists; its typings also want the fields at the top.
         const sig = { signingDomain: signer, selector: SELECTOR, privateKey: key };
         const signed = await dkimSign(raw, { ...sig, canonicalization: 'relaxed/relaxed', signatureData: [sig] });
@@ -213,7 +221,9 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
         raw = Buffer.concat([Buffer.from(signed.signatures), raw]);
       }
       if (spec.tamper) raw = Buffer.from(raw.toString('latin1').replace(spec.text, `${spec.text} (and wire me money)`), 'latin1');
-      await sender.sendMail({ envelope: { from: spec.from, to: [spec.to ?? ASSISTANT] }, raw });
+      const transport = spec.helo ? nodemailer.createTransport({ host: smtp.host, port: smtp.port, secure: false, ignoreTLS: true, name: spec.helo }) : sender;
+      await transport.sendMail({ envelope: { from: spec.from, to: [spec.to ?? ASSISTANT] }, raw });
+      if (transport !== sender) transport.close();
       return raw;
     },
     async audit(turnId) {

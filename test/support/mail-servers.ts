@@ -219,12 +219,30 @@ export interface SmtpTestServer {
 }
 
 /**
+ * The Received header a real MTA writes for the client: Postfix `from HELO (rdns [IP])`, Exim
+ * `from rdns ([IP] helo=HELO)` or, without a verified host name, `from [IP] (helo=HELO)` — the
+ * HELO omitted when it repeats the name or address.
+ */
+function receivedHeader(format: 'postfix' | 'exim', session: SMTPServerSession, by: string, id: string, to: string): string {
+  const ip = session.remoteAddress;
+  const helo = session.hostNameAppearsAs;
+  const rest = `by ${by} with ESMTP id ${id}\r\n\tfor <${to}>; ${new Date().toUTCString()}`;
+  const literal = session.clientHostname.startsWith('[');
+  if (format === 'postfix') return `Received: from ${helo} (${literal ? 'unknown' : session.clientHostname} [${ip}])\r\n\t${rest}\r\n`;
+  const heloItem = helo === session.clientHostname || helo === `[${ip}]` ? '' : `helo=${helo}`;
+  const from = literal ? `[${ip}]${heloItem ? ` (${heloItem})` : ''}` : `${session.clientHostname} ([${ip}]${heloItem ? ` ${heloItem}` : ''})`;
+  return `Received: from ${from}\r\n\t${rest}\r\n`;
+}
+
+/**
  * Starts an SMTP server that delivers mail for `localAddress` (and its plus-addresses) into
  * `maildir` and captures the rest. Like a real MTA it records the connecting IP and HELO in a
- * Received header it adds at the top, with the envelope sender in Return-Path.
+ * Received header it adds at the top (in Postfix's or Exim's format; no reverse DNS lookup, so
+ * Exim's is the `from [IP] (helo=…)` form), with the envelope sender in Return-Path.
  */
-export async function startSmtpServer(opts: { maildir: string; localAddress: string; hostname?: string }): Promise<SmtpTestServer> {
+export async function startSmtpServer(opts: { maildir: string; localAddress: string; hostname?: string; receivedFormat?: 'postfix' | 'exim' }): Promise<SmtpTestServer> {
   const hostname = opts.hostname ?? 'mx.aivyx.test';
+  const format = opts.receivedFormat ?? 'postfix';
   const [localPart, localDomain] = opts.localAddress.toLowerCase().split('@') as [string, string];
   const isLocal = (addr: string): boolean => {
     const [l, d] = addr.toLowerCase().split('@');
@@ -237,6 +255,7 @@ export async function startSmtpServer(opts: { maildir: string; localAddress: str
   const server = new SMTPServer({
     name: hostname,
     authOptional: true,
+    disableReverseLookup: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
     size: 50 * 1024 * 1024,
@@ -258,10 +277,7 @@ export async function startSmtpServer(opts: { maildir: string; localAddress: str
           const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
           const to = session.envelope.rcptTo.map((r) => r.address);
           const id = `${Date.now()}.${process.pid}.${++seq}`;
-          const received =
-            `Return-Path: <${from}>\r\n` +
-            `Received: from ${session.hostNameAppearsAs} (${session.clientHostname} [${session.remoteAddress}])\r\n` +
-            `\tby ${hostname} with ESMTP id ${id}\r\n\tfor <${to[0] ?? ''}>; ${new Date().toUTCString()}\r\n`;
+          const received = `Return-Path: <${from}>\r\n${receivedHeader(format, session, hostname, id, to[0] ?? '')}`;
           const raw = Buffer.concat([Buffer.from(received), body]);
           const local = to.some(isLocal);
           if (local) {

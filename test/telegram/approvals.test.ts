@@ -15,6 +15,8 @@ const notice: MissionNotice = {
   inputHash: 'ab'.repeat(32),
   why: 'shell.exec is confirm-first',
   deadline: Date.UTC(2026, 11, 5, 15, 40, 1),
+  call: ['argv: ./deploy.sh --prod'],
+  askedBy: { identity: 'local-user', channel: 'cli' },
 };
 
 describe('Telegram approvals (pure)', () => {
@@ -28,13 +30,15 @@ describe('Telegram approvals (pure)', () => {
     expect(approvalKeyboard(TOKEN)).toEqual({ inline_keyboard: [[{ text: 'Approve', callback_data: `a:${TOKEN}` }, { text: 'Deny', callback_data: `d:${TOKEN}` }]] });
   });
 
-  it('a request says what, why, which tool, the input digest, the deadline in UTC and the gate id', () => {
+  it('a request says what, why, who asked where, which tool called how, the input digest, the deadline in UTC and the gate id', () => {
     const text = requestText(notice);
-    expect(text.split('\n').slice(0, 7)).toEqual([
+    expect(text.split('\n').slice(0, 9)).toEqual([
       'Approval needed — mission mission-1',
       'What: ship release 42',
       'Why: shell.exec is confirm-first',
+      'Asked by: local-user on cli',
       'Tool: shell.exec',
+      '  argv: ./deploy.sh --prod',
       'Input digest: abababababab',
       'Deadline: 2026-12-05T15:40:01.000Z',
       'Gate: mission-1/gate-2',
@@ -42,6 +46,11 @@ describe('Telegram approvals (pure)', () => {
     expect(requestText({ ...notice, kind: 'reminder' })).toMatch(/^Reminder: approval still needed/);
     expect(requestText({ ...notice, kind: 'escalated' })).toMatch(/^Escalated to you/);
     expect(inputDigest(undefined)).toBe('?');
+    // A request carries the buttons, so it must fit one message: the longest lines are cut until it does.
+    const huge = requestText({ ...notice, goal: 'g'.repeat(6000), call: ['x'.repeat(1000), 'y'.repeat(1000)] });
+    expect(huge.length).toBeLessThanOrEqual(4096);
+    expect(huge).toContain('Gate: mission-1/gate-2');
+    expect(huge).toMatch(/What: g+… \(cut\)/);
     expect(closedText({ ...notice, kind: 'expired', text: 'the gate expired; the mission ends' })).toBe('Gate mission-1/gate-2 (shell.exec, mission mission-1): the gate expired; the mission ends');
   });
 });

@@ -3,7 +3,8 @@
  * opens a gate, the bot sends the request with Approve / Deny buttons to the approver's private
  * chat, and a press decides the gate through the mission's Update validator. Forged tokens,
  * presses by someone else, second presses and presses after expiry are refused and change
- * nothing; `/status`, `/approve` and `/deny` work as the text fallback. grammY over real HTTP
+ * nothing; `/status`, `/approve` and `/deny` work as the text fallback. A request shows the call as it
+ * will run (argv, URL, headers) with secrets redacted. grammY over real HTTP
  * against the Bot API emulator, a real worker on the shared dev server, real PostgreSQL.
  */
 import { randomInt } from 'node:crypto';
@@ -23,9 +24,11 @@ import { startMissionHarness, type MissionHarness } from '../support/mission-har
 import { testConnection, type TestConnection } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
 
+const HOOK_SECRET = 'hk-live-9f8e7d6c5b4a3f2e1d0c';
 const script = {
   rules: [
     { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    { match: 'webhook', steps: [{ call: [{ tool: 'net.post', input: { url: 'https://Hooks.Example.com:443/deploy/./now', method: 'POST', headers: { Authorization: `Bearer ${HOOK_SECRET}`, 'X-Request-Source': 'aivyx' }, body: '{"release":42}', contentType: 'application/json' } }] }, { say: 'posted' }] },
     { steps: [{ say: 'step done' }] },
   ],
 };
@@ -44,12 +47,12 @@ const channels: TelegramChannel[] = [];
 
 beforeAll(async () => {
   tc = await testConnection();
-  mh = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script, deliveries });
+  mh = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script, deliveries, agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec', 'net.post', 'llm.call'], confirmFirst: ['shell.exec', 'net.post'] } });
   // The harness's install: the same passphrase unlocks its keyring, giving the channel's keys.
   const master = await openKeyring(mh.db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
   state = SealedStorage.open(mh.db, master).domain('channel_state');
   tokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), state);
-  missions = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, capabilities: ['shell.exec'], dashboard: true });
+  missions = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, capabilities: ['shell.exec', 'net.post'], dashboard: true });
   gateway = new TurnGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: createAttestor(master.subkey('attestation')), hub: mh.hub });
 }, 120_000);
 afterEach(async () => {
@@ -108,11 +111,11 @@ describe('Telegram approvals', () => {
     const inputHash = opened?.type === 'GateOpened' ? opened.inputHash : '';
     expect(req.text).toContain('What: ship release 42');
     expect(req.text).toMatch(/\nWhy: .+/);
-    expect(req.text).toContain('Tool: shell.exec');
+    expect(req.text).toContain('Tool: shell.exec\n  argv: echo deployed\n');
+    expect(req.text).toContain('Asked by: local-user on cli');
     expect(req.text).toContain(`Input digest: ${inputHash.slice(0, 12)}\n`);
     expect(req.text).toMatch(/\nDeadline: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n/);
     expect(req.text).toContain(`Gate: ${gateId}`);
-    expect(req.text).not.toContain('deployed'); // the digest, never the input
     expect(req.replyMarkup!.inline_keyboard[0]!.map((b) => b.text)).toEqual(['Approve', 'Deny']);
     const { approve, deny } = buttons(req);
     expect(approve).toMatch(/^a:[A-Za-z0-9_-]{11}\.[0-9a-f]{24}$/);
@@ -145,6 +148,23 @@ describe('Telegram approvals', () => {
     expect(current(req).text).toMatch(/^Approved by Alice/);
     // One request message for the gate, however often notifyApprovers ran.
     expect(tg.ok('sendMessage').filter((c) => String(c.params.text).startsWith('Approval needed'))).toHaveLength(1);
+  });
+
+  it('a request shows the call as it will run — canonical URL, body, headers — and never a secret header value', async () => {
+    await start();
+    const { missionId } = await missions.create({ goal: 'tell the deploy hook', steps: ['post the webhook'], approvers: [`telegram:${ALICE.id}`] });
+    const req = await request(ALICE.id, missionId);
+    expect(req.text).toContain('Tool: net.post\n  request: POST https://hooks.example.com/deploy/now\n');
+    expect(req.text).toContain(`  headers: Authorization: [redacted, ${7 + HOOK_SECRET.length} bytes]; X-Request-Source: aivyx\n`);
+    expect(req.text).toContain('  body: application/json, 14 bytes: "{\\"release\\":42}"\n');
+    expect(req.text).not.toContain(HOOK_SECRET);
+    expect(req.text).not.toContain(HOOK_SECRET.slice(-12));
+    // `mission show` (the status query behind REST and the CLI) shows the same lines, redacted too.
+    const shown = await missions.show(missionId);
+    expect(shown.gate).toMatchObject({ tool: 'net.post', call: expect.arrayContaining(['request: POST https://hooks.example.com/deploy/now']) as unknown, askedBy: { identity: 'local-user', channel: 'cli' } });
+    expect(JSON.stringify(shown)).not.toContain(HOOK_SECRET);
+    await missions.cancel(missionId, 'test done');
+    expect(await result(missionId)).toMatchObject({ state: 'cancelled' });
   });
 
   it('a press after the gate expired is refused and changes nothing; the expiry notice removes the buttons', async () => {
