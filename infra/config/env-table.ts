@@ -53,6 +53,12 @@ function chatTier(pair: string): [string, string] {
   return [chat, tier];
 }
 
+function hopMta(raw: string): 'postfix' | 'exim' {
+  const v = raw.trim().toLowerCase();
+  if (v !== 'postfix' && v !== 'exim') throw new Error('must be postfix or exim');
+  return v;
+}
+
 function temporalAddress(raw: string): string {
   if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+):\d{1,5}$/.test(raw.trim())) throw new Error('must be host:port, e.g. temporal.internal:7233');
   return raw.trim();
@@ -113,7 +119,7 @@ export const ENV_TABLE = {
   AIVYX_EMAIL_ADDRESS: envVar({ group: 'email', default: 'unset → no email', meaning: 'the assistant\'s own address', schema: text() }),
   AIVYX_EMAIL_ALLOWLIST: envVar({ group: 'email', default: 'none', meaning: 'senders whose DKIM/SPF-verified mail is SemiTrusted (comma-separated)', schema: list<string>([]) }),
   AIVYX_EMAIL_TRUSTED_HOP: envVar({ group: 'email', default: 'unset', meaning: 'the host (as in `by`) of the receiving MTA whose `Received` header is trusted for SPF (docs/EMAIL.md, Trust)', schema: text() }),
-  AIVYX_EMAIL_TRUSTED_HOP_MTA: envVar({ group: 'email', default: 'unset', meaning: '`postfix` or `exim`: the trusted hop\'s `Received` format, which decides where the client IP is read', schema: oneOf(['postfix', 'exim'], undefined) }),
+  AIVYX_EMAIL_TRUSTED_HOP_MTA: envVar({ group: 'email', default: 'unset', meaning: '`postfix` or `exim`: the trusted hop\'s `Received` format, which decides where the client IP is read', schema: parsedBy<'postfix' | 'exim' | undefined>(undefined, hopMta) }),
   AIVYX_EMAIL_AUTHSERV_ID: envVar({ group: 'email', default: 'unset', meaning: 'the authserv-id of the topmost `Authentication-Results` header to take SPF from (your receiving MTA\'s)', schema: text() }),
   AIVYX_EMAIL_TRUSTED_RECEIVER: envVar({ group: 'email', default: 'unset', meaning: 'no longer read: refused at start (use `AIVYX_EMAIL_TRUSTED_HOP`)', schema: text() }),
   AIVYX_EMAIL_BACKLOG: envVar({ group: 'email', default: '`new`', meaning: '`new` (mail arriving from now on) or `all` (the whole mailbox) on first start', schema: oneOf(['new', 'all'], undefined) }),

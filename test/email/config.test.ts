@@ -36,7 +36,7 @@ describe('emailConfigFromEnv', () => {
 
   it('needs the trusted hop MTA (its Received format) and refuses the retired AIVYX_EMAIL_TRUSTED_RECEIVER', async () => {
     await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_HOP: 'mx.example.net' }, secret)).rejects.toThrow(/AIVYX_EMAIL_TRUSTED_HOP_MTA must be postfix or exim/);
-    await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_HOP: 'mx.example.net', AIVYX_EMAIL_TRUSTED_HOP_MTA: 'sendmail' }, secret)).rejects.toThrow(/got "sendmail"/);
+    await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_HOP: 'mx.example.net', AIVYX_EMAIL_TRUSTED_HOP_MTA: 'sendmail' }, secret)).rejects.toThrow(/AIVYX_EMAIL_TRUSTED_HOP_MTA="sendmail": must be postfix or exim/);
     await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_HOP_MTA: 'exim' }, secret)).rejects.toThrow(/without AIVYX_EMAIL_TRUSTED_HOP/);
     await expect(emailConfigFromEnv({ ...base, AIVYX_EMAIL_TRUSTED_RECEIVER: 'mx.example.net' }, secret)).rejects.toThrow(/no longer read/);
   });
