@@ -6,12 +6,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './2026-12-02-0001-foundation.js';
 import * as sealedRecords from './2026-12-02-0002-sealed-records.js';
 import * as memoryIndex from './2026-12-02-0003-memory-index.js';
+import * as auditTree from './2026-12-03-0010-audit-tree.js';
 
 /** Every migration, keyed by its frozen name. */
 export const migrations: Record<string, Migration> = {
   '2026-12-02-0001-foundation': foundation,
   '2026-12-02-0002-sealed-records': sealedRecords,
   '2026-12-02-0003-memory-index': memoryIndex,
+  '2026-12-03-0010-audit-tree': auditTree,
 };
 
 /** kysely MigrationProvider over the static list. */
