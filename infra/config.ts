@@ -30,6 +30,10 @@ export interface AivyxConfig {
   /** MCP servers (AIVYX_MCP_SERVERS, JSON) and the tiers opted in to their tools (AIVYX_MCP_TIERS). */
   mcpServers: McpServerConfig[];
   mcpTiers: McpTierGrants;
+  /** Audit checkpoints: at least every this many entries (AIVYX_AUDIT_CHECKPOINT_EVERY; 0 = only at turn/mission ends and on the timer). */
+  auditCheckpointEvery: number;
+  /** …and every this many seconds while the log grows (AIVYX_AUDIT_CHECKPOINT_SECONDS; 0 = no timer). */
+  auditCheckpointSeconds: number;
 }
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
@@ -83,5 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxCo
     confirmFirst: confirmFirstFrom(env),
     mcpServers: parseMcpServers(env.AIVYX_MCP_SERVERS),
     mcpTiers: parseMcpTierGrants(env.AIVYX_MCP_TIERS),
+    auditCheckpointEvery: intFrom(env, 'AIVYX_AUDIT_CHECKPOINT_EVERY', 256),
+    auditCheckpointSeconds: intFrom(env, 'AIVYX_AUDIT_CHECKPOINT_SECONDS', 60),
   };
 }

@@ -23,7 +23,7 @@ import { createAttestor } from './attestation.js';
 import { createAuditPort } from './audit-port.js';
 import { GateTokens, gateTokenKey } from './gate-tokens.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
-import { tailAuditEntries, verifyAuditChain } from './audit/index.js';
+import { createAuditService, startAuditCheckpoints, witnessPath } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
 import { openDatabase } from './db/index.js';
 import { lockHome } from './home-lock.js';
@@ -105,6 +105,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const keys = await unlockStorageKeyring(db.db, opts.passphrase);
     const master = keys.master;
     const storage = SealedStorage.open(db.db, keys);
+    // Signed checkpoints of the audit log go to the witness file outside the database (docs/AUDIT.md).
+    const audit = createAuditService({ db: db.db, auditKey: master.subkey('audit'), checkpointSeed: master.subkey('audit_checkpoint'), witnessPath: witnessPath(config.home) });
+    const checkpoints = startAuditCheckpoints({ db: db.db, service: audit, every: config.auditCheckpointEvery, seconds: config.auditCheckpointSeconds, log });
+    cleanups.push(() => checkpoints.stop());
     // Every client and worker of ours encrypts payloads: histories on the server hold no plaintext.
     const codec = createPayloadCodec(master.subkey('payload'));
     const dataConverter = aivyxDataConverter(codec);
@@ -184,12 +188,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       log(`email: ${email.address} (IMAP ${email.imap.host}:${email.imap.port}, SMTP ${email.smtp.host}:${email.smtp.port})`);
     }
     const token = restToken(config.home);
-    const auditKey = master.subkey('audit');
     const rest = await startRestServer({
       gateway,
       token,
       port: opts.restPort ?? config.restPort,
-      audit: { verify: () => verifyAuditChain(db.db, auditKey), tail: (n) => tailAuditEntries(db.db, n) },
+      audit,
       missions,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     });

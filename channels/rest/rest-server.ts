@@ -4,8 +4,12 @@
  *
  *   POST /v1/messages            {text, sessionId?, messageId?, channel?: 'cli'} → SSE stream, last event `outcome`
  *   POST /v1/turns/:id/cancel    cancel a running turn
- *   GET  /v1/audit/verify        {ok, count, ...}
+ *   GET  /v1/audit/verify        chain, tree and witness-file checkpoints: {ok, count, failed?, reason?, ...}
+ *   POST /v1/audit/verify        {checkpoint?, source?} → the same, also against the checkpoint(s) given
  *   GET  /v1/audit/tail?n=20     recent audit rows
+ *   GET  /v1/audit/pubkey        {vkey, origin, keyId}: the checkpoint verifier key
+ *   GET  /v1/audit/prove?seq=N   inclusion proof of entry N against a fresh checkpoint
+ *   POST /v1/audit/consistency   {checkpoint} → consistency proof from that checkpoint to a fresh one
  *   GET  /v1/health
  *   POST /v1/missions            {goal, steps?, approvers?, reminderAfter?, expireAfter?, onExpire?} → {missionId}
  *   GET  /v1/missions?state=S    missions by AivyxMissionState (visibility)
@@ -24,10 +28,15 @@ import { textContent } from '../../core/message.js';
 import type { MissionGateway, MissionSpec } from '../mission-gateway.js';
 import type { TurnGateway } from '../turn-gateway.js';
 
-/** What the REST channel serves besides turns. */
+/** What the REST channel serves besides turns: the audit log (docs/AUDIT.md). */
 export interface RestAuditPort {
-  verify(): Promise<unknown>;
+  /** Chain, tree and checkpoints (the witness file's, plus `checkpoint` text when given). */
+  verify(opts?: { checkpoint?: string; source?: string }): Promise<unknown>;
   tail(n: number): Promise<unknown>;
+  /** The checkpoint verifier key; routes below answer 404 when the port lacks them. */
+  pubkey?(): unknown;
+  prove?(seq: number): Promise<unknown>;
+  consistency?(checkpoint: string): Promise<unknown>;
 }
 
 /** Options for the REST channel. */
@@ -78,6 +87,13 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   } catch {
     throw new HttpError(400, 'request body must be a JSON object');
   }
+}
+
+/** An AivyxError as the HTTP error a client should see (bad input 400, unknown 404, denied 403). */
+function asHttpError(err: unknown): unknown {
+  if (!(err instanceof AivyxError)) return err;
+  const status = err.kind === 'Config' ? 400 : err.kind === 'NotFound' ? 404 : err.kind === 'CapabilityDenied' ? 403 : 500;
+  return new HttpError(status, err.message, err.hint);
 }
 
 function authorized(req: IncomingMessage, token: string): boolean {
@@ -161,13 +177,39 @@ export async function startRestServer(opts: RestServerOptions): Promise<{ url: s
         return true;
       }
     } catch (err) {
-      if (err instanceof AivyxError) {
-        const status = err.kind === 'Config' ? 400 : err.kind === 'NotFound' ? 404 : err.kind === 'CapabilityDenied' ? 403 : 500;
-        throw new HttpError(status, err.message, err.hint);
-      }
-      throw err;
+      throw asHttpError(err);
     }
     throw new HttpError(404, `no route ${route}`);
+  }
+
+  /** The audit routes beyond verify/tail; false when `route` is not one of them. */
+  async function handleAudit(route: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const a = opts.audit;
+    const need = <T>(fn: T | undefined): T => {
+      if (fn === undefined) throw new HttpError(404, `${route} is not served here`);
+      return fn;
+    };
+    try {
+      if (route === 'POST /v1/audit/verify') {
+        const body = await readJson(req);
+        const checkpoint = optString(body, 'checkpoint');
+        const source = optString(body, 'source');
+        send(res, 200, await a.verify({ ...(checkpoint === undefined ? {} : { checkpoint }), ...(source === undefined ? {} : { source }) }));
+      } else if (route === 'GET /v1/audit/pubkey') send(res, 200, await need(a.pubkey)());
+      else if (route === 'GET /v1/audit/prove') {
+        const seq = Number(url.searchParams.get('seq'));
+        if (!Number.isSafeInteger(seq) || seq < 1) throw new HttpError(400, "query \"seq\" must be an entry's sequence number (1, 2, …)");
+        send(res, 200, await need(a.prove)(seq));
+      }
+      else if (route === 'POST /v1/audit/consistency') {
+        const checkpoint = optString(await readJson(req), 'checkpoint');
+        if (!checkpoint) throw new HttpError(400, 'field "checkpoint" must be the text of a signed checkpoint');
+        send(res, 200, await need(a.consistency)(checkpoint));
+      } else return false;
+      return true;
+    } catch (err) {
+      throw asHttpError(err);
+    }
   }
 
   const server = createServer((req, res) => {
@@ -185,6 +227,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<{ url: s
         }
         if (route === 'GET /v1/audit/verify') return send(res, 200, await opts.audit.verify());
         if (route === 'GET /v1/audit/tail') return send(res, 200, await opts.audit.tail(Math.min(Number(url.searchParams.get('n') ?? 20) || 20, 10_000)));
+        if (await handleAudit(route, url, req, res)) return;
         if (await handleMission(route, url, req, res)) return;
         throw new HttpError(404, `no route ${route}`);
       } catch (err) {

@@ -9,6 +9,7 @@ import { CheckpointSigner, openCheckpoint, splitNotes, type Checkpoint, type Che
 import { auditBody, entryLeafHash, RECORDED_AT_ISO } from './entry.js';
 import { checkConsistency, Frontier, rootFromInclusion } from './merkle.js';
 import { StoredTree } from './tree-store.js';
+import { tailAuditEntries, type AuditRow } from './audit-log.js';
 import { verifyAuditLog, type AuditLogReport, type CheckpointClaim } from './verify.js';
 import { appendWitness, newestWitnessNote, readWitness } from './witness.js';
 
@@ -73,6 +74,8 @@ export interface AuditService {
   prove(seq: number): Promise<InclusionProofReport>;
   consistency(oldCheckpoint: string): Promise<ConsistencyProofReport>;
   verify(opts?: { checkpoint?: string; source?: string }): Promise<AuditVerifyReport>;
+  /** The newest `n` entries, oldest first. */
+  tail(n: number): Promise<AuditRow[]>;
 }
 
 /** Creates the service; checkpoints are serialized within the process. */
@@ -123,19 +126,23 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
     return cp;
   }
 
+  /** One checkpoint at a time per process, each after the previous one settled. */
+  function checkpoint(): Promise<Checkpoint> {
+    const run = chain.then(checkpointNow, checkpointNow);
+    chain = run.catch(() => undefined);
+    return run;
+  }
+
+  // Methods never use `this`: the REST channel and the CLI call them unbound.
   return {
     verifier,
     pubkey: () => ({ vkey: verifier.vkey, origin: verifier.origin, keyId: verifier.keyId.toString('hex') }),
 
-    checkpoint() {
-      const run = chain.then(checkpointNow, checkpointNow);
-      chain = run.catch(() => undefined);
-      return run;
-    },
+    checkpoint,
 
     async prove(seq) {
       if (!Number.isSafeInteger(seq) || seq < 1) throw new AivyxError('Config', `an entry is a positive sequence number, not "${seq}"`);
-      const cp = await this.checkpoint();
+      const cp = await checkpoint();
       if (seq > cp.size) throw new AivyxError('NotFound', `entry ${seq} is not in the log (it has ${cp.size} entries)`);
       const row = await db.selectFrom('audit_entries').select(['idem_key', 'event', RECORDED_AT_ISO.as('at')]).where('seq', '=', seq).executeTakeFirst();
       if (!row) throw new AivyxError('Audit', `entry ${seq} is missing from the audit log`, { hint: 'run `aivyx audit verify`' });
@@ -154,7 +161,7 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
       const first = found[0];
       if (!first) throw new AivyxError('Config', 'no signed checkpoint found in the text given', { hint: 'pass a checkpoint file (e.g. a copy of one from audit-checkpoints) or its text' });
       const old = openCheckpoint(first.text, verifier, 'given');
-      const cp = await this.checkpoint();
+      const cp = await checkpoint();
       if (old.size > cp.size) throw new AivyxError('Audit', `checkpoint given (size ${old.size}) is ahead of the log, which has ${cp.size} entries: entries ${cp.size + 1}–${old.size} were removed`);
       const tree = new StoredTree(db, cp.size);
       const proof = await tree.consistencyProof(old.size);
@@ -163,6 +170,8 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
       }
       return { oldSize: old.size, newSize: cp.size, proof: proof.map((p) => p.toString('base64')), checkpoint: cp.text };
     },
+
+    tail: (n) => tailAuditEntries(db, n),
 
     async verify(o = {}) {
       const claims: CheckpointClaim[] = [];

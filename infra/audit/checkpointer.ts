@@ -28,6 +28,7 @@ export interface AuditCheckpointsOptions {
 export interface AuditCheckpoints {
   /** Resolves once every write triggered so far has finished. */
   flush(): Promise<void>;
+  /** Stops listening and writes one last checkpoint over everything committed so far. */
   stop(): Promise<void>;
 }
 
@@ -73,10 +74,11 @@ export function startAuditCheckpoints(opts: AuditCheckpointsOptions): AuditCheck
       while (running) await running;
     },
     async stop() {
-      stopped = true;
       unsubscribe();
       if (timer) clearInterval(timer);
+      trigger();
       while (running) await running;
+      stopped = true;
     },
   };
 }
