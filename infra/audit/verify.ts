@@ -63,16 +63,30 @@ interface PageRow {
   mac: string;
 }
 
+/** Pages in flight while one is being checked. */
+const PAGES_AHEAD = 2;
+
+/** The columns a page row needs. */
+const PAGE_COLUMNS = ['seq', 'idem_key', 'turn_id', 'event_type', 'event', RECORDED_AT_ISO.as('at'), 'prev_mac', 'mac'] as const;
+
+/** Entries with from ≤ seq < to, in seq order. */
+function range(db: Db, from: number, to: number): Promise<PageRow[]> {
+  return db.selectFrom('audit_entries').select(PAGE_COLUMNS).where('seq', '>=', from).where('seq', '<', to).orderBy('seq').execute();
+}
+
 /** Entries from `from` on, in seq order. */
 function page(db: Db, from: number, limit: number): Promise<PageRow[]> {
   return db
     .selectFrom('audit_entries')
-    .select(['seq', 'idem_key', 'turn_id', 'event_type', 'event', RECORDED_AT_ISO.as('at'), 'prev_mac', 'mac'])
+    .select(PAGE_COLUMNS)
     .where('seq', '>=', from)
     .orderBy('seq')
     .limit(limit)
     .execute();
 }
+
+/** `"type":"<event type>"` by event type (a handful of them). */
+const typeFragments = new Map<string, string>();
 
 /**
  * Whether the denormalized `event_type`/`turn_id` columns (not MACed) agree with the MACed event.
@@ -80,8 +94,10 @@ function page(db: Db, from: number, limit: number): Promise<PageRow[]> {
  * `"type":"X"` can only be a key and its whole value. Anything nested is parsed.
  */
 function columnsAgree(r: PageRow): boolean {
-  if (r.event.indexOf('{', 1) === -1 && r.event.indexOf('[{') === -1) {
-    const typeOk = r.event.includes(`"type":${JSON.stringify(r.event_type)}`);
+  if (r.event.indexOf('{', 1) === -1) {
+    let typeFragment = typeFragments.get(r.event_type);
+    if (typeFragment === undefined) typeFragments.set(r.event_type, (typeFragment = `"type":${JSON.stringify(r.event_type)}`));
+    const typeOk = r.event.includes(typeFragment);
     const turnOk = r.turn_id === null ? !r.event.includes('"turnId":"') : r.event.includes(`"turnId":${JSON.stringify(r.turn_id)}`);
     return typeOk && turnOk;
   }
@@ -146,14 +162,8 @@ export async function verifyAuditLog(db: Db, auditKey: Uint8Array, opts: VerifyA
     return undefined;
   };
 
-  let failure = checkClaims();
-  if (failure) return failure;
-  let next = page(db, 1, batchSize);
-  for (;;) {
-    const rows = await next;
-    const last = rows[rows.length - 1];
-    // Fetch the next page while this one is hashed.
-    if (rows.length === batchSize && last) next = page(db, Number(last.seq) + 1, batchSize);
+  /** Checks one page of rows in order; the failure, if one is found. */
+  const checkRows = (rows: readonly PageRow[]): AuditLogReport | undefined => {
     for (const r of rows) {
       const seq = Number(r.seq);
       const expected = frontier.size + 1;
@@ -165,9 +175,43 @@ export async function verifyAuditLog(db: Db, auditKey: Uint8Array, opts: VerifyA
       frontier.append(hasher.leaf, onNode);
       prev = hasher.mac;
       prevHex = r.mac;
-      failure = claims.length > claimIdx ? checkClaims() : undefined;
+      const failure = claims.length > claimIdx ? checkClaims() : undefined;
       if (failure) return failure;
     }
+    return undefined;
+  };
+
+  let failure = checkClaims();
+  if (failure) return failure;
+  // Up to the head as it is now, pages are seq ranges fetched a few at a time ahead of the hashing
+  // (a gap simply shows up as a missing seq); after that, keyset pages find whatever else exists.
+  const startHead = Number((await db.selectFrom('audit_head').select('seq').where('id', '=', 1).executeTakeFirst())?.seq ?? 0);
+  const inFlight: Array<Promise<PageRow[]>> = [];
+  let nextFrom = 1;
+  const fetchAhead = () => {
+    while (inFlight.length < PAGES_AHEAD && nextFrom <= startHead) {
+      const p = range(db, nextFrom, Math.min(nextFrom + batchSize, startHead + 1));
+      // A page left unread after a failure must not become an unhandled rejection.
+      p.catch(() => undefined);
+      inFlight.push(p);
+      nextFrom += batchSize;
+    }
+  };
+  fetchAhead();
+  for (let p = inFlight.shift(); p; p = inFlight.shift()) {
+    const rows = await p;
+    fetchAhead();
+    failure = checkRows(rows);
+    if (failure) return failure;
+  }
+  let next = page(db, frontier.size + 1, batchSize);
+  for (;;) {
+    const rows = await next;
+    const last = rows[rows.length - 1];
+    // Fetch the next page while this one is hashed.
+    if (rows.length === batchSize && last) next = page(db, Number(last.seq) + 1, batchSize);
+    failure = checkRows(rows);
+    if (failure) return failure;
     if (rows.length === batchSize) continue;
     // Read the head after the rows: appends update both in one transaction, so a head ahead of
     // us means concurrent appends (keep reading); a head behind us means rows past the head.
