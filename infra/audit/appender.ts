@@ -161,11 +161,16 @@ async function attempt(db: Kysely<Database> | Transaction<Database>, auditKey: U
         select * from unnest(${rows.seq}::bigint[], ${rows.key}::text[], ${rows.turn}::text[], ${rows.type}::text[],
                              ${rows.event}::text[], ${rows.at}::timestamptz[], ${rows.prev}::text[], ${rows.mac}::text[])
         where exists (select 1 from h)
-      ), nodes as (
+      )${
+        // Most commits complete no stored subtree (one in 256 entries does): leave the insert out.
+        nodes.level.length === 0
+          ? sql``
+          : sql`, nodes as (
         insert into audit_tree_nodes (level, idx, hash)
         select * from unnest(${nodes.level}::smallint[], ${nodes.idx}::bigint[], ${nodes.hash}::bytea[])
         where exists (select 1 from h)
-      )
+      )`
+      }
       select (select count(*) from h)::int as updated, d.idem_key, d.seq, d.event, d.mac
       from (select 1) as one left join dup as d on true`.execute(db);
   } catch (e) {

@@ -52,51 +52,61 @@ export function entryLeafHash(body: string): Buffer {
  */
 export const RECORDED_AT_ISO: RawBuilder<string> = sql<string>`to_char(recorded_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** Node ≥ 20.12's one-shot `crypto.hash`: no Hash object per call (absent on older Node). */
-const oneShotHash = (crypto as unknown as { hash?: (alg: string, data: Uint8Array, enc: 'buffer') => Buffer }).hash;
+/**
+ * Node ≥ 20.12's one-shot `crypto.hash` (absent on older Node). Asked for 'latin1' or 'hex' text:
+ * on Node 20 a 'buffer' result takes a slow path that costs twice as much as the hash itself.
+ */
+const oneShotHash = (crypto as unknown as { hash?: (alg: string, data: Uint8Array, enc: 'latin1' | 'hex') => string }).hash;
 
 /**
- * MACs and leaf-hashes entries one after another for `audit verify`: the body is encoded once into
- * a reused buffer laid out as ipad-key ‖ prevMac ‖ body, so the inner HMAC hash and the leaf hash
- * (0x00 ‖ body, written over the last prevMac byte) are two one-shot hashes over slices of it.
+ * MACs and leaf-hashes consecutive entries for `audit verify`: the body is encoded once into a
+ * reused buffer laid out as ipad-key ‖ prevMac ‖ body, so the inner HMAC hash and the leaf hash
+ * (0x00 ‖ body, written over the last prevMac byte) are one-shot hashes over slices of it, and the
+ * MAC just computed becomes the next entry's prevMac in place.
  */
 export class EntryHasher {
   readonly #ipad = Buffer.alloc(64, 0x36);
   readonly #outer = Buffer.alloc(96, 0x5c);
   readonly #key: Uint8Array;
   #scratch = Buffer.alloc(64 * 1024);
-  /** The entry's MAC after `hash`. */
-  mac: Buffer = Buffer.alloc(32);
-  /** The entry's leaf hash after `hash`. */
+  #prev: Buffer = Buffer.alloc(32);
+  /** Hex MAC of the entry last hashed. */
+  macHex = '';
+  /** Leaf hash of the entry last hashed. */
   leaf: Buffer = Buffer.alloc(32);
 
-  constructor(auditKey: Uint8Array) {
+  constructor(auditKey: Uint8Array, prevMacHex: string = GENESIS_MAC) {
     this.#key = auditKey;
     for (let i = 0; i < auditKey.length; i++) {
       this.#ipad[i] = 0x36 ^ (auditKey[i] as number);
       this.#outer[i] = 0x5c ^ (auditKey[i] as number);
     }
     this.#ipad.copy(this.#scratch, 0);
+    this.#scratch.write(prevMacHex, 64, 'hex');
+    this.#prev.write(prevMacHex, 'hex');
   }
 
-  /** Sets `mac` = HMAC(key, prev ‖ body) and `leaf` = SHA-256(0x00 ‖ body). */
-  hash(prev: Uint8Array, body: string): void {
+  /** Sets `macHex` = HMAC(key, prevMac ‖ body) and `leaf` = SHA-256(0x00 ‖ body); the MAC becomes the next prevMac. */
+  hash(body: string): void {
     if (!oneShotHash || this.#key.length > 64) {
-      this.mac = createHmac('sha256', auditKeyObject(this.#key)).update(prev).update(body, 'utf8').digest();
+      const mac = createHmac('sha256', auditKeyObject(this.#key)).update(this.#prev).update(body, 'utf8').digest();
+      this.macHex = mac.toString('hex');
+      this.#prev = mac;
       this.leaf = entryLeafHash(body);
       return;
     }
     let s = this.#scratch;
-    // A full buffer may mean a truncated write: grow to fit any encoding of the body and write again.
+    // Room for any UTF-8 encoding of the body (≤ 3 bytes per UTF-16 unit), so a write is never cut short.
     if (body.length * 3 > s.length - 96) {
-      s = this.#scratch = Buffer.alloc(96 + body.length * 3);
-      this.#ipad.copy(s, 0);
+      const grown = Buffer.alloc(96 + body.length * 3);
+      s.copy(grown, 0, 0, 96);
+      s = this.#scratch = grown;
     }
-    s.set(prev, 64);
     const end = 96 + s.write(body, 96, 'utf8');
-    this.#outer.set(oneShotHash('sha256', s.subarray(0, end), 'buffer'), 64);
-    this.mac = oneShotHash('sha256', this.#outer, 'buffer');
+    this.#outer.write(oneShotHash('sha256', s.subarray(0, end), 'latin1'), 64, 'latin1');
+    this.macHex = oneShotHash('sha256', this.#outer, 'hex');
     s[95] = 0;
-    this.leaf = oneShotHash('sha256', s.subarray(95, end), 'buffer');
+    this.leaf = Buffer.from(oneShotHash('sha256', s.subarray(95, end), 'latin1'), 'latin1');
+    s.write(this.macHex, 64, 'hex');
   }
 }

@@ -13,15 +13,17 @@ export const HASH_SIZE = 32;
 const LEAF_PREFIX = Buffer.from([0]);
 const NODE_PREFIX = Buffer.from([1]);
 
-/** SHA-256(0x00 ‖ bytes): the hash of one leaf (a string is hashed as its UTF-8 bytes). */
-export function leafHash(bytes: Uint8Array | string): Buffer {
-  return createHash('sha256').update(LEAF_PREFIX).update(bytes).digest();
-}
-
-/** Node ≥ 20.12's one-shot `crypto.hash` (no Hash object per call; absent on older Node). */
-const oneShotHash = (crypto as unknown as { hash?: (alg: string, data: Uint8Array, enc: 'buffer') => Buffer }).hash;
+/** Node ≥ 20.12's one-shot `crypto.hash` (absent on older Node); 'latin1' text is its fast path on Node 20. */
+const oneShotHash = (crypto as unknown as { hash?: (alg: string, data: Uint8Array | string, enc: 'latin1') => string }).hash;
 /** 0x01 ‖ left ‖ right, reused by every `nodeHash` call (synchronous, so never shared mid-use). */
 const nodeInput = Buffer.alloc(1 + 2 * HASH_SIZE, 1);
+
+/** SHA-256(0x00 ‖ bytes): the hash of one leaf (a string is hashed as its UTF-8 bytes). */
+export function leafHash(bytes: Uint8Array | string): Buffer {
+  // U+0000 encodes as the single byte 0x00.
+  if (oneShotHash && typeof bytes === 'string') return Buffer.from(oneShotHash('sha256', `\u0000${bytes}`, 'latin1'), 'latin1');
+  return createHash('sha256').update(LEAF_PREFIX).update(bytes).digest();
+}
 
 /** SHA-256(0x01 ‖ left ‖ right): an interior node. */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
@@ -30,7 +32,7 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   }
   nodeInput.set(left, 1);
   nodeInput.set(right, 1 + HASH_SIZE);
-  return oneShotHash('sha256', nodeInput, 'buffer');
+  return Buffer.from(oneShotHash('sha256', nodeInput, 'latin1'), 'latin1');
 }
 
 /** The root of the empty tree. */

@@ -139,6 +139,19 @@ describe.each(openStorageBackends())('audit log on $name', (backend) => {
       expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 3 });
     });
 
+    it('denormalized columns that disagree with the MACed event fail at that seq', async () => {
+      await sql`update audit_entries set turn_id = 't9' where seq = 4`.execute(s.db);
+      expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 4, reason: 'entry 4 event_type/turn_id columns disagree with the MACed event' });
+      await sql`update audit_entries set turn_id = null where seq = 4`.execute(s.db);
+      expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 4 });
+      await sql`update audit_entries set turn_id = 't1' where seq = 4`.execute(s.db);
+      expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: true });
+      await sql`update audit_entries set event_type = 'TurnStarted' where seq = 6`.execute(s.db);
+      expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 6 });
+      await sql`update audit_entries set event_type = 'TurnEnde' where seq = 6`.execute(s.db);
+      expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 6 });
+    });
+
     it('truncated tail fails against the head', async () => {
       await sql`delete from audit_entries where seq > 8`.execute(s.db);
       expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 9, count: 8 });
