@@ -21,6 +21,7 @@ import { RECORDED_AT_ISO } from '../infra/audit/entry.js';
 import { canonicalJson } from '../infra/crypto/index.js';
 import { openDatabase, type Database } from '../infra/db/index.js';
 import { bulkAuditLog } from '../test/support/audit-bulk.js';
+import { createTestDatabase } from '../test/support/postgres.js';
 
 /** A fresh database on the bench cluster, dropped by `drop`. */
 export type FreshDatabase = () => Promise<{ url: string; drop(): Promise<void> }>;
@@ -213,23 +214,9 @@ export async function benchAudit(opts: { freshDatabase: FreshDatabase; quick?: b
   return lines;
 }
 
-/** Run alone: a fresh database per use on the bench cluster. */
+/** Run alone: a fresh database per use on the test cluster (AIVYX_TEST_PG_ADMIN_URL). */
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const admin = process.env.AIVYX_BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const adminQuery = async (q: string) => {
-    const c = new pg.Client({ connectionString: admin });
-    await c.connect();
-    try {
-      await c.query(q);
-    } finally {
-      await c.end();
-    }
-  };
-  const freshDatabase: FreshDatabase = async () => {
-    const name = `aivyx_bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-    await adminQuery(`create database ${name}`);
-    return { url: admin.replace(/\/[^/]*$/, `/${name}`), drop: () => adminQuery(`drop database if exists ${name} with (force)`) };
-  };
+  const freshDatabase: FreshDatabase = () => createTestDatabase('aivyx_bench');
   process.stdout.write(`${(await benchAudit({ freshDatabase, quick: process.argv.includes('--quick') })).join('\n')}\n`);
   process.exit(0);
 }
