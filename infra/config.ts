@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { parseMcpServers, type McpServerConfig } from '../activities/mcp/mcp-client.js';
 import { AivyxError } from '../core/errors.js';
+import { parseAuditDigestTarget, type AuditDigestTarget } from './audit/digest.js';
 import { parseMcpTierGrants, type McpTierGrants } from '../core/tools/mcp-tools.js';
 
 /** Resolved runtime configuration. */
@@ -34,6 +35,8 @@ export interface AivyxConfig {
   auditCheckpointEvery: number;
   /** …and every this many seconds while the log grows (AIVYX_AUDIT_CHECKPOINT_SECONDS; 0 = no timer). */
   auditCheckpointSeconds: number;
+  /** The owner's daily checkpoint digest (AIVYX_AUDIT_DIGEST=<channel>:<address>); unset → none. */
+  auditDigest: AuditDigestTarget | undefined;
 }
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
@@ -89,5 +92,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, projectRoot: string): AivyxCo
     mcpTiers: parseMcpTierGrants(env.AIVYX_MCP_TIERS),
     auditCheckpointEvery: intFrom(env, 'AIVYX_AUDIT_CHECKPOINT_EVERY', 256),
     auditCheckpointSeconds: intFrom(env, 'AIVYX_AUDIT_CHECKPOINT_SECONDS', 60),
+    auditDigest: parseAuditDigestTarget(env.AIVYX_AUDIT_DIGEST),
   };
 }

@@ -23,7 +23,7 @@ import { createAttestor } from './attestation.js';
 import { createAuditPort } from './audit-port.js';
 import { GateTokens, gateTokenKey } from './gate-tokens.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
-import { createAuditService, startAuditCheckpoints, witnessPath } from './audit/index.js';
+import { createAuditService, startAuditCheckpoints, startAuditDigest, witnessPath } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
 import { openDatabase } from './db/index.js';
 import { lockHome } from './home-lock.js';
@@ -151,6 +151,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const attestor = createAttestor(master.subkey('attestation'));
     // Channels that deliver replies and gate notices themselves (Telegram, email) register here once started.
     const deliveries = new DeliveryRegistry();
+    if (config.auditDigest) {
+      const digest = startAuditDigest({ service: audit, deliveries, target: config.auditDigest, log });
+      cleanups.push(() => digest.stop());
+    }
     // Confirm-first in conversations: an escalated channel turn opens a confirmation mission's gate.
     const confirmations = createConfirmations({ client, taskQueue: config.taskQueue, capabilities: config.capabilities, dashboard: true });
     const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));

@@ -9,3 +9,4 @@ export { createAuditService, type AuditService, type AuditServiceOptions, type A
 export { startAuditCheckpoints, type AuditCheckpoints, type AuditCheckpointsOptions } from './checkpointer.js';
 export { appendWitness, readWitness, witnessPath, WITNESS_FILE } from './witness.js';
 export { Frontier, leafHash, nodeHash, EMPTY_ROOT } from './merkle.js';
+export { startAuditDigest, parseAuditDigestTarget, auditDigestText, type AuditDigestTarget, type AuditDigestOptions } from './digest.js';
