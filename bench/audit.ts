@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { AuditEvent } from '../core/audit-events.js';
-import { appendAuditEntry, auditBody, auditMac, createAuditService, verifyAuditLog, witnessPath } from '../infra/audit/index.js';
+import { appendAuditEntry, auditBody, auditMac, createAuditService, checkAuditLog, witnessPath } from '../infra/audit/index.js';
 import { RECORDED_AT_ISO } from '../infra/audit/entry.js';
 import { canonicalJson } from '../infra/crypto/index.js';
 import { openDatabase, type Database } from '../infra/db/index.js';
@@ -172,7 +172,7 @@ export async function benchAudit(opts: { freshDatabase: FreshDatabase; quick?: b
     }
     const readRate = big / ((performance.now() - tr) / 1000);
     const tv = performance.now();
-    const verified = await verifyAuditLog(dbB.db, key);
+    const verified = await checkAuditLog(dbB.db, key);
     const verifyRate = verified.count / ((performance.now() - tv) / 1000);
     if (!verified.ok) throw new Error(`bench log did not verify: ${verified.reason}`);
 

@@ -7,7 +7,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../../core/audit-events.js';
 import type { Database } from '../db/database.js';
-import { verifyAuditLog } from './verify.js';
+import { checkAuditLog } from './verify.js';
+
+// The append and the entry bytes live beside this file; `./index.ts` re-exports them from here.
+export { appendAuditEntry, type AppendAuditInput, type AppendAuditResult } from './appender.js';
+export { auditBody, auditMac, GENESIS_MAC } from './entry.js';
 
 /** A database handle or an open transaction. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -31,10 +35,10 @@ export type VerifyAuditResult =
 
 /**
  * Verifies the chain and the tree (no checkpoints) and answers in the chain's terms: the first bad
- * entry and why. `verifyAuditLog` is the full report, with checkpoints.
+ * entry and why. `checkAuditLog` is the full report, with checkpoints.
  */
 export async function verifyAuditChain(db: Db, auditKey: Uint8Array, opts: { batchSize?: number } = {}): Promise<VerifyAuditResult> {
-  const r = await verifyAuditLog(db, auditKey, opts);
+  const r = await checkAuditLog(db, auditKey, opts);
   if (r.ok) return { ok: true, count: r.count, headSeq: r.headSeq };
   return { ok: false, count: r.count, firstBadSeq: r.firstBadSeq ?? r.count + 1, reason: r.reason ?? 'unknown failure' };
 }

@@ -10,7 +10,7 @@ import { auditBody, entryLeafHash, RECORDED_AT_ISO } from './entry.js';
 import { checkConsistency, Frontier, rootFromInclusion } from './merkle.js';
 import { StoredTree } from './tree-store.js';
 import { tailAuditEntries, type AuditRow } from './audit-log.js';
-import { verifyAuditLog, type AuditLogReport, type CheckpointClaim } from './verify.js';
+import { checkAuditLog, type AuditLogReport, type CheckpointClaim } from './verify.js';
 import { appendWitness, newestWitnessNote, readWitness } from './witness.js';
 
 /** `aivyx audit pubkey`. */
@@ -47,7 +47,7 @@ export interface ConsistencyProofReport {
 }
 
 /** `aivyx audit verify`: the log's report plus where checkpoints were looked for. */
-export interface AuditVerifyReport extends AuditLogReport {
+export interface WitnessedAuditReport extends AuditLogReport {
   /** The witness file consulted. */
   witness: string;
   /** Set when no checkpoint was available: a truncated tail could then go unnoticed. */
@@ -73,7 +73,7 @@ export interface AuditService {
   checkpoint(): Promise<Checkpoint>;
   prove(seq: number): Promise<InclusionProofReport>;
   consistency(oldCheckpoint: string): Promise<ConsistencyProofReport>;
-  verify(opts?: { checkpoint?: string; source?: string }): Promise<AuditVerifyReport>;
+  verify(opts?: { checkpoint?: string; source?: string }): Promise<WitnessedAuditReport>;
   /** The newest `n` entries, oldest first. */
   tail(n: number): Promise<AuditRow[]>;
 }
@@ -181,7 +181,7 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
           claims.push({ size: c.size, root: c.root, source: label(n), ...(c.time === undefined ? {} : { time: c.time }) });
         }
       };
-      const failedCheckpoint = (e: unknown): AuditVerifyReport => {
+      const failedCheckpoint = (e: unknown): WitnessedAuditReport => {
         if (!(e instanceof AivyxError) || e.kind !== 'Audit') throw e;
         return { ok: false, count: 0, headSeq: 0, root: null, failed: 'checkpoint', reason: e.message, checkpoints: { matched: 0, newest: null }, witness: witnessPath };
       };
@@ -195,8 +195,8 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
       } catch (e) {
         return failedCheckpoint(e);
       }
-      const report = await verifyAuditLog(db, opts.auditKey, { checkpoints: claims });
-      const out: AuditVerifyReport = { ...report, witness: witnessPath };
+      const report = await checkAuditLog(db, opts.auditKey, { checkpoints: claims });
+      const out: WitnessedAuditReport = { ...report, witness: witnessPath };
       if (claims.length === 0 && report.count > 0) out.warning = `no checkpoint found (${witnessPath} is missing or empty): a truncated tail cannot be detected`;
       return out;
     },

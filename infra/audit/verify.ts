@@ -27,7 +27,7 @@ export interface CheckpointClaim {
 /** Which guarantee failed. */
 export type AuditGuarantee = 'chain' | 'tree' | 'checkpoint';
 
-/** What `verifyAuditLog` found. */
+/** What `checkAuditLog` found. */
 export interface AuditLogReport {
   ok: boolean;
   /** Entries checked (chain link and leaf) before stopping. */
@@ -43,7 +43,7 @@ export interface AuditLogReport {
   checkpoints: { matched: number; newest: { size: number; source: string } | null };
 }
 
-/** Options of `verifyAuditLog`. */
+/** Options of `checkAuditLog`. */
 export interface VerifyAuditOptions {
   /** Entries per page (default 10,000). */
   batchSize?: number;
@@ -119,7 +119,7 @@ function signedAt(c: CheckpointClaim): string {
 }
 
 /** Verifies chain, tree and checkpoints in one pass; see the module comment. */
-export async function verifyAuditLog(db: Db, auditKey: Uint8Array, opts: VerifyAuditOptions = {}): Promise<AuditLogReport> {
+export async function checkAuditLog(db: Db, auditKey: Uint8Array, opts: VerifyAuditOptions = {}): Promise<AuditLogReport> {
   const batchSize = opts.batchSize ?? 10_000;
   const claims = [...(opts.checkpoints ?? [])].sort((a, b) => a.size - b.size);
   const hasher = new EntryHasher(auditKey);
