@@ -85,9 +85,12 @@ function page(db: Db, from: number, limit: number): Promise<PageRow[]> {
     .execute();
 }
 
-/** Whether the JSON text has `"<key>":"<value>"` with `value` as written (no escapes needed). */
+/**
+ * Whether the JSON text has `"<key>":"<value>"` with `value` as written (no escapes needed). Searched
+ * from the end: canonical JSON sorts keys, and `type`/`turnId` come last in every event.
+ */
 function hasStringMember(json: string, key: string, value: string): boolean {
-  const at = json.indexOf(key);
+  const at = json.lastIndexOf(key);
   if (at < 0) return false;
   const from = at + key.length;
   return json.startsWith(value, from) && json.charCodeAt(from + value.length) === 0x22;
