@@ -13,6 +13,7 @@ export { DEFAULT_AGENT_CAPABILITIES, DEFAULT_CONFIRM_FIRST, ENV_TABLE, type EnvN
 export { describeEnv, envMarkdownTable, envValue, parseEnv, type EnvRow, type EnvSource } from './config/parse-env.js';
 import type { TierPolicy } from '../core/capability/tier-policy.js';
 import { tierPolicyFromEnv } from './tier-policy.js';
+import type { AuditDigestTarget } from './audit/digest.js';
 
 /** Resolved runtime configuration. */
 export interface AivyxConfig {
@@ -44,6 +45,12 @@ export interface AivyxConfig {
   tierPolicy: TierPolicy;
   /** Every variable of the table, parsed (channels read their own settings from here). */
   env: EnvValues;
+  /** Audit checkpoints: at least every this many entries (AIVYX_AUDIT_CHECKPOINT_EVERY; 0 = only at turn/mission ends and on the timer). */
+  auditCheckpointEvery: number;
+  /** …and every this many seconds while the log grows (AIVYX_AUDIT_CHECKPOINT_SECONDS; 0 = no timer). */
+  auditCheckpointSeconds: number;
+  /** The owner's daily checkpoint digest (AIVYX_AUDIT_DIGEST=<channel>:<address>); unset → none. */
+  auditDigest: AuditDigestTarget | undefined;
 }
 
 /** `AIVYX_CONFIRM_FIRST` when set (an explicit list, may be empty), else the destructive set unless `AIVYX_CONFIRM_DESTRUCTIVE=off`. */
@@ -75,5 +82,8 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     env: v,
     // Validated here too (a bad glob names its variable before anything starts).
     tierPolicy: tierPolicyFromEnv(env, resolve(v.AIVYX_HOME)),
+    auditCheckpointEvery: v.AIVYX_AUDIT_CHECKPOINT_EVERY,
+    auditCheckpointSeconds: v.AIVYX_AUDIT_CHECKPOINT_SECONDS,
+    auditDigest: v.AIVYX_AUDIT_DIGEST,
   };
 }

@@ -25,7 +25,7 @@ import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from './attestation.js';
 import { GateTokens, gateTokenKey } from './gate-tokens.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from './codec/index.js';
-import { tailAuditEntries } from './audit/index.js';
+import { createAuditService, startAuditCheckpoints, startAuditDigest, witnessPath } from './audit/index.js';
 import type { AivyxConfig } from './config.js';
 import { dataDirProtection } from './data-dir.js';
 import { openDatabase } from './db/index.js';
@@ -36,7 +36,7 @@ import { SealedStorage, unlockStorageKeyring } from './storage/index.js';
 import { StreamHub } from './stream-hub.js';
 import { workspaceDir } from './tier-policy.js';
 import { ensureNamespaceSetup, findTemporalCli, stopLeftoverDevServer, superviseDevServer, type SupervisedDevServer } from './temporal/index.js';
-import { reconcileToolCalls, verifyAuditLog } from './tool-call-log.js';
+import { reconciledAuditService, reconcileToolCalls } from './tool-call-log.js';
 import { wireTurnActivities } from './wiring.js';
 import { createAivyxWorker, superviseWorker } from './worker.js';
 
@@ -146,6 +146,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const keys = await unlockStorageKeyring(db.db, opts.passphrase);
     const master = keys.master;
     const storage = SealedStorage.open(db.db, keys);
+    // Signed checkpoints of the audit log go to the witness file outside the database (docs/AUDIT.md);
+    // `audit verify` also reconciles tool calls and intents with the log.
+    const auditKey = master.subkey('audit');
+    const audit = reconciledAuditService(createAuditService({ db: db.db, auditKey, checkpointSeed: master.subkey('audit_checkpoint'), witnessPath: witnessPath(config.home) }), db.db, auditKey);
+    const checkpoints = startAuditCheckpoints({ db: db.db, service: audit, every: config.auditCheckpointEvery, seconds: config.auditCheckpointSeconds, log });
+    cleanups.push(() => checkpoints.stop());
     // Every client and worker of ours encrypts payloads: histories on the server hold no plaintext. The
     // worker refuses what is not encrypted for the workflow it arrives at; clients throw on it; the
     // codec server only displays.
@@ -226,6 +232,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const attestor = createAttestor(master.subkey('attestation'));
     // Channels that deliver replies and gate notices themselves (Telegram, email) register here once started.
     const deliveries = new DeliveryRegistry();
+    if (config.auditDigest) {
+      const digest = startAuditDigest({ service: audit, deliveries, target: config.auditDigest, log });
+      cleanups.push(() => digest.stop());
+    }
     // Confirm-first in conversations: an escalated channel turn opens a confirmation mission's gate.
     const confirmations = createConfirmations({ client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true });
     // Gate notices go to the stream hub (by mission id) and the approvers' channels.
@@ -267,12 +277,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       log(`email: ${email.address} (IMAP ${email.imap.host}:${email.imap.port}, SMTP ${email.smtp.host}:${email.smtp.port})`);
     }
     const token = restToken(config.home);
-    const auditKey = master.subkey('audit');
     const restServer = await startRestServer({
       gateway,
       token,
       port: opts.restPort ?? config.restPort,
-      audit: { verify: () => verifyAuditLog(db.db, auditKey), tail: (n) => tailAuditEntries(db.db, n) },
+      audit,
       missions,
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },

@@ -9,7 +9,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { INTERRUPTED_OUTCOME, type ToolCallEnding, type ToolCallFacts, type ToolCallLogPort } from '../activities/ports.js';
-import { appendAuditEntry, verifyAuditChain, type VerifyAuditResult } from './audit/index.js';
+import { appendAuditEntry, verifyAuditChain } from './audit/index.js';
 import type { Database } from './db/index.js';
 
 /** A `ToolCallLogPort` over `tool_calls`, appending entries under `auditKey`. */
@@ -130,17 +130,24 @@ export async function reconcileToolCalls(db: Kysely<Database>, auditKey: Uint8Ar
   return { written, findings };
 }
 
-/** `aivyx audit verify`: the chain, plus the reconciliation of tool calls and intents with it. */
-export type AuditVerifyReport = VerifyAuditResult & { reconciliation: ReconcileReport };
+/** A verify report with the reconciliation of tool calls and intents folded in. */
+export type ReconciledReport<V> = V & { reconciliation: ReconcileReport; failed?: string; reason?: string };
 
 /**
- * Verifies the chain, writes entries still owed by turns that ended (an owed entry is a fact the
- * log must hold), and reports every remaining disagreement by name; `ok` only when there is none.
+ * `aivyx audit verify`: writes entries still owed by turns that ended (an owed entry is a fact the
+ * log must hold), then verifies (the chain alone by default; the full audit service's chain, tree
+ * and checkpoints when given), and reports every remaining disagreement by name — `ok` only when
+ * there is none.
  */
-export async function verifyAuditLog(db: Kysely<Database>, auditKey: Uint8Array): Promise<AuditVerifyReport> {
+export async function verifyAuditLog<V extends { ok: boolean }>(db: Kysely<Database>, auditKey: Uint8Array, verify: () => Promise<V> = () => verifyAuditChain(db, auditKey) as Promise<never>): Promise<ReconciledReport<V>> {
   const reconciliation = await reconcileToolCalls(db, auditKey, { write: true });
-  const chain = await verifyAuditChain(db, auditKey);
-  if (!chain.ok || reconciliation.findings.length === 0) return { ...chain, reconciliation };
+  const report = await verify();
+  if (!report.ok || reconciliation.findings.length === 0) return { ...report, reconciliation };
   const first = reconciliation.findings[0]!;
-  return { ok: false, count: chain.count, firstBadSeq: chain.headSeq + 1, reason: `${reconciliation.findings.length} disagreement(s) between tool calls and the log; first: ${first.what}`, reconciliation };
+  return { ...report, ok: false, failed: 'reconciliation', reason: `${reconciliation.findings.length} disagreement(s) between tool calls and the log; first: ${first.what}`, reconciliation };
+}
+
+/** The audit service with its `verify` reconciling tool calls and intents first (what the CLI and REST serve). */
+export function reconciledAuditService<S extends { verify(o?: { checkpoint?: string; source?: string }): Promise<{ ok: boolean }> }>(service: S, db: Kysely<Database>, auditKey: Uint8Array): S {
+  return { ...service, verify: (o?: { checkpoint?: string; source?: string }) => verifyAuditLog(db, auditKey, () => service.verify(o)) };
 }

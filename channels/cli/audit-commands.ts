@@ -1,12 +1,28 @@
-/** `aivyx audit verify|tail` without a running stack: open the database and keys directly. */
+/**
+ * `aivyx audit verify|tail|pubkey|prove|consistency`: parsed here, answered by a running stack over
+ * REST or, without one, by opening the database and keys directly; printed for a person or as JSON.
+ */
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tailAuditEntries } from '../../infra/audit/index.js';
-import { verifyAuditLog } from '../../infra/tool-call-log.js';
+import { parseArgs } from 'node:util';
+import { AivyxError } from '../../core/errors.js';
+import { createAuditService, witnessPath } from '../../infra/audit/index.js';
+import { reconciledAuditService } from '../../infra/tool-call-log.js';
 import type { AivyxConfig } from '../../infra/config.js';
 import { openDatabase } from '../../infra/db/index.js';
 import { lockHome } from '../../infra/home-lock.js';
 import { SealedStorage, unlockStorageKeyring } from '../../infra/storage/index.js';
+import type { RestAuditPort } from '../rest/rest-server.js';
 import { cliPassphrase } from './passphrase.js';
+import { restJson, type RestTarget } from './rest-client.js';
+
+/** The `aivyx audit` lines of the usage text. */
+export const AUDIT_USAGE = `  aivyx audit verify [--checkpoint FILE] check the chain, the Merkle tree and the checkpoints (witness file, or FILE);
+                                         exits non-zero and names the entry or checkpoint when a guarantee fails
+  aivyx audit tail [-n N] [--json]       show the newest audit entries
+  aivyx audit pubkey                     the key that verifies this install's audit checkpoints (signed-note vkey)
+  aivyx audit prove SEQ                  inclusion proof of entry SEQ in a freshly signed checkpoint
+  aivyx audit consistency CHECKPOINT     prove the log only grew since CHECKPOINT (a file, - for stdin, or its text)`;
 
 /**
  * Opens the database and keys directly (no running stack needed) for a one-off command.
@@ -31,40 +47,179 @@ export async function withStorage<T>(config: AivyxConfig, fn: (storage: SealedSt
   }
 }
 
-/** Runs an audit command against the database named by the configuration. */
-export async function runAuditDirect(config: AivyxConfig, sub: 'verify' | 'tail', n: number, passphrase: string): Promise<unknown> {
+/** One parsed `aivyx audit …` command. */
+export type AuditCommand =
+  | { sub: 'verify'; json: boolean; checkpoint?: { text: string; source: string } }
+  | { sub: 'tail'; json: boolean; n: number }
+  | { sub: 'pubkey'; json: boolean }
+  | { sub: 'prove'; json: boolean; seq: number }
+  | { sub: 'consistency'; json: boolean; checkpoint: string };
+
+/** Reads a checkpoint argument: `-` is stdin, an existing path is a file, text with a newline is the note. */
+function checkpointArg(arg: string, readStdin: () => Promise<string>): Promise<{ text: string; source: string }> {
+  if (arg === '-') return readStdin().then((text) => ({ text, source: '(stdin)' }));
+  if (existsSync(arg)) return Promise.resolve({ text: readFileSync(arg, 'utf8'), source: arg });
+  if (arg.includes('\n')) return Promise.resolve({ text: arg, source: 'given' });
+  throw new AivyxError('Config', `no checkpoint file ${arg}`, { hint: 'pass a file holding a signed checkpoint (e.g. copied from audit-checkpoints), - to read one from stdin, or its text' });
+}
+
+/** Parses the arguments after `aivyx audit`. */
+export async function parseAuditCommand(args: string[], readStdin: () => Promise<string>): Promise<AuditCommand> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { n: { type: 'string', short: 'n' }, json: { type: 'boolean' }, checkpoint: { type: 'string' } } });
+  const json = Boolean(values.json);
+  switch (sub) {
+    case 'verify':
+      return { sub, json, ...(values.checkpoint === undefined ? {} : { checkpoint: await checkpointArg(values.checkpoint, readStdin) }) };
+    case 'tail': {
+      const n = values.n === undefined ? 20 : Number(values.n);
+      if (!Number.isInteger(n) || n <= 0) throw new AivyxError('Config', `-n must be a positive integer, got "${values.n}"`);
+      return { sub, json, n };
+    }
+    case 'pubkey':
+      return { sub, json };
+    case 'prove': {
+      const seq = Number(positionals[0]);
+      if (!Number.isSafeInteger(seq) || seq < 1) throw new AivyxError('Config', `aivyx audit prove needs an entry's sequence number, got "${positionals[0] ?? ''}"`, { hint: 'see `aivyx audit tail` for sequence numbers' });
+      return { sub, json, seq };
+    }
+    case 'consistency': {
+      if (positionals[0] === undefined) throw new AivyxError('Config', 'aivyx audit consistency needs an older checkpoint', { hint: AUDIT_USAGE });
+      return { sub, json, checkpoint: (await checkpointArg(positionals[0], readStdin)).text };
+    }
+    default:
+      throw new AivyxError('Config', `unknown audit command "${sub ?? ''}"`, { hint: AUDIT_USAGE });
+  }
+}
+
+/** Runs a command against an audit port (a running stack's over REST, or a direct one). */
+export async function runAuditCommand(cmd: AuditCommand, port: RestAuditPort): Promise<unknown> {
+  const missing = (): never => {
+    throw new AivyxError('Config', `aivyx audit ${cmd.sub} is not served by this aivyx`);
+  };
+  switch (cmd.sub) {
+    case 'verify':
+      return port.verify(cmd.checkpoint ? { checkpoint: cmd.checkpoint.text, source: cmd.checkpoint.source } : {});
+    case 'tail':
+      return port.tail(cmd.n);
+    case 'pubkey':
+      return await (port.pubkey ?? missing)();
+    case 'prove':
+      return (port.prove ?? missing)(cmd.seq);
+    case 'consistency':
+      return (port.consistency ?? missing)(cmd.checkpoint);
+  }
+}
+
+/** The audit port of a running stack, over its REST channel. */
+export function restAuditPort(target: RestTarget): RestAuditPort {
+  return {
+    verify: (o) => (o?.checkpoint === undefined ? restJson(target, 'GET', '/v1/audit/verify') : restJson(target, 'POST', '/v1/audit/verify', o)),
+    tail: (n) => restJson(target, 'GET', `/v1/audit/tail?n=${n}`),
+    pubkey: () => restJson(target, 'GET', '/v1/audit/pubkey'),
+    prove: (seq) => restJson(target, 'GET', `/v1/audit/prove?seq=${seq}`),
+    consistency: (checkpoint) => restJson(target, 'POST', '/v1/audit/consistency', { checkpoint }),
+  };
+}
+
+/** Runs `fn` with an audit port over the database and keys opened directly (no stack running). */
+export function withDirectAuditPort<T>(config: AivyxConfig, passphrase: string, fn: (port: RestAuditPort) => Promise<T>): Promise<T> {
   return withStorage(
     config,
-    async (storage) => {
-      const auditKey = storage.keys.master.subkey('audit');
-      return sub === 'verify' ? await verifyAuditLog(storage.db, auditKey) : await tailAuditEntries(storage.db, n);
+    (storage) => {
+      const master = storage.keys.master;
+      const auditKey = master.subkey('audit');
+      return fn(reconciledAuditService(createAuditService({ db: storage.db, auditKey, checkpointSeed: master.subkey('audit_checkpoint'), witnessPath: witnessPath(config.home) }), storage.db, auditKey));
     },
     passphrase,
   );
 }
 
+/** The fields of a verify report the CLI prints (REST hands it over as JSON). */
+interface VerifyView {
+  ok: boolean;
+  count: number;
+  headSeq?: number;
+  root?: string | null;
+  failed?: 'chain' | 'tree' | 'checkpoint' | 'reconciliation';
+  firstBadSeq?: number;
+  reason?: string;
+  checkpoints?: { matched: number; newest: { size: number; source: string } | null };
+  witness?: string;
+  warning?: string;
+  reconciliation?: { written: number; findings: { kind: string; what: string }[] };
+}
+
+/** The lines `aivyx audit verify` prints: one per guarantee, the failed one saying why. */
+function verifyLines(r: VerifyView): string[] {
+  const rec = r.reconciliation;
+  const wrote = rec && rec.written > 0 ? [`wrote ${rec.written} owed tool-call entr${rec.written === 1 ? 'y' : 'ies'} (effects whose entry a crash had left owed)`] : [];
+  const findings = (rec?.findings ?? []).map((f) => `  ${f.kind}: ${f.what}`);
+  const agree = rec && findings.length === 0 ? ['tool calls and intents agree with the log'] : [];
+  if (r.failed === 'reconciliation') return [...wrote, ...guaranteeLines({ ...r, ok: true, failed: undefined }), `tool calls DISAGREE with the log: ${r.reason}`, ...findings];
+  return [...wrote, ...guaranteeLines(r), ...(r.ok ? agree : findings)];
+}
+
+/** The chain, tree and checkpoint lines. */
+function guaranteeLines(r: VerifyView): string[] {
+  const verified = r.count === 1 ? '1 entry' : `${r.count} entries`;
+  if (r.failed === 'chain') return [`audit chain BROKEN at seq ${r.firstBadSeq}: ${r.reason} (${r.count} entries verified before it)`];
+  const chain = `audit chain OK: ${verified}${r.failed ? '' : `, head at seq ${r.headSeq}`}`;
+  if (r.failed === 'tree') return [chain, `audit tree BROKEN at seq ${r.firstBadSeq}: ${r.reason}`];
+  if (r.failed === 'checkpoint') return [...(r.count > 0 ? [chain, `audit tree OK over those ${verified}`] : []), `audit checkpoint FAILED: ${r.reason}`];
+  const lines = [chain, `audit tree OK: root ${r.root} at size ${r.count}`];
+  const newest = r.checkpoints?.newest;
+  if (newest) lines.push(`audit checkpoints OK: ${r.checkpoints?.matched} agree with the log; the newest covers ${newest.size} entries (${newest.source})`);
+  else lines.push(`audit checkpoints: none — ${r.warning ?? 'the log is empty'}`);
+  return lines;
+}
+
 /** Prints an audit result for a person (or as JSON) and returns the exit status. */
-export function printAudit(sub: 'verify' | 'tail', result: unknown, json: boolean): number {
-  if (sub === 'verify') {
-    const r = result as { ok: boolean; count: number; headSeq?: number; firstBadSeq?: number; reason?: string; reconciliation?: { written: number; findings: { kind: string; what: string }[] } };
-    const rec = r.reconciliation;
-    if (json) process.stdout.write(`${JSON.stringify(r)}\n`);
-    else {
-      if (rec && rec.written > 0) process.stdout.write(`wrote ${rec.written} owed tool-call entr${rec.written === 1 ? 'y' : 'ies'} (effects whose entry a crash had left owed)\n`);
-      for (const f of rec?.findings ?? []) process.stdout.write(`  ${f.kind}: ${f.what}\n`);
-      if (r.ok) process.stdout.write(`audit chain OK: ${r.count} entries, head at seq ${r.headSeq}; tool calls and intents agree with it\n`);
-      else process.stdout.write(`audit log BROKEN at seq ${r.firstBadSeq}: ${r.reason} (${r.count} entries verified)\n`);
+export function printAudit(cmd: AuditCommand, result: unknown, out: (s: string) => void): number {
+  if (cmd.sub === 'tail') {
+    const rows = result as Array<{ seq: number; recordedAt?: string; event: { type: string; turnId?: string } & Record<string, unknown> }>;
+    for (const row of rows) {
+      if (cmd.json) {
+        out(`${JSON.stringify(row)}\n`);
+        continue;
+      }
+      const { type, turnId, ...rest } = row.event;
+      out(`#${row.seq}  ${row.recordedAt ?? ''}  ${type.padEnd(12)} ${turnId ?? ''}  ${JSON.stringify(rest)}\n`);
     }
-    return r.ok ? 0 : 1;
+    return 0;
   }
-  const rows = result as Array<{ seq: number; recordedAt?: string; event: { type: string; turnId?: string } & Record<string, unknown> }>;
-  for (const row of rows) {
-    if (json) {
-      process.stdout.write(`${JSON.stringify(row)}\n`);
-      continue;
+  if (cmd.json) {
+    out(`${JSON.stringify(result)}\n`);
+    return cmd.sub === 'verify' && !(result as VerifyView).ok ? 1 : 0;
+  }
+  switch (cmd.sub) {
+    case 'verify': {
+      const r = result as VerifyView;
+      out(`${verifyLines(r).join('\n')}\n`);
+      return r.ok ? 0 : 1;
     }
-    const { type, turnId, ...rest } = row.event;
-    process.stdout.write(`#${row.seq}  ${row.recordedAt ?? ''}  ${type.padEnd(12)} ${turnId ?? ''}  ${JSON.stringify(rest)}\n`);
+    case 'pubkey':
+      out(`${(result as { vkey: string }).vkey}\n`);
+      return 0;
+    case 'prove': {
+      const p = result as { seq: number; leafIndex: number; treeSize: number; entry: string; leafHash: string; proof: string[]; checkpoint: string };
+      out(
+        [
+          `entry ${p.seq} is leaf ${p.leafIndex} of the tree of ${p.treeSize} entries`,
+          `leaf bytes (the entry's MACed body): ${p.entry}`,
+          `leaf hash SHA-256(0x00 ‖ leaf bytes): ${p.leafHash}`,
+          `inclusion proof (RFC 9162 §2.1.3, leaf to root, ${p.proof.length} hashes):`,
+          ...p.proof,
+          'checkpoint:',
+          p.checkpoint,
+        ].join('\n'),
+      );
+      return 0;
+    }
+    case 'consistency': {
+      const c = result as { oldSize: number; newSize: number; proof: string[]; checkpoint: string };
+      out([`the log only grew: ${c.oldSize} → ${c.newSize} entries`, `consistency proof (RFC 9162 §2.1.4, ${c.proof.length} hashes):`, ...c.proof, 'checkpoint:', c.checkpoint].join('\n'));
+      return 0;
+    }
   }
-  return 0;
 }

@@ -4,7 +4,7 @@
  *
  *   aivyx up                      start everything and keep running (restarting its dev server if it dies)
  *   aivyx chat [-m TEXT] [--session ID] [--follow TURN] [--standalone]
- *   aivyx audit verify | tail [-n N] [--json]
+ *   aivyx audit verify [--checkpoint FILE] | tail [-n N] | pubkey | prove SEQ | consistency CHECKPOINT  [--json]
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
  *   aivyx config [--json | --markdown]
  *   aivyx temporal setup [--address A] [--namespace N]
@@ -25,7 +25,7 @@ import { emailSettingsFromEnv } from '../email/index.js';
 import { telegramSettingsFromEnv } from '../telegram/index.js';
 import { cliPassphrase as passphrase } from './passphrase.js';
 import { restToken, startStack, type Stack } from '../../infra/stack.js';
-import { printAudit, runAuditDirect, withStorage } from './audit-commands.js';
+import { AUDIT_USAGE, parseAuditCommand, printAudit, restAuditPort, runAuditCommand, withDirectAuditPort, withStorage } from './audit-commands.js';
 import { runRotateCommand, runSecretsCommand } from './secrets-commands.js';
 import { chatRepl, chatTurn, DETACHED_EXIT_CODE, detachedLine, followTurn, OUTCOME_EXIT_CODES, TurnDetached } from './chat.js';
 import { MISSION_USAGE, runMissionCommand } from './mission-commands.js';
@@ -38,8 +38,7 @@ const USAGE = `usage:
   aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed)
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
   aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
-  aivyx audit verify                     check the audit chain; exits non-zero at the first bad entry
-  aivyx audit tail [-n N] [--json]       show the newest audit entries
+${AUDIT_USAGE}
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
   aivyx secrets list                     names of stored secrets (never values)
   aivyx storage rotate-keys              re-seal every stored row under the next key-schedule version (resumable)
@@ -163,16 +162,12 @@ function configCommand(args: string[]): number {
 }
 
 async function audit(config: AivyxConfig, args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  const { values } = parseArgs({ args: rest, options: { n: { type: 'string', short: 'n' }, json: { type: 'boolean' } } });
-  if (sub !== 'verify' && sub !== 'tail') throw new AivyxError('Config', `unknown audit command "${sub ?? ''}"`, { hint: USAGE });
-  const n = values.n === undefined ? 20 : Number(values.n);
-  if (!Number.isInteger(n) || n <= 0) throw new AivyxError('Config', `-n must be a positive integer, got "${values.n}"`);
+  const cmd = await parseAuditCommand(args, readStdin);
   const running = findRunningStack(config.home);
   const result = running
-    ? await (await import('./rest-client.js')).restJson({ url: running.restUrl, token: restToken(config.home) }, 'GET', sub === 'verify' ? '/v1/audit/verify' : `/v1/audit/tail?n=${n}`)
-    : await runAuditDirect(config, sub, n, await passphrase());
-  return printAudit(sub, result, Boolean(values.json));
+    ? await runAuditCommand(cmd, restAuditPort({ url: running.restUrl, token: restToken(config.home) }))
+    : await withDirectAuditPort(config, await passphrase(), (port) => runAuditCommand(cmd, port));
+  return printAudit(cmd, result, (s) => process.stdout.write(s));
 }
 
 async function mission(config: AivyxConfig, args: string[]): Promise<number> {

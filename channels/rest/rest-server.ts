@@ -7,8 +7,12 @@
  *   POST /v1/messages                {text, sessionId?, messageId?, channel?: 'cli'|'rest'} → SSE: `turn`, stream events, `outcome`
  *   GET  /v1/turns/:id/events        SSE: re-attach to a turn — `turn`, its remaining events, `outcome`
  *   POST /v1/turns/:id/cancel        cancel a running turn
- *   GET  /v1/audit/verify            {ok, count, ...}
+ *   GET  /v1/audit/verify            chain, tree, witness-file checkpoints and the tool-call reconciliation: {ok, count, failed?, reason?, ...}
+ *   POST /v1/audit/verify            {checkpoint?, source?} → the same, also against the checkpoint given
  *   GET  /v1/audit/tail?n=20         recent audit rows
+ *   GET  /v1/audit/pubkey            {vkey, origin, keyId}: the checkpoint verifier key
+ *   GET  /v1/audit/prove?seq=N       inclusion proof of entry N against a fresh checkpoint
+ *   POST /v1/audit/consistency       {checkpoint} → consistency proof from that checkpoint to a fresh one
  *   POST /v1/missions                {goal, steps?, approvers?, secondApprovers?, escalateAfter?, reminderAfter?, expireAfter?, onExpire?} → 201 {missionId}
  *   GET  /v1/missions?state=S        missions by AivyxMissionState (visibility)
  *   GET  /v1/missions/:id            the mission's status query
@@ -42,10 +46,15 @@ import { parseMissionSpec, type MissionGateway } from '../mission-gateway.js';
 import type { TurnGateway } from '../turn-gateway.js';
 import { parseBody } from '../zod-errors.js';
 
-/** What the REST channel serves besides turns. */
+/** What the REST channel serves besides turns: the audit log (docs/AUDIT.md). */
 export interface RestAuditPort {
-  verify(): Promise<unknown>;
+  /** Chain, tree and checkpoints (the witness file's, plus `checkpoint` text when given). */
+  verify(opts?: { checkpoint?: string; source?: string }): Promise<unknown>;
   tail(n: number): Promise<unknown>;
+  /** The checkpoint verifier key; the routes below answer 404 when the port lacks them. */
+  pubkey?(): unknown;
+  prove?(seq: number): Promise<unknown>;
+  consistency?(checkpoint: string): Promise<unknown>;
 }
 
 /** Options for the REST channel. */
@@ -80,6 +89,9 @@ const messageBody = z
 const gateDecisionBody = z.object({ gateId: z.string().min(1, 'must be a non-empty string'), missionId: z.string().min(1).optional(), reason: z.string().max(2_000).optional() }).strict();
 const cancelBody = z.object({ reason: z.string().max(2_000).optional() }).strict();
 const tailQuery = z.object({ n: z.coerce.number().int().min(1).max(10_000).default(20) });
+const verifyBody = z.object({ checkpoint: z.string().max(64 * 1024).optional(), source: z.string().max(1024).optional() }).strict();
+const proveQuery = z.object({ seq: z.coerce.number().int().min(1) });
+const consistencyBody = z.object({ checkpoint: z.string().min(1).max(64 * 1024) }).strict();
 
 /** Compares tokens in constant time (digests, so the length does not leak either). */
 function sameToken(given: string, want: string): boolean {
@@ -247,11 +259,25 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
     d.need('database');
     return c.json(await d.audit.verify());
   });
+  app.post('/v1/audit/verify', async (c) => {
+    d.need('database');
+    const { checkpoint, source } = parseBody(verifyBody, await jsonBody(c), 'request');
+    return c.json(await d.audit.verify({ ...(checkpoint === undefined ? {} : { checkpoint }), ...(source === undefined ? {} : { source }) }));
+  });
   app.get('/v1/audit/tail', async (c) => {
     d.need('database');
     const { n } = parseBody(tailQuery, c.req.query(), 'query');
     return c.json(await d.audit.tail(n));
   });
+  const auditOp = <K extends 'pubkey' | 'prove' | 'consistency'>(name: K): NonNullable<RestAuditPort[K]> => {
+    const op = d.audit[name];
+    if (!op) throw new AivyxError('NotFound', `audit ${name} is not served here`);
+    d.need('database');
+    return op.bind(d.audit) as NonNullable<RestAuditPort[K]>;
+  };
+  app.get('/v1/audit/pubkey', async (c) => c.json(await auditOp('pubkey')()));
+  app.get('/v1/audit/prove', async (c) => c.json(await auditOp('prove')(parseBody(proveQuery, c.req.query(), 'query').seq)));
+  app.post('/v1/audit/consistency', async (c) => c.json(await auditOp('consistency')(parseBody(consistencyBody, await jsonBody(c), 'request').checkpoint)));
 
   const missions = (): MissionGateway => {
     if (!d.missions) throw new AivyxError('NotFound', 'missions are not served here');

@@ -10,6 +10,7 @@ import { TRUST_TIERS } from '../../core/capability/trust-tier.js';
 import { AivyxError } from '../../core/errors.js';
 import { findTool } from '../../core/tool-catalog.js';
 import { parseMcpTierGrants } from '../../core/tools/mcp-tools.js';
+import { parseAuditDigestTarget, type AuditDigestTarget } from '../audit/digest.js';
 import { envVar, httpUrl, integer, list, onOff, oneOf, parsedBy, port, text } from './env-var.js';
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
@@ -104,6 +105,10 @@ export const ENV_TABLE = {
   AIVYX_SEMITRUSTED_CHANNEL_SEND: envVar({ group: 'agent', default: 'none', meaning: 'channel names (globs) a SemiTrusted turn may send on', schema: text() }),
   AIVYX_SEMITRUSTED_CHANNEL_RECEIVE: envVar({ group: 'agent', default: 'none', meaning: 'channel names (globs) a SemiTrusted turn may read', schema: text() }),
   AIVYX_SEMITRUSTED_MEMORY_FORGET: envVar({ group: 'agent', default: 'none', meaning: 'memory partitions a SemiTrusted turn may forget (docs/MEMORY.md)', schema: text() }),
+  // --- the audit log (docs/AUDIT.md)
+  AIVYX_AUDIT_CHECKPOINT_EVERY: envVar({ group: 'agent', default: '`256`', meaning: 'a signed audit checkpoint at least every this many entries (0: only at turn/mission ends and on the timer)', schema: integer(256, 0, 'a number of entries') }),
+  AIVYX_AUDIT_CHECKPOINT_SECONDS: envVar({ group: 'agent', default: '`60`', meaning: '…and every this many seconds while the log grows (0: no timer)', schema: integer(60, 0, 'a number of seconds') }),
+  AIVYX_AUDIT_DIGEST: envVar({ group: 'agent', default: 'none', meaning: 'send the day\'s signed checkpoint to the owner: `telegram:<chat id>`', schema: parsedBy<AuditDigestTarget | undefined>(undefined, parseAuditDigestTarget) }),
   // --- MCP
   AIVYX_MCP_SERVERS: envVar({ group: 'mcp', default: 'none', meaning: 'MCP servers (JSON list, stdio or streamable HTTP) whose tools run as `mcp.call` (may hold tokens: never printed)', sensitive: true, schema: parsedBy([], parseMcpServers) }),
   AIVYX_MCP_TIERS: envVar({ group: 'mcp', default: 'none', meaning: 'tiers opted in to MCP tools, e.g. `Trusted=mcp.call:echo/*` (granted to no tier by default)', schema: parsedBy({}, parseMcpTierGrants) }),

@@ -11,14 +11,15 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { AivyxError } from '../../core/errors.js';
 
 /**
- * HKDF domains. The seed's five (sessions, memory, audit, secrets, channel_state) plus two of
- * ours: 'attestation' keys the channel attestation MACs on turn requests (BRIEF §5), and
- * 'payload' keys the Temporal PayloadCodec so workflow histories hold no plaintext.
+ * HKDF domains. The seed's five (sessions, memory, audit, secrets, channel_state) plus ours:
+ * 'attestation' keys the channel attestation MACs on turn requests (BRIEF §5), 'payload' keys the
+ * Temporal PayloadCodec so workflow histories hold no plaintext, and 'audit_checkpoint' is the
+ * Ed25519 seed that signs the audit log's checkpoints (docs/AUDIT.md).
  */
-export type KeyDomain = 'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'config' | 'attestation' | 'payload';
+export type KeyDomain = 'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'config' | 'attestation' | 'payload' | 'audit_checkpoint';
 
 /** Every KeyDomain, in a stable order (for tests and docs). */
-export const KEY_DOMAINS: readonly KeyDomain[] = ['sessions', 'memory', 'audit', 'secrets', 'channel_state', 'config', 'attestation', 'payload'];
+export const KEY_DOMAINS: readonly KeyDomain[] = ['sessions', 'memory', 'audit', 'secrets', 'channel_state', 'config', 'attestation', 'payload', 'audit_checkpoint'];
 
 /** Argon2id cost parameters: `m` memory in KiB, `t` iterations, `p` lanes. */
 export interface KdfParams {

@@ -42,6 +42,21 @@ export interface AuditHeadTable {
   id: number;
   seq: number;
   mac: string;
+  /**
+   * The Merkle tree's right edge at `seq` leaves: the roots of its complete subtrees, largest
+   * first, concatenated (32 bytes each, one per set bit of `seq`). The tree root folds from it.
+   */
+  frontier: Generated<Uint8Array>;
+}
+
+/** A complete Merkle subtree at a tile boundary: `level` a positive multiple of 8, immutable once written. */
+export interface AuditTreeNodeTable {
+  /** Height of the subtree: it covers 2^level entries. */
+  level: number;
+  /** Position at that level: entries idx·2^level + 1 … (idx + 1)·2^level. */
+  idx: number;
+  /** The RFC 6962 hash of that subtree (32 bytes). */
+  hash: Uint8Array;
 }
 
 /** Intent record for at-most-once tools: written 'started' before the effect, 'finished' after. */
@@ -122,6 +137,7 @@ export interface Database {
   install: InstallTable;
   audit_entries: AuditEntryTable;
   audit_head: AuditHeadTable;
+  audit_tree_nodes: AuditTreeNodeTable;
   tool_intents: ToolIntentTable;
   sealed_records: SealedRecordTable;
   storage_rotation: StorageRotationTable;

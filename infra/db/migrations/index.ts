@@ -8,6 +8,7 @@ import * as sealedRecords from './2026-12-02-0002-sealed-records.js';
 import * as memoryIndex from './2026-12-02-0003-memory-index.js';
 import * as authorityClaims from './2026-12-03-0005-authority-claims.js';
 import * as toolCalls from './2026-12-03-0006-tool-calls.js';
+import * as auditTree from './2026-12-03-0010-audit-tree.js';
 
 /** Every migration, keyed by its frozen name. */
 export const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02-0003-memory-index': memoryIndex,
   '2026-12-03-0005-authority-claims': authorityClaims,
   '2026-12-03-0006-tool-calls': toolCalls,
+  '2026-12-03-0010-audit-tree': auditTree,
 };
 
 /** kysely MigrationProvider over the static list. */
