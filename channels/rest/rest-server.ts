@@ -90,8 +90,9 @@ const gateDecisionBody = z.object({ gateId: z.string().min(1, 'must be a non-emp
 const cancelBody = z.object({ reason: z.string().max(2_000).optional() }).strict();
 const tailQuery = z.object({ n: z.coerce.number().int().min(1).max(10_000).default(20) });
 const verifyBody = z.object({ checkpoint: z.string().max(64 * 1024).optional(), source: z.string().max(1024).optional() }).strict();
-const proveQuery = z.object({ seq: z.coerce.number().int().min(1) });
-const consistencyBody = z.object({ checkpoint: z.string().min(1).max(64 * 1024) }).strict();
+const SEQ = "must be an entry's sequence number (1, 2, …)";
+const proveQuery = z.object({ seq: z.coerce.number({ error: SEQ }).int({ error: SEQ }).min(1, { error: SEQ }) });
+const consistencyBody = z.object({ checkpoint: z.string({ error: 'must be the text of a signed checkpoint' }).min(1, { error: 'must be the text of a signed checkpoint' }).max(64 * 1024) }).strict();
 
 /** Compares tokens in constant time (digests, so the length does not leak either). */
 function sameToken(given: string, want: string): boolean {

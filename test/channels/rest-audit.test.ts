@@ -93,9 +93,9 @@ describe('aivyx audit over the REST channel', () => {
     const auth = { authorization: `Bearer ${token}` };
     const bad = await fetch(`${rest.url}/v1/audit/prove?seq=x`, { headers: auth });
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toMatchObject({ error: { message: 'query "seq" must be an entry\'s sequence number (1, 2, …)' } });
+    expect(await bad.json()).toMatchObject({ error: { message: expect.stringContaining('field "seq": must be an entry\'s sequence number (1, 2, …)') } });
     const res = await fetch(`${rest.url}/v1/audit/consistency`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: { message: 'field "checkpoint" must be the text of a signed checkpoint' } });
+    expect(await res.json()).toMatchObject({ error: { message: expect.stringContaining('field "checkpoint": must be the text of a signed checkpoint') } });
   });
 });
