@@ -178,8 +178,9 @@ describe('where the repository really lives', () => {
     expect(grants.grants(resolved), resolved).toBe(false);
     expect(grants.grants(await diff.resolveScope({ repo: planted }))).toBe(false);
     // The run re-checks on its own (the activity's check may have run before a swap): refused, nothing shown.
-    for (const run of [status.run({ repo: planted }, toolContext({ held })), diff.run({ repo: planted, staged: true }, toolContext({ held }))]) {
-      const e = await aivyxFailure(run);
+    // Started one at a time: a second promise built beside the first rejects before anything awaits it.
+    for (const run of [() => status.run({ repo: planted }, toolContext({ held })), () => diff.run({ repo: planted, staged: true }, toolContext({ held }))]) {
+      const e = await aivyxFailure(run());
       expect(e.kind).toBe('CapabilityDenied');
       expect(e.message).toContain(join(secret, '.git'));
       expect(JSON.stringify(e.toData())).not.toContain('SECRET KEY');
