@@ -14,7 +14,7 @@ import type { OneShotGrant, TurnRequest } from '../core/channel.js';
 import { textContent } from '../core/message.js';
 import { APPROVING_TIERS, type GateApproverRef, type StepGrant } from '../machines/index.js';
 import type { GateDecisionRequest, MissionArgs, MissionDefinition } from '../workflows/mission-messages.js';
-import type { ChannelEvent } from '../infra/stream-hub.js';
+import type { ChannelEvent } from '../core/channel.js';
 import { errorData, toApplicationFailure } from './failure.js';
 import { activityKey, currentExecution, inputHash } from './turn-activities.js';
 import type { AuditPort, ClaimPort, ProofPort } from './ports.js';

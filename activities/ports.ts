@@ -4,7 +4,7 @@ import type { AuthorityProof, AuthorityPurpose, ProofVerdict } from '../core/aut
 import type { TierPolicy } from '../core/capability/tier-policy.js';
 import type { HistoryEntry, TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
-import type { ChannelEvent } from '../infra/stream-hub.js';
+import type { ChannelEvent } from '../core/channel.js';
 
 /** Appends audit entries idempotently by key. */
 export interface AuditPort {

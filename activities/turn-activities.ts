@@ -19,7 +19,7 @@ import type { LlmStepInput, LlmStepResult, ToolSpec } from '../core/llm.js';
 import { messageText } from '../core/message.js';
 import { summarizeToolOutcome, summarizeTurnOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import type { ToolCall } from '../core/tools.js';
-import { canonicalJson, sha256Hex } from '../infra/crypto/index.js';
+import { canonicalJson, sha256Hex } from '../core/canonical-json.js';
 import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { McpClientPool } from './mcp/mcp-client.js';

@@ -5,7 +5,7 @@
  * store: blind-index query, sealed entries opened and ranked in process.
  */
 import { sql, type Kysely } from 'kysely';
-import { createMemoryStore, type MemoryStore } from '../activities/tools/memory-store.js';
+import { createMemoryStore, type MemoryStore } from '../infra/memory-store.js';
 import { parseMemoryRecallInput, type MemoryWriteInput } from '../core/tool-catalog.js';
 import type { MasterKey } from '../infra/crypto/index.js';
 import type { Database } from '../infra/db/index.js';

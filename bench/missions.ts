@@ -22,8 +22,8 @@ import { aivyxDataConverter, createPayloadCodec } from '../infra/codec/index.js'
 import { openDatabase } from '../infra/db/index.js';
 import { openKeyring } from '../infra/keyring.js';
 import { StreamHub } from '../infra/stream-hub.js';
-import { wireTurnActivities } from '../infra/wiring.js';
-import { createAivyxWorker } from '../infra/worker.js';
+import { wireTurnActivities } from '../app/wiring.js';
+import { createAivyxWorker } from '../app/worker.js';
 import type { GateApprover } from '../machines/index.js';
 import { approveGateUpdate, missionStartMetadata, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../workflows/mission-workflow.js';
 

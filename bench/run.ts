@@ -27,8 +27,8 @@ import { openDatabase } from '../infra/db/index.js';
 import { openKeyring } from '../infra/keyring.js';
 import { StreamHub } from '../infra/stream-hub.js';
 import { findTemporalCli, startDevServer } from '../infra/temporal/index.js';
-import { wireTurnActivities } from '../infra/wiring.js';
-import { createAivyxWorker } from '../infra/worker.js';
+import { wireTurnActivities } from '../app/wiring.js';
+import { createAivyxWorker } from '../app/worker.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const ADMIN_URL = process.env.AIVYX_BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/postgres';

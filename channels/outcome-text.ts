@@ -1,10 +1,10 @@
 /**
  * What a chat channel (Telegram, email) says when a turn ends: the answer, or a short sentence
  * for the other outcomes. An escalated turn names the gate its confirmation mission opened
- * (infra/confirmations.ts), so the person knows what the approval request refers to.
+ * (app/confirmations.ts), so the person knows what the approval request refers to.
  */
 import type { TurnOutcome } from '../core/outcomes.js';
-import { confirmationGateId } from '../infra/confirmations.js';
+import { confirmationGateId } from '../workflows/turn-ids.js';
 
 /** The reply for `outcome` of turn `turnId`; `approveHint` adds the channel's own way to approve. */
 export function outcomeReplyText(outcome: TurnOutcome, turnId: string, approveHint: (gateId: string) => string = () => ''): string {

@@ -2,6 +2,7 @@
 import type { AuthorityProof } from './authority.js';
 import type { TrustTier } from './capability/index.js';
 import type { Message } from './message.js';
+import type { TurnOutcome } from './outcomes.js';
 
 /** Platforms a channel can run on (seed D3 `ChannelPlatform`). */
 export type ChannelPlatform = 'Local' | 'Rest' | 'Telegram' | 'Email' | 'Discord' | 'Slack' | 'Matrix';
@@ -62,3 +63,6 @@ export type StreamEvent =
   | { type: 'tool_finished'; tool: string; callId: string; summary: string }
   /** An LLM step was retried: text already shown for it should be discarded. */
   | { type: 'step_restarted'; step: number };
+
+/** What a channel hears about a turn: stream events, then exactly one `final`. */
+export type ChannelEvent = StreamEvent | { type: 'final'; outcome: TurnOutcome };

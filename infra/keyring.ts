@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Kysely } from 'kysely';
 import { AivyxError } from '../core/errors.js';
-import { timingSafeEqualHex } from './crypto/canonical-json.js';
+import { timingSafeEqualHex } from '../core/canonical-json.js';
 import { assertKdfParams, DEFAULT_KDF_PARAMS, deriveMasterKey, MasterKey, type KdfParams } from './crypto/key-schedule.js';
 import type { Database, InstallRow } from './db/database.js';
 

@@ -3,11 +3,9 @@
  * channel adapters running in the same process. Losing an event loses only a progress line:
  * the turn's outcome always arrives through the workflow result and finalize.
  */
-import type { StreamEvent } from '../core/channel.js';
-import type { TurnOutcome } from '../core/outcomes.js';
+import type { ChannelEvent } from '../core/channel.js';
 
-/** What a channel hears about a turn: stream events, then exactly one `final`. */
-export type ChannelEvent = StreamEvent | { type: 'final'; outcome: TurnOutcome };
+export type { ChannelEvent };
 
 /** A listener for one turn's events. */
 export type ChannelEventListener = (event: ChannelEvent) => void;

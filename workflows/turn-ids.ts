@@ -1,4 +1,5 @@
 /** Deterministic workflow ids: a redelivered message maps to the same turn, so it never runs twice. */
+import { sha256Hex } from '../core/canonical-json.js';
 
 function slug(s: string): string {
   // Workflow ids are free text, but keep them readable and free of separators we use.
@@ -13,4 +14,14 @@ export function turnWorkflowId(channelName: string, messageId: string): string {
 /** Id of the session workflow that orders a session's turns. */
 export function sessionWorkflowId(channelName: string, sessionId: string): string {
   return `session/${slug(channelName)}/${slug(sessionId)}`;
+}
+
+/** The confirmation mission of a turn (deterministic, so a retried activity finds the same one). */
+export function confirmationMissionId(turnId: string): string {
+  return `mission-confirm-${sha256Hex(turnId).slice(0, 32)}`;
+}
+
+/** The gate a confirmation mission opens first. */
+export function confirmationGateId(turnId: string): string {
+  return `${confirmationMissionId(turnId)}/gate-1`;
 }

@@ -11,7 +11,7 @@ import {
   parseMemoryRecallInput,
   parseMemoryWriteInput,
 } from '../../core/tool-catalog.js';
-import type { MemoryEntry, MemoryStore } from './memory-store.js';
+import type { MemoryEntry, MemoryStore } from './memory-port.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
 /** Ports of the memory tools. */

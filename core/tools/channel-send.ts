@@ -67,5 +67,3 @@ export const channelSendTool: ToolDescriptor = {
 /** The channel tools (appended to the catalog). */
 export const CHANNEL_TOOLS: readonly ToolDescriptor[] = Object.freeze([channelSendTool]);
 
-/** Channel tools that should be confirm-first by default (add to AIVYX_CONFIRM_FIRST): a message to someone else cannot be taken back. */
-export const CHANNEL_CONFIRM_FIRST: readonly string[] = Object.freeze(['channel.send']);

@@ -13,7 +13,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { AivyxError } from '../../core/errors.js';
-import { canonicalJson } from '../crypto/canonical-json.js';
+import { canonicalJson } from '../../core/canonical-json.js';
 import type { Database } from '../db/database.js';
 import { auditBody, auditMac, entryLeafHash } from './entry.js';
 import { Frontier } from './merkle.js';

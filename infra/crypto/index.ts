@@ -12,4 +12,4 @@ export {
   keyCheckValue,
   MasterKey,
 } from './key-schedule.js';
-export { canonicalJson, sha256Hex, hmacSha256Hex, timingSafeEqualHex, timingSafeEqualBytes } from './canonical-json.js';
+export { canonicalJson, sha256Hex, hmacSha256Hex, timingSafeEqualHex, timingSafeEqualBytes } from '../../core/canonical-json.js';

@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import { AivyxError } from '../../core/errors.js';
-import { timingSafeEqualHex } from '../crypto/canonical-json.js';
+import { timingSafeEqualHex } from '../../core/canonical-json.js';
 import { KEY_SCHEDULE_VERSION, MasterKey, type KeyDomain } from '../crypto/key-schedule.js';
 import type { Database } from '../db/database.js';
 import { openKeyring, type OpenKeyringOptions } from '../keyring.js';

@@ -1,7 +1,7 @@
 /** The memory store on both backends: write/recall/forget, ranking, filters, idempotency, and no plaintext at rest. */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createMemoryStore, tokenize, type MemoryStore } from '../../activities/tools/memory-store.js';
+import { createMemoryStore, tokenize, type MemoryStore } from '../../infra/memory-store.js';
 import { createMemoryTools } from '../../activities/tools/memory-tools.js';
 import type { ToolRunContext } from '../../activities/tools/tool-implementation.js';
 import { parseMemoryForgetInput, parseMemoryRecallInput, parseMemoryWriteInput } from '../../core/tool-catalog.js';

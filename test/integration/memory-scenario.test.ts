@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
 import type { LlmStepRequest } from '../../core/llm.js';
 import { textContent } from '../../core/message.js';
-import { createMemoryStore, type MemoryStore } from '../../activities/tools/memory-store.js';
+import { createMemoryStore, type MemoryStore } from '../../infra/memory-store.js';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { parseMemoryWriteInput } from '../../core/tool-catalog.js';
 import { SealedStorage } from '../../infra/storage/index.js';

@@ -10,7 +10,7 @@ import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { MissionGateway } from '../../channels/mission-gateway.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import { textContent } from '../../core/message.js';
-import { confirmationMissionId } from '../../infra/confirmations.js';
+import { confirmationMissionId } from '../../workflows/turn-ids.js';
 import { findTemporalCli } from '../../infra/temporal/index.js';
 import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';

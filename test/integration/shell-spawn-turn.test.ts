@@ -1,6 +1,6 @@
 /**
  * shell.spawn and channel.send through whole turns on the real dev server, with the worker's
- * default tools (infra/wiring.ts): a supervised process heartbeats its progress to Temporal and
+ * default tools (app/wiring.ts): a supervised process heartbeats its progress to Temporal and
  * completes with its output; a cancelled activity kills the process group; channel.send reaches a
  * channel's deliverer under the call's idempotency key.
  */

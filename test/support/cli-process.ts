@@ -21,7 +21,7 @@ export async function cliEnv(home: string, script: string, extra: NodeJS.Process
 
 /** Runs `aivyx args` to completion (stdin from `input` when given). */
 export function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000, ...(input === undefined ? {} : { input }) });
+  return spawnSync(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000, ...(input === undefined ? {} : { input }) });
 }
 
 /**
@@ -29,7 +29,7 @@ export function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
  * serves something the command uses, e.g. a proxy in front of PostgreSQL).
  */
 export function aivyxAsync(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -53,7 +53,7 @@ export interface AivyxProcess {
 
 /** Spawns `aivyx args` (e.g. `up`, or the `chat` REPL) in the background. */
 export function spawnAivyx(args: string[], env: NodeJS.ProcessEnv): AivyxProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'channels/cli/main.ts', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

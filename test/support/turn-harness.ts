@@ -25,8 +25,8 @@ import { openDatabase, type Database } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub, type ChannelEvent } from '../../infra/stream-hub.js';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
-import { wireTurnActivities, type WiringInput } from '../../infra/wiring.js';
-import { createAivyxWorker } from '../../infra/worker.js';
+import { wireTurnActivities, type WiringInput } from '../../app/wiring.js';
+import { createAivyxWorker } from '../../app/worker.js';
 import { createTestDatabase } from './postgres.js';
 import { testConnection, uniqueTaskQueue } from './temporal.js';
 

@@ -9,8 +9,8 @@ import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.
 import { openDatabase } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub } from '../../infra/stream-hub.js';
-import { wireTurnActivities } from '../../infra/wiring.js';
-import { createAivyxWorker } from '../../infra/worker.js';
+import { wireTurnActivities } from '../../app/wiring.js';
+import { createAivyxWorker } from '../../app/worker.js';
 import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
 
 const env = process.env;

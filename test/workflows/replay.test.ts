@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowBundle } from '../../infra/worker.js';
+import { workflowBundle } from '../../app/worker.js';
 
 const dir = join(import.meta.dirname, '../histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json'));

@@ -8,24 +8,25 @@ import { createGitTools } from '../activities/tools/git-tools.js';
 import { createMcpCallTool } from '../activities/tools/mcp-call.js';
 import type { McpClientPool } from '../activities/mcp/mcp-client.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
-import { channelSenderFromRegistry, createChannelSendTool, createMemoryStore, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
+import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
+import { createMemoryStore } from '../infra/memory-store.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
 import { createMissionActivities, streamMissionNotifier, type MissionNotifier } from '../activities/mission-activities.js';
-import { createAttestor } from './attestation.js';
-import { createClaimPort } from './authority-claims.js';
-import { createToolCallLog } from './tool-call-log.js';
-import { tailAuditEntries, tailAuditEntriesOfSession } from './audit/index.js';
-import { createConfigStore } from './config-store.js';
-import { createAuditPort } from './audit-port.js';
-import type { MasterKey } from './crypto/index.js';
-import type { Database } from './db/index.js';
+import { createAttestor } from '../infra/attestation.js';
+import { createClaimPort } from '../infra/authority-claims.js';
+import { createToolCallLog } from '../infra/tool-call-log.js';
+import { tailAuditEntries, tailAuditEntriesOfSession } from '../infra/audit/index.js';
+import { createConfigStore } from '../infra/config-store.js';
+import { createAuditPort } from '../infra/audit-port.js';
+import type { MasterKey } from '../infra/crypto/index.js';
+import type { Database } from '../infra/db/index.js';
 import { createDeliveryActivities, DeliveryRegistry } from '../activities/delivery-activities.js';
-import { createSessionHistory } from './session-history.js';
-import { SealedStorage } from './storage/index.js';
-import type { StreamHub } from './stream-hub.js';
-import { createIntentStore } from './tool-intent-store.js';
+import { createSessionHistory } from '../infra/session-history.js';
+import { SealedStorage } from '../infra/storage/index.js';
+import type { StreamHub } from '../infra/stream-hub.js';
+import { createIntentStore } from '../infra/tool-intent-store.js';
 
 /** Inputs of `wireTurnActivities`. */
 export interface WiringInput {

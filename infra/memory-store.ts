@@ -9,26 +9,13 @@ import { hkdf } from '@noble/hashes/hkdf.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { sql, type Kysely } from 'kysely';
-import { AivyxError } from '../../core/errors.js';
-import type { MemoryFilter, MemoryForgetInput, MemoryRecallInput, MemoryWriteInput } from '../../core/tool-catalog.js';
-import type { Database } from '../../infra/db/database.js';
-import type { DomainHandle } from '../../infra/storage/index.js';
+import { AivyxError } from '../core/errors.js';
+import type { MemoryFilter, MemoryWriteInput } from '../core/tool-catalog.js';
+import type { Database } from './db/database.js';
+import type { DomainHandle } from './storage/index.js';
+import type { MemoryEntry, MemoryStore, RecallResult } from '../activities/tools/memory-port.js';
 
-/** One remembered note, as stored (sealed) and returned. `at` is epoch ms. */
-export interface MemoryEntry {
-  id: string;
-  text: string;
-  at: number;
-  session?: string;
-  topic?: string;
-  public?: boolean;
-}
-
-/** What a recall returns: the best `limit` entries, and whether more matched. */
-export interface RecallResult {
-  entries: MemoryEntry[];
-  more: boolean;
-}
+export type { MemoryEntry, MemoryStore, RecallResult };
 
 /** The store's ports: the sealed `memory` domain, the database holding the index, and the memory subkey. */
 export interface MemoryStoreDeps {
@@ -36,24 +23,6 @@ export interface MemoryStoreDeps {
   domain: Pick<DomainHandle, 'getJson' | 'putJson' | 'delete'>;
   /** `master.subkey('memory')`; the index key is derived from it, never used directly. */
   memoryKey: Uint8Array;
-}
-
-/** Write/recall/forget over the sealed domain and the blind index. */
-export interface MemoryStore {
-  /** The deterministic memory id for an activity's idemKey (a keyed hash: ids do not reveal turn ids). */
-  idFor(idemKey: string): string;
-  /** Stores an entry at `id`; a second write of the same id returns the first entry (`created: false`). */
-  write(input: MemoryWriteInput, opts: { id: string; at: number }): Promise<{ entry: MemoryEntry; created: boolean }>;
-  /** Bulk import (benchmarks, migrations): one index insert per batch, entries sealed concurrently. */
-  writeMany(items: readonly { input: MemoryWriteInput; id: string; at: number }[]): Promise<void>;
-  /** Ranked recall within the filter and range. */
-  recall(input: MemoryRecallInput): Promise<RecallResult>;
-  /** Forgets one entry by id (only if it matches the filter), or every entry matching the filter and range. */
-  forget(input: MemoryForgetInput): Promise<{ forgotten: number }>;
-  /** True when a sealed entry exists at `id`. */
-  has(id: string): Promise<boolean>;
-  /** A keyed tag of a query for the MemoryAccess audit entry: equal queries are linkable, never readable. */
-  queryTag(query: string | undefined): string;
 }
 
 /** What is sealed per entry: the entry plus its index MACs, so forget deletes exactly its rows. */

@@ -6,7 +6,6 @@
  * for that call and delivers the reply on the original channel's route. The model never decides:
  * gates move only by the mission's Update, validated against this approver list.
  */
-import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ConfirmationPort, EscalatedOutcome } from '../activities/ports.js';
 import { LOCAL_APPROVER, startMission } from '../channels/mission-gateway.js';
@@ -14,17 +13,8 @@ import type { TurnRequest } from '../core/channel.js';
 import { messageText } from '../core/message.js';
 import { APPROVING_TIERS, type GateApproverRef } from '../machines/index.js';
 import type { MissionDefinition } from '../workflows/mission-messages.js';
-import type { Attestor } from './attestation.js';
-
-/** The confirmation mission of a turn (deterministic, so a retried activity finds the same one). */
-export function confirmationMissionId(turnId: string): string {
-  return `mission-confirm-${createHash('sha256').update(turnId).digest('hex').slice(0, 32)}`;
-}
-
-/** The gate a confirmation mission opens first. */
-export function confirmationGateId(turnId: string): string {
-  return `${confirmationMissionId(turnId)}/gate-1`;
-}
+import { confirmationGateId, confirmationMissionId } from '../workflows/turn-ids.js';
+import type { Attestor } from '../infra/attestation.js';
 
 /** What the confirmation starter needs. */
 export interface ConfirmationDeps {
@@ -73,7 +63,7 @@ export function createConfirmations(deps: ConfirmationDeps): ConfirmationPort {
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }
-      return { gateId: `${def.missionId}/gate-1` };
+      return { gateId: confirmationGateId(req.turnId) };
     },
   };
 }

@@ -6,7 +6,7 @@ import canonicalizeModule from 'canonicalize';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import { AivyxError } from '../../core/errors.js';
+import { AivyxError } from './errors.js';
 
 type Serialize = (input: unknown) => string | undefined;
 // canonicalize is CommonJS (`module.exports = fn`) with an ESM-style `export default` typing:
