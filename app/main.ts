@@ -31,7 +31,7 @@ import { chatRepl, chatTurn, DETACHED_EXIT_CODE, detachedLine, followTurn, OUTCO
 import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
 import type { RestTarget } from '../channels/cli/rest-client.js';
 
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const USAGE = `usage:
   aivyx up                               start Temporal, the database, the worker and the local channels
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
