@@ -1,9 +1,10 @@
 /** Turning errors into Temporal failures that carry the seed's error kind as `type`. */
 import { ApplicationFailure } from '@temporalio/common';
+import { NON_RETRYABLE_KINDS } from '../core/activity-policies.js';
 import { AivyxError, type AivyxErrorData, type AivyxErrorKind } from '../core/errors.js';
 
-// Kinds where trying again cannot help: the same input fails the same way.
-const NON_RETRYABLE: ReadonlySet<AivyxErrorKind> = new Set(['Config', 'Crypto', 'CapabilityDenied', 'InvalidScope', 'Audit', 'NotFound', 'Cancelled', 'ToolEscalation']);
+// Kinds where trying again cannot help (the one list, beside the retry table).
+const NON_RETRYABLE: ReadonlySet<AivyxErrorKind> = new Set(NON_RETRYABLE_KINDS);
 
 /** Plain error data for anything thrown (an `AivyxError` keeps its kind; anything else is `Internal`). */
 export function errorData(err: unknown, fallback: AivyxErrorKind = 'Internal'): AivyxErrorData {

@@ -6,7 +6,8 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { createMemoryStore, type MemoryStore } from '../infra/memory-store.js';
-import { parseMemoryRecallInput, type MemoryWriteInput } from '../core/tool-catalog.js';
+import { parseMemoryRecallInput } from '../core/tools/memory-recall.js';
+import { type MemoryWriteInput } from '../core/tools/memory-write.js';
 import type { MasterKey } from '../infra/crypto/index.js';
 import type { Database } from '../infra/db/index.js';
 import { SealedStorage } from '../infra/storage/index.js';

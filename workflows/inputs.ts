@@ -3,6 +3,7 @@
  * (or rejects the Update) with a clear, non-retryable `ApplicationFailure`. A throw of anything
  * else in workflow code would only fail the workflow task, which Temporal retries forever.
  */
+import { ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { z } from 'zod';
 import type { TurnActivities } from '../activities/turn-activities.js';
@@ -17,7 +18,7 @@ export function inputFailure(what: string, problem: string, kind: 'Config' | 'Cr
 }
 
 // Refusals are audited; a database that is down must not keep a refused workflow alive for long.
-const refusals = proxyActivities<Pick<TurnActivities, 'recordRefusal'>>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 5 } });
+const refusals = proxyActivities<Pick<TurnActivities, 'recordRefusal'>>(ACTIVITY_POLICIES.refusal);
 
 /**
  * A workflow's input parsed by `schema`. Anything else — a payload the codec refused (not

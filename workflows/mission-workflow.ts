@@ -5,6 +5,7 @@
  * model can never approve. Reminder, escalation and expiry are durable timers (`condition` with
  * a timeout); the machines never read a clock. See docs/MISSIONS.md.
  */
+import { ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -43,10 +44,7 @@ import { turnWorkflow } from './turn-workflow.js';
 
 export * from './mission-messages.js';
 
-const acts = proxyActivities<MissionActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: ['Audit', 'Config', 'Crypto', 'CapabilityDenied', 'Internal'] },
-});
+const acts = proxyActivities<MissionActivities>(ACTIVITY_POLICIES.mission);
 
 /** Defaults of a mission's gate timers. */
 export const GATE_DEFAULTS = { reminderAfter: '24h', expireAfter: '72h' } as const;

@@ -3,15 +3,16 @@
  * the turn: attestation and trust tier first, then the tool-calling loop, then exactly one of
  * the five outcomes, always followed by `TurnEnded` and finalize.
  */
-import { ActivityCancellationType, CancellationScope, condition, isCancellation, proxyActivities, setCurrentDetails, sleep, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, condition, isCancellation, proxyActivities, setCurrentDetails, sleep, workflowInfo } from '@temporalio/workflow';
 import type { DeliveryActivities } from '../activities/delivery-activities.js';
 import type { createTurnActivities, PendingCall, RunToolResult, ScheduledCall } from '../activities/turn-activities.js';
+import { ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import { CapabilitySet, Scope } from '../core/capability/index.js';
 import type { TurnRequest } from '../core/channel.js';
 import { AivyxError, type AivyxErrorData } from '../core/errors.js';
 import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
-import { findTool, toolSpecs } from '../core/tool-catalog.js';
+import { findTool, INTERRUPTIBLE_TOOLS, toolSpecs } from '../core/tool-catalog.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
@@ -19,29 +20,10 @@ import { sessionWorkflowId } from './turn-ids.js';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 
-// Bookkeeping activities: quick, idempotent by audit key, retried freely.
-const bookkeeping = proxyActivities<Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'finalizeTurn'>>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 ms', maximumInterval: '5 seconds', nonRetryableErrorTypes: ['Audit', 'Config', 'Crypto', 'InvalidScope'] },
-});
-// An LLM step heartbeats while it streams, so a dead worker is noticed in seconds, not minutes.
-const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes: ['Config', 'InvalidScope', 'Cancelled'] },
-});
-// Tools decide their own retry story (natural / keyed / at-most-once) inside the activity; a tool's
-// own failure is an outcome, not a throw, so the activity fails only when the worker or the
-// database does — before the effect (the row comes first) or after it (the row says what ran).
-// The retries cover a database outage of most of a minute.
-const TOOL_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 8 },
-};
-// Long-lived processes are the one kind of tool a channel's cancel interrupts: the activity is
-// cancelled (delivered through its heartbeats), kills its process group, and the turn waits for that.
-const INTERRUPTIBLE_TOOLS: ReadonlySet<string> = new Set(['shell.spawn']);
+const bookkeeping = proxyActivities<Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'finalizeTurn'>>(ACTIVITY_POLICIES.bookkeeping);
+const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>(ACTIVITY_POLICIES.llm);
+// Interruptible tools (declared in their definitions: long-lived processes) are what a channel's cancel
+// interrupts: the activity is cancelled (through its heartbeats), kills its process group, and the turn waits.
 
 /**
  * The runTool activity of one call, with an activity id the workflow chooses (`tool-<step>-<i>`),
@@ -50,18 +32,14 @@ const INTERRUPTIBLE_TOOLS: ReadonlySet<string> = new Set(['shell.spawn']);
  */
 function toolActivity(activityId: string, interruptible: boolean): TurnActivities['runTool'] {
   return proxyActivities<Pick<TurnActivities, 'runTool'>>({
-    ...TOOL_OPTIONS,
+    ...ACTIVITY_POLICIES.tool,
     activityId,
     ...(interruptible ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
   }).runTool;
 }
 
-// A call's audit entry waits for the database as long as the turn budget allows (the step is raced
-// against it); past the budget the entry is still owed, and finalizeTurn writes it before TurnEnded.
-const recording = proxyActivities<Pick<TurnActivities, 'recordToolCall'>>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 seconds', nonRetryableErrorTypes: ['CapabilityDenied', 'Audit', 'Crypto'] },
-});
+// Past the turn budget a call's audit entry is still owed: finalizeTurn writes it before TurnEnded.
+const recording = proxyActivities<Pick<TurnActivities, 'recordToolCall'>>(ACTIVITY_POLICIES.recording);
 
 /** Runs `fn` in a scope that is cancelled as soon as `isCancelled()` turns true. */
 async function cancellableBy<T>(isCancelled: () => boolean, fn: () => Promise<T>): Promise<T> {
@@ -78,11 +56,7 @@ async function cancellableBy<T>(isCancelled: () => boolean, fn: () => Promise<T>
   }
 }
 
-// A channel's reply: retried with backoff for a while (Telegram 429s, SMTP 4xx); the deliverer is idempotent.
-const delivery = proxyActivities<DeliveryActivities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 12, nonRetryableErrorTypes: ['Config', 'Crypto'] },
-});
+const delivery = proxyActivities<DeliveryActivities>(ACTIVITY_POLICIES.delivery);
 
 type Race<T> = { kind: 'done'; value: T } | { kind: 'error'; error: unknown } | { kind: 'timeout' } | { kind: 'cancel' };
 

@@ -5,6 +5,7 @@
  * crash sends once. The worker wires the port to the channels' `DeliveryRegistry`
  * ({@link channelSenderFromRegistry}).
  */
+import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { AivyxError } from '../../core/errors.js';
 import { channelSendTool, parseChannelSendInput } from '../../core/tools/channel-send.js';
 import type { DeliveryRegistry } from '../delivery-activities.js';
@@ -25,10 +26,7 @@ export interface ChannelSendOutput {
 
 const TOOL = 'channel.send';
 
-function toolError(message: string, options: { hint?: string; cause?: unknown; detail?: Record<string, unknown> } = {}): AivyxError {
-  const { detail, ...rest } = options;
-  return new AivyxError('Tool', message, { detail: { tool: TOOL, ...detail }, ...rest });
-}
+const toolError = toolErrorFor(TOOL);
 
 /**
  * The port over the channels' delivery registry: the channel's deliverer must exist on this

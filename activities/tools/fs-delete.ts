@@ -3,11 +3,12 @@
  * (non-empty only with `recursive`), verified by absence (lstat → ENOENT). Naturally idempotent:
  * deleting an already-absent path completes with `existed: false`, Verified.
  */
+import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { realpath, rm, rmdir, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
-import { fsDeleteTool, parseFsDeleteInput } from '../../core/tools/fs-extra-tools.js';
+import { fsDeleteTool, parseFsDeleteInput } from '../../core/tools/fs-delete.js';
 import { anchorDirectory, assertReachable, confinedScope, containsProtectedPath, dataDirScope, lstatOrAbsent, NO_PROTECTED_PATHS, type AnchoredDirectory, type ProtectedPaths } from './confinement.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
@@ -31,9 +32,7 @@ export interface FsDeleteOptions {
   beforeOpen?: (target: string) => Promise<void>;
 }
 
-function toolError(message: string, options: { cause?: unknown; hint?: string } = {}): AivyxError {
-  return new AivyxError('Tool', `fs.delete: ${message}`, { detail: { tool: 'fs.delete' }, ...options });
-}
+const toolError = toolErrorFor('fs.delete');
 
 function isCode(e: unknown, code: string): boolean {
   return (e as NodeJS.ErrnoException | undefined)?.code === code;

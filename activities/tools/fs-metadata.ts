@@ -3,10 +3,11 @@
  * The scope is re-derived over the real path: a symlink in a granted tree that points outside it
  * needs the grant for its target, because realPath reveals the target.
  */
+import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
-import { fsMetadataTool, parseFsMetadataInput } from '../../core/tools/fs-extra-tools.js';
+import { fsMetadataTool, parseFsMetadataInput } from '../../core/tools/fs-metadata.js';
 import { anchorDirectory, assertReachable, dataDirScope, isProtectedPath, lstatOrAbsent, NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
 import { entryType, resolveEntry, type FsEntryType } from './fs-delete.js';
 import type { ToolImplementation } from './tool-implementation.js';
@@ -30,9 +31,8 @@ export interface FsMetadataOptions {
   protectedPaths?: ProtectedPaths;
 }
 
-function toolError(message: string, cause?: unknown): AivyxError {
-  return new AivyxError('Tool', `fs.metadata: ${message}`, { detail: { tool: 'fs.metadata' }, ...(cause === undefined ? {} : { cause }) });
-}
+const fail = toolErrorFor('fs.metadata');
+const toolError = (message: string, cause?: unknown) => fail(message, cause === undefined ? {} : { cause });
 
 function isCode(e: unknown, ...codes: string[]): boolean {
   return codes.includes((e as NodeJS.ErrnoException | undefined)?.code ?? '');

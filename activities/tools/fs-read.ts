@@ -3,9 +3,10 @@
  * file is opened on that path without following its last component, and the open descriptor's
  * path is what the turn's grants and the data-directory rule are checked against (confinement.ts).
  */
+import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { realpath } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
-import { fsReadTool, parseFsReadInput } from '../../core/tool-catalog.js';
+import { fsReadTool, parseFsReadInput } from '../../core/tools/fs-read.js';
 import { assertReachable, confinedScope, NO_PROTECTED_PATHS, openChecked, type ProtectedPaths } from './confinement.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
@@ -30,9 +31,8 @@ export interface FsReadOptions {
   beforeOpen?: (path: string) => Promise<void>;
 }
 
-function toolError(message: string, cause?: unknown): AivyxError {
-  return new AivyxError('Tool', `fs.read: ${message}`, { detail: { tool: 'fs.read' }, ...(cause === undefined ? {} : { cause }) });
-}
+const fail = toolErrorFor('fs.read');
+const toolError = (message: string, cause?: unknown) => fail(message, cause === undefined ? {} : { cause });
 
 function ioMessage(e: unknown, path: string): string {
   const code = (e as NodeJS.ErrnoException).code;

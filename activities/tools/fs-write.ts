@@ -7,12 +7,13 @@
  * rename/link and the read-back address `<dir fd>/<name>`, so a symlink swapped into a parent
  * after the check cannot redirect the write.
  */
+import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
-import { fsWriteTool, parseFsWriteInput } from '../../core/tool-catalog.js';
+import { fsWriteTool, parseFsWriteInput } from '../../core/tools/fs-write.js';
 import { anchorDirectory, assertReachable, confinedScope, NO_PROTECTED_PATHS, type AnchoredDirectory, type ProtectedPaths } from './confinement.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
@@ -33,9 +34,7 @@ export interface FsWriteOutput {
   changed: boolean;
 }
 
-function toolError(message: string, options: { cause?: unknown; hint?: string } = {}): AivyxError {
-  return new AivyxError('Tool', `fs.write: ${message}`, { detail: { tool: 'fs.write' }, ...options });
-}
+const toolError = toolErrorFor('fs.write');
 
 function ioError(e: unknown, path: string): AivyxError {
   if (e instanceof AivyxError) return e;

@@ -19,6 +19,7 @@
  * and the data-directory rule. A data directory inside the work tree is hidden from git.status,
  * and git.diff/git.commit refuse changes under it.
  */
+import { toolError } from '../../core/tools/tool-error.js';
 import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -78,10 +79,6 @@ function commonAncestor(dirs: readonly string[]): string {
   return '/' + first.slice(0, n).join('/');
 }
 
-function toolError(tool: string, message: string, options: { hint?: string; cause?: unknown; detail?: Record<string, unknown> } = {}): AivyxError {
-  const { detail, ...rest } = options;
-  return new AivyxError('Tool', `${tool}: ${message}`, { detail: { tool, ...detail }, ...rest });
-}
 
 function gitEnv(source: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {};

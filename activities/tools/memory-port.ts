@@ -2,7 +2,9 @@
  * The memory store port the memory.* tools run over (its adapter is infra/memory-store.ts): activities
  * see this interface only, so the kysely and sealing details stay in infra.
  */
-import type { MemoryForgetInput, MemoryRecallInput, MemoryWriteInput } from '../../core/tool-catalog.js';
+import type { MemoryForgetInput } from '../../core/tools/memory-forget.js';
+import type { MemoryRecallInput } from '../../core/tools/memory-recall.js';
+import type { MemoryWriteInput } from '../../core/tools/memory-write.js';
 
 /** One remembered note, as stored (sealed) and returned. `at` is epoch ms. */
 export interface MemoryEntry {

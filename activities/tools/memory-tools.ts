@@ -3,14 +3,9 @@
  * appends its MemoryAccess audit entry before touching memory (the ToolCall entry follows from
  * runTool), and the audit only ever sees ids, scopes and keyed query tags — never memory text.
  */
-import {
-  memoryForgetTool,
-  memoryRecallTool,
-  memoryWriteTool,
-  parseMemoryForgetInput,
-  parseMemoryRecallInput,
-  parseMemoryWriteInput,
-} from '../../core/tool-catalog.js';
+import { memoryForgetTool, parseMemoryForgetInput } from '../../core/tools/memory-forget.js';
+import { memoryRecallTool, parseMemoryRecallInput } from '../../core/tools/memory-recall.js';
+import { memoryWriteTool, parseMemoryWriteInput } from '../../core/tools/memory-write.js';
 import type { MemoryEntry, MemoryStore } from './memory-port.js';
 import type { ToolImplementation } from './tool-implementation.js';
 

@@ -17,14 +17,7 @@ import { BlockList, isIPv4, isIPv6, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import { Scope } from '../../core/capability/index.js';
 import { AivyxError } from '../../core/errors.js';
-import {
-  canonicalUrlParts,
-  NET_DEFAULT_MAX_BYTES,
-  NET_DEFAULT_TIMEOUT_MS,
-  netFetchTool,
-  parseNetFetchInput,
-  type CanonicalUrlParts,
-} from '../../core/tools/net-tools.js';
+import { canonicalUrlParts, NET_DEFAULT_MAX_BYTES, NET_DEFAULT_TIMEOUT_MS, netFetchTool, parseNetFetchInput, type CanonicalUrlParts } from '../../core/tools/net-tools.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** One resolved address. */

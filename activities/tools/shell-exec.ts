@@ -3,11 +3,12 @@
  * capped output and a hard timeout. At-most-once: the intent is claimed before spawning, and an
  * attempt that finds the intent already claimed (a retry after a crash) refuses to run again.
  */
+import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
-import { parseShellExecInput, shellExecTool, type ShellExecInput } from '../../core/tool-catalog.js';
+import { parseShellExecInput, shellExecTool, type ShellExecInput } from '../../core/tools/shell-exec.js';
 import { dataDirScope, isProtectedPath, NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
@@ -42,15 +43,7 @@ export interface ShellExecDeps {
 
 const TOOL = 'shell.exec';
 
-/** A Tool error maker for a command tool: its `detail` always names the tool. */
-export function commandToolError(tool: string) {
-  return (message: string, options: { hint?: string; cause?: unknown; detail?: Record<string, unknown> } = {}): AivyxError => {
-    const { detail, ...rest } = options;
-    return new AivyxError('Tool', message, { detail: { tool, ...detail }, ...rest });
-  };
-}
-
-const toolError = commandToolError(TOOL);
+const toolError = toolErrorFor(TOOL);
 
 /** Hash of the validated input (sorted keys, so it is canonical JSON); raw argv never leaves the tool. */
 function inputHash(req: ShellExecInput): string {

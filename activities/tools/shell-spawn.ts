@@ -12,13 +12,14 @@
  * attempt's result is unknown. A worker killed outright cannot kill its children: a process group
  * started by a dead worker keeps running (it is not this worker's to find) until it ends itself.
  */
+import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import { NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
-import { claimCommandRun, commandToolError, resolveCommandScope, scrubbedCommandEnv } from './shell-exec.js';
+import { claimCommandRun, resolveCommandScope, scrubbedCommandEnv } from './shell-exec.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** Cap of stdout and of stderr (each): 64 KiB, half from the start of the stream, half from its end. */
@@ -69,7 +70,7 @@ export interface ShellSpawnDeps {
 }
 
 const TOOL = 'shell.spawn';
-const toolError = commandToolError(TOOL);
+const toolError = toolErrorFor(TOOL);
 
 /** Hash of the validated input; raw argv never leaves the tool. */
 function inputHash(req: ShellSpawnInput): string {

@@ -14,8 +14,9 @@
  *   `audit.read:public` names no event type (types are PascalCase, so "public" cannot be asked
  *   for) and is not `own-session`: an Untrusted turn reads nothing through this tool.
  */
-import { asRecord, invalid } from './tool-input.js';
-import type { ToolDescriptor } from '../tools.js';
+import { z } from 'zod';
+import { defineTool } from './define-tool.js';
+import { booleanField, patternField, positiveIntField, says } from './fields.js';
 import { AUDIT_READ_OWN_SESSION } from '../capability/trust-tier.js';
 
 /** Validated input of `config.read`. */
@@ -48,86 +49,51 @@ export const CONFIG_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 /** An audit event type name (PascalCase): `TurnStarted`, `ToolCall`, ... */
 export const AUDIT_EVENT_TYPE = /^[A-Z][A-Za-z0-9]{0,63}$/;
 
-function configKey(tool: string, value: unknown): string {
-  if (typeof value !== 'string' || !CONFIG_KEY.test(value)) throw invalid(tool, '"key" must be a config key: a letter, then up to 127 letters, digits, ".", "_" or "-"', 'no wildcards, spaces or ":"');
-  return value;
-}
-
-/** Validates a `config.read` input; throws AivyxError(InvalidScope). */
-export function parseConfigReadInput(input: unknown): ConfigReadInput {
-  const rec = asRecord('config.read', input, ['key']);
-  return { key: configKey('config.read', rec.key) };
-}
-
-/** Validates a `config.write` input; throws AivyxError(InvalidScope). */
-export function parseConfigWriteInput(input: unknown): ConfigWriteInput {
-  const rec = asRecord('config.write', input, ['key', 'value']);
-  const key = configKey('config.write', rec.key);
-  if (typeof rec.value !== 'string' || rec.value.length > CONFIG_MAX_VALUE) throw invalid('config.write', `"value" must be a string of at most ${CONFIG_MAX_VALUE} characters`);
-  return { key, value: rec.value };
-}
-
-/** Validates an `audit.read` input; throws AivyxError(InvalidScope). */
-export function parseAuditReadInput(input: unknown): AuditReadInput {
-  const rec = asRecord('audit.read', input, ['type', 'limit', 'allSessions']);
-  if (rec.allSessions !== undefined && typeof rec.allSessions !== 'boolean') throw invalid('audit.read', '"allSessions" must be true or false');
-  const out: AuditReadInput = { limit: AUDIT_READ_DEFAULT_LIMIT, allSessions: rec.allSessions === true };
-  if (rec.type !== undefined) {
-    if (typeof rec.type !== 'string' || !AUDIT_EVENT_TYPE.test(rec.type)) throw invalid('audit.read', '"type" must be an audit event type such as ToolCall or TurnStarted');
-    out.type = rec.type;
-  }
-  if (rec.limit !== undefined) {
-    if (typeof rec.limit !== 'number' || !Number.isInteger(rec.limit) || rec.limit < 1 || rec.limit > AUDIT_READ_MAX_LIMIT) throw invalid('audit.read', `"limit" must be an integer between 1 and ${AUDIT_READ_MAX_LIMIT}`);
-    out.limit = rec.limit;
-  }
-  return out;
-}
+const keyField = (description: string) => patternField('key', CONFIG_KEY, 'must be a config key: a letter, then up to 127 letters, digits, ".", "_" or "-"', description, 'no wildcards, spaces or ":"');
 
 /** `config.read`: one configuration value (secret keys are never readable). */
-export const configReadTool: ToolDescriptor = {
+export const configReadTool = defineTool({
   id: 'config.read',
   description: 'Read one configuration value by key. Returns {key, value} (value null when unset). Secret keys are refused.',
-  inputSchema: { type: 'object', properties: { key: { type: 'string', description: 'Config key, e.g. llm.model.' } }, required: ['key'], additionalProperties: false },
-  requiredScope: (input) => `config.read:${parseConfigReadInput(input).key}`,
+  input: z.strictObject({ key: keyField('Config key, e.g. llm.model.') }),
+  scope: { base: 'config.read', qualifier: (i) => i.key },
   idempotency: 'natural',
-};
+  provenance: { output: 'trusted', effect: false },
+});
 
 /** `config.write`: set one configuration value (verified by reading it back). */
-export const configWriteTool: ToolDescriptor = {
+export const configWriteTool = defineTool({
   id: 'config.write',
   description: 'Set one configuration value. Returns {key, previous} (previous null when unset, or when it was a secret). Secret keys are refused.',
-  inputSchema: {
-    type: 'object',
-    properties: { key: { type: 'string' }, value: { type: 'string', maxLength: CONFIG_MAX_VALUE } },
-    required: ['key', 'value'],
-    additionalProperties: false,
-  },
-  requiredScope: (input) => `config.write:${parseConfigWriteInput(input).key}`,
+  input: z.strictObject({
+    key: keyField('Config key, e.g. llm.model.'),
+    value: z
+      .string({ error: says(`"value" must be a string of at most ${CONFIG_MAX_VALUE} characters`) })
+      .max(CONFIG_MAX_VALUE, { error: says(`"value" must be a string of at most ${CONFIG_MAX_VALUE} characters`) })
+      .describe('The new value.'),
+  }),
+  scope: { base: 'config.write', qualifier: (i) => i.key },
   // Setting the same value twice is the same effect.
   idempotency: 'natural',
-};
+  provenance: { output: 'trusted', effect: true },
+});
 
 /** `audit.read`: recent audit entries of this conversation (or, with allSessions, of all), optionally of one event type. */
-export const auditReadTool: ToolDescriptor = {
+export const auditReadTool = defineTool({
   id: 'audit.read',
   description: `Read recent audit log entries (newest last) of this conversation's session, optionally only one event type; allSessions:true reads every session's entries (needs a wider grant). Returns {entries: [{seq, type, turnId, recordedAt, event}], truncated}; at most ${AUDIT_READ_MAX_LIMIT}.`,
-  inputSchema: {
-    type: 'object',
-    properties: {
-      type: { type: 'string', description: 'Event type, e.g. ToolCall, TurnStarted, ScopeDenied.' },
-      limit: { type: 'integer', minimum: 1, maximum: AUDIT_READ_MAX_LIMIT, default: AUDIT_READ_DEFAULT_LIMIT },
-      allSessions: { type: 'boolean', default: false, description: 'Read every session\'s entries, not only this conversation\'s.' },
-    },
-    additionalProperties: false,
-  },
-  requiredScope: (input) => {
-    const req = parseAuditReadInput(input);
-    return req.allSessions ? `audit.read:${req.type ?? '*'}` : AUDIT_READ_OWN_SESSION;
-  },
+  input: z.strictObject({
+    type: patternField('type', AUDIT_EVENT_TYPE, 'must be an audit event type such as ToolCall or TurnStarted', 'Event type, e.g. ToolCall, TurnStarted, ScopeDenied.').optional(),
+    limit: positiveIntField('limit', AUDIT_READ_MAX_LIMIT, `How many entries at most (default ${AUDIT_READ_DEFAULT_LIMIT}).`).optional(),
+    allSessions: booleanField('allSessions', "Read every session's entries, not only this conversation's.").default(false),
+  }),
+  canonical: ({ type, limit, allSessions }): AuditReadInput => ({ limit: limit ?? AUDIT_READ_DEFAULT_LIMIT, allSessions, ...(type === undefined ? {} : { type }) }),
+  scope: { base: 'audit.read', of: (i) => (i.allSessions ? `audit.read:${i.type ?? '*'}` : AUDIT_READ_OWN_SESSION) },
   idempotency: 'natural',
-};
+  // Entries carry senders, requested paths and URLs: other people's words.
+  provenance: { output: 'untrusted', effect: false },
+});
 
-/** config.read and config.write. */
-export const CONFIG_TOOLS: readonly ToolDescriptor[] = Object.freeze([configReadTool, configWriteTool]);
-/** audit.read. */
-export const AUDIT_TOOLS: readonly ToolDescriptor[] = Object.freeze([auditReadTool]);
+export const parseConfigReadInput = configReadTool.parse;
+export const parseConfigWriteInput = configWriteTool.parse;
+export const parseAuditReadInput = auditReadTool.parse;

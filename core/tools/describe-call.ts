@@ -7,10 +7,17 @@
  * a newline or a bidi override cannot forge a line of the request an approver reads.
  */
 import { utf8Length } from '../limits.js';
-import { parseFsReadInput, parseFsWriteInput, parseMemoryForgetInput, parseMemoryRecallInput, parseMemoryWriteInput, parseShellExecInput, type MemoryFilter } from '../tool-catalog.js';
+import { parseFsReadInput } from './fs-read.js';
+import { parseFsWriteInput } from './fs-write.js';
+import { parseMemoryForgetInput } from './memory-forget.js';
+import { parseMemoryRecallInput } from './memory-recall.js';
+import { parseMemoryWriteInput } from './memory-write.js';
+import { parseShellExecInput } from './shell-exec.js';
+import { type MemoryFilter } from './memory-fields.js';
 import { parseChannelSendInput } from './channel-send.js';
 import { parseAuditReadInput, parseConfigReadInput, parseConfigWriteInput } from './config-tools.js';
-import { parseFsDeleteInput, parseFsMetadataInput } from './fs-extra-tools.js';
+import { parseFsDeleteInput } from './fs-delete.js';
+import { parseFsMetadataInput } from './fs-metadata.js';
 import { parseGitCommitInput, parseGitDiffInput, parseGitStatusInput } from './git-tools.js';
 import { parseMcpCallInput } from './mcp-tools.js';
 import { parseNetFetchInput, parseNetPostInput } from './net-tools.js';

@@ -14,7 +14,9 @@ import { Scope } from '../capability/scope.js';
 import type { TrustTier } from '../capability/trust-tier.js';
 import { AivyxError } from '../errors.js';
 import type { ToolSpec } from '../llm.js';
-import type { ToolDescriptor } from '../tools.js';
+import { z } from 'zod';
+import { defineTool } from './define-tool.js';
+import { patternField, says } from './fields.js';
 
 /** Validated input of `mcp.call`. */
 export interface McpCallInput {
@@ -28,51 +30,35 @@ export const MCP_SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** An MCP tool name as the spec allows it (letters, digits, '_', '-', '.'), never a glob. */
 export const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
-function invalid(message: string, hint?: string): AivyxError {
-  return new AivyxError('InvalidScope', `mcp.call: ${message}`, { detail: { tool: 'mcp.call' }, ...(hint === undefined ? {} : { hint }) });
-}
-
-/** Validates an `mcp.call` input; throws AivyxError(InvalidScope). */
-export function parseMcpCallInput(input: unknown): McpCallInput {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid('input must be a JSON object');
-  const rec = input as Record<string, unknown>;
-  for (const key of Object.keys(rec)) if (!['server', 'tool', 'arguments'].includes(key)) throw invalid(`unknown input field "${key}"`, 'allowed fields: server, tool, arguments');
-  if (typeof rec.server !== 'string' || !MCP_SERVER_NAME.test(rec.server)) throw invalid('"server" must be a configured MCP server name (letters, digits, "_", "-")');
-  if (typeof rec.tool !== 'string' || !MCP_TOOL_NAME.test(rec.tool)) throw invalid('"tool" must be an MCP tool name (letters, digits, "_", "-", ".")');
-  const args = rec.arguments ?? {};
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw invalid('"arguments" must be a JSON object');
-  return { server: rec.server, tool: rec.tool, arguments: args as Record<string, unknown> };
-}
-
 /** The scope of one MCP tool: `mcp.call:<server>/<tool>`. */
 export function mcpScope(server: string, tool: string): string {
   return `mcp.call:${server}/${tool}`;
 }
 
 /** `mcp.call`: call one tool of a configured MCP server. */
-export const mcpCallTool: ToolDescriptor = {
+export const mcpCallTool = defineTool({
   id: 'mcp.call',
   description: 'Call a tool of a configured MCP server. Input {server, tool, arguments}. Returns {content, structuredContent, isError}. Not re-run if interrupted.',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      server: { type: 'string', description: 'The MCP server name.' },
-      tool: { type: 'string', description: 'The tool name on that server.' },
-      arguments: { type: 'object', description: "The tool's arguments (its own input schema)." },
-    },
-    required: ['server', 'tool'],
-    additionalProperties: false,
-  },
-  requiredScope: (input) => {
-    const { server, tool } = parseMcpCallInput(input);
-    return mcpScope(server, tool);
-  },
+  input: z.strictObject({
+    server: patternField('server', MCP_SERVER_NAME, 'must be a configured MCP server name (letters, digits, "_", "-")', 'The MCP server name.'),
+    tool: patternField('tool', MCP_TOOL_NAME, 'must be an MCP tool name (letters, digits, "_", "-", ".")', 'The tool name on that server.'),
+    // Null is what some models send for "no arguments": it means {}.
+    arguments: z
+      .record(z.string(), z.unknown(), { error: says('"arguments" must be a JSON object') })
+      .nullable()
+      .describe("The tool's arguments (its own input schema).")
+      .optional(),
+  }),
+  canonical: (i): McpCallInput => ({ server: i.server, tool: i.tool, arguments: i.arguments ?? {} }),
+  scope: { base: 'mcp.call', of: (i) => mcpScope(i.server, i.tool) },
   // An MCP tool's effects are unknown to us: treat it like shell.exec.
   idempotency: 'at-most-once',
-};
+  // A server's output is its own; effect unless the operator marks the server's tool read-only.
+  provenance: { output: 'untrusted', effect: true },
+});
 
-/** The MCP tool descriptors (one generic descriptor). */
-export const MCP_TOOLS: readonly ToolDescriptor[] = Object.freeze([mcpCallTool]);
+export const parseMcpCallInput = mcpCallTool.parse;
+
 
 /** One tool a server advertised (what `tools/list` returned, trimmed). */
 export interface DiscoveredMcpTool {

@@ -9,10 +9,12 @@
  * There is no second URL parser: the activity splits the canonical string (see {@link canonicalUrlParts}).
  */
 import { utf8Length } from '../limits.js';
-import { asRecord, invalid, positiveInt } from './tool-input.js';
+import { z } from 'zod';
+import { invalid } from './tool-input.js';
+import { defineTool } from './define-tool.js';
+import { positiveIntField, says } from './fields.js';
 import { canonicalUrlQualifier } from '../capability/qualifier.js';
 import { AivyxError } from '../errors.js';
-import type { ToolDescriptor } from '../tools.js';
 
 export type NetFetchMethod = 'GET' | 'HEAD';
 export type NetPostMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -137,85 +139,71 @@ function headers(tool: string, value: unknown): Record<string, string> {
   return out;
 }
 
-/** Validates and canonicalizes a `net.fetch` input; throws AivyxError(InvalidScope). */
-export function parseNetFetchInput(input: unknown): NetFetchInput {
-  const tool = 'net.fetch';
-  const rec = asRecord(tool, input, ['url', 'method', 'headers', 'maxBytes', 'timeoutMs']);
-  const url = canonicalRequestUrl(tool, rec.url);
-  const method = rec.method ?? 'GET';
-  if (method !== 'GET' && method !== 'HEAD') throw invalid(tool, '"method" must be "GET" or "HEAD"', 'use net.post for POST, PUT, PATCH and DELETE');
-  const out: NetFetchInput = { url, method, headers: headers(tool, rec.headers) };
-  if (Object.keys(out.headers).some((h) => h.toLowerCase() === 'content-type')) throw invalid(tool, 'a GET or HEAD request has no body, so no Content-Type');
-  if (rec.maxBytes !== undefined) out.maxBytes = positiveInt(tool, 'maxBytes', rec.maxBytes, NET_MAX_BYTES);
-  if (rec.timeoutMs !== undefined) out.timeoutMs = positiveInt(tool, 'timeoutMs', rec.timeoutMs, NET_MAX_TIMEOUT_MS);
-  return out;
-}
-
-/** Validates and canonicalizes a `net.post` input; throws AivyxError(InvalidScope). */
-export function parseNetPostInput(input: unknown): NetPostInput {
-  const tool = 'net.post';
-  const rec = asRecord(tool, input, ['url', 'method', 'body', 'contentType', 'headers']);
-  const url = canonicalRequestUrl(tool, rec.url);
-  const method = rec.method;
-  if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH' && method !== 'DELETE') throw invalid(tool, '"method" must be "POST", "PUT", "PATCH" or "DELETE"', 'use net.fetch for GET and HEAD');
-  const out: NetPostInput = { url, method, headers: headers(tool, rec.headers) };
-  if (Object.keys(out.headers).some((h) => h.toLowerCase() === 'content-type')) throw invalid(tool, 'set the content type with "contentType", not a header');
-  if (rec.body !== undefined) {
-    if (typeof rec.body !== 'string') throw invalid(tool, '"body" must be a string');
-    if (utf8Length(rec.body) > NET_MAX_BODY_BYTES) throw invalid(tool, `"body" is larger than ${NET_MAX_BODY_BYTES} bytes`);
-    out.body = rec.body;
-  }
-  if (rec.contentType !== undefined) {
-    if (typeof rec.contentType !== 'string' || !CONTENT_TYPE.test(rec.contentType)) throw invalid(tool, '"contentType" must be a media type, e.g. application/json');
-    if (out.body === undefined) throw invalid(tool, '"contentType" without a "body"');
-    out.contentType = rec.contentType;
-  }
-  return out;
-}
-
-const HEADERS_SCHEMA = { type: 'object', additionalProperties: { type: 'string' }, description: 'Extra request headers (no Host, framing or Idempotency-Key).' };
+const headersField = () =>
+  z
+    .record(z.string(), z.string({ error: says('"headers" must be an object of header name to string value') }), { error: says('"headers" must be an object of header name to string value') })
+    .describe('Extra request headers (no Host, framing or Idempotency-Key).')
+    .optional();
+const urlField = () => z.string({ error: says('"url" must be a non-empty string') }).describe('Absolute http(s) URL, no user@ part.');
 
 /** `net.fetch`: one GET or HEAD; redirects are returned, not followed. */
-export const netFetchTool: ToolDescriptor = {
+export const netFetchTool = defineTool({
   id: 'net.fetch',
   description:
     'HTTP GET or HEAD one URL. Redirects are not followed: a 3xx comes back with its location so you can decide to request it. Private and loopback addresses are refused unless the grant names that IP. Returns {url, status, headers, location?, body, bytes, truncated}; body is UTF-8 text cut at maxBytes (default 1 MiB).',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      url: { type: 'string', description: 'Absolute http(s) URL, no user@ part.' },
-      method: { type: 'string', enum: ['GET', 'HEAD'], default: 'GET' },
-      headers: HEADERS_SCHEMA,
-      maxBytes: { type: 'integer', minimum: 1, maximum: NET_MAX_BYTES, default: NET_DEFAULT_MAX_BYTES },
-      timeoutMs: { type: 'integer', minimum: 1, maximum: NET_MAX_TIMEOUT_MS, default: NET_DEFAULT_TIMEOUT_MS },
-    },
-    required: ['url'],
-    additionalProperties: false,
+  input: z.strictObject({
+    url: urlField(),
+    method: z.enum(['GET', 'HEAD'], { error: says('"method" must be "GET" or "HEAD"', 'use net.post for POST, PUT, PATCH and DELETE') }).default('GET'),
+    headers: headersField(),
+    maxBytes: positiveIntField('maxBytes', NET_MAX_BYTES, `Cut the body at this many bytes (default ${NET_DEFAULT_MAX_BYTES}).`).optional(),
+    timeoutMs: positiveIntField('timeoutMs', NET_MAX_TIMEOUT_MS, `Total time of the request (default ${NET_DEFAULT_TIMEOUT_MS}).`).optional(),
+  }),
+  canonical: (i): NetFetchInput => {
+    const tool = 'net.fetch';
+    const out: NetFetchInput = { url: canonicalRequestUrl(tool, i.url), method: i.method, headers: headers(tool, i.headers) };
+    if (Object.keys(out.headers).some((h) => h.toLowerCase() === 'content-type')) throw invalid(tool, 'a GET or HEAD request has no body, so no Content-Type');
+    if (i.maxBytes !== undefined) out.maxBytes = i.maxBytes;
+    if (i.timeoutMs !== undefined) out.timeoutMs = i.timeoutMs;
+    return out;
   },
-  requiredScope: (input) => `net.fetch:${parseNetFetchInput(input).url}`,
+  scope: { base: 'net.fetch', qualifier: (i) => i.url },
   idempotency: 'natural',
-};
+  // A web page is written by whoever controls the site; the URL itself is where a request goes.
+  provenance: { output: 'untrusted', effect: false, egressFields: ['url'] },
+});
 
 /** `net.post`: one POST/PUT/PATCH/DELETE, sent with an Idempotency-Key stable across retries. */
-export const netPostTool: ToolDescriptor = {
+export const netPostTool = defineTool({
   id: 'net.post',
   description:
     'HTTP POST, PUT, PATCH or DELETE to one URL with an optional text body. Sent with an Idempotency-Key header that stays the same if the call is retried. Redirects are not followed. Returns {url, status, headers, location?, body, bytes, truncated}.',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      url: { type: 'string', description: 'Absolute http(s) URL, no user@ part.' },
-      method: { type: 'string', enum: ['POST', 'PUT', 'PATCH', 'DELETE'] },
-      body: { type: 'string', description: 'Request body (UTF-8 text, at most 1 MiB).' },
-      contentType: { type: 'string', description: 'Media type of the body, e.g. application/json.' },
-      headers: HEADERS_SCHEMA,
-    },
-    required: ['url', 'method'],
-    additionalProperties: false,
+  input: z.strictObject({
+    url: urlField(),
+    method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE'], { error: says('"method" must be "POST", "PUT", "PATCH" or "DELETE"', 'use net.fetch for GET and HEAD') }),
+    body: z.string({ error: says('"body" must be a string') }).describe('Request body (UTF-8 text, at most 1 MiB).').optional(),
+    contentType: z.string({ error: says('"contentType" must be a media type, e.g. application/json') }).describe('Media type of the body, e.g. application/json.').optional(),
+    headers: headersField(),
+  }),
+  canonical: (i): NetPostInput => {
+    const tool = 'net.post';
+    const out: NetPostInput = { url: canonicalRequestUrl(tool, i.url), method: i.method, headers: headers(tool, i.headers) };
+    if (Object.keys(out.headers).some((h) => h.toLowerCase() === 'content-type')) throw invalid(tool, 'set the content type with "contentType", not a header');
+    if (i.body !== undefined) {
+      if (utf8Length(i.body) > NET_MAX_BODY_BYTES) throw invalid(tool, `"body" is larger than ${NET_MAX_BODY_BYTES} bytes`);
+      out.body = i.body;
+    }
+    if (i.contentType !== undefined) {
+      if (!CONTENT_TYPE.test(i.contentType)) throw invalid(tool, '"contentType" must be a media type, e.g. application/json');
+      if (out.body === undefined) throw invalid(tool, '"contentType" without a "body"');
+      out.contentType = i.contentType;
+    }
+    return out;
   },
-  requiredScope: (input) => `net.post:${parseNetPostInput(input).url}`,
+  scope: { base: 'net.post', qualifier: (i) => i.url },
   idempotency: 'keyed',
-};
+  confirmFirst: true,
+  provenance: { output: 'untrusted', effect: true, egressFields: ['url'] },
+});
 
-/** The network tools, in the order the model is shown them. */
-export const NET_TOOLS: readonly ToolDescriptor[] = Object.freeze([netFetchTool, netPostTool]);
+export const parseNetFetchInput = netFetchTool.parse;
+export const parseNetPostInput = netPostTool.parse;

@@ -1,7 +1,7 @@
 /**
  * The command-line tools' shared input rules, and `shell.spawn` as the core knows it (pure,
  * workflow-safe). `shell.exec` (core/tool-catalog.ts) and `shell.spawn` validate argv and cwd with
- * the one function here, {@link parseCommandInput}: argv only (no shell), argv[0] a bare command
+ * the fields here ({@link argvField}, {@link cwdField}): argv only (no shell), argv[0] a bare command
  * name (no path, no leading `-`/`.`, no shell metacharacters) so the scope names exactly one PATH
  * entry, no NUL bytes, an absolute lexically normalized cwd. The scope itself is the argv's command
  * scope (shell-argv.ts).
@@ -10,9 +10,10 @@
  * allowlist, "spawn long-lived subprocess"; D5: Trusted ✓ audited, SemiTrusted and Untrusted ⊘),
  * so a grant of `shell.exec:sleep` does not let the agent keep `sleep` running for minutes.
  */
-import { absolutePath, asRecord, invalid, positiveInt } from './tool-input.js';
+import { z } from 'zod';
 import { commandScope } from './shell-argv.js';
-import type { ToolDescriptor } from '../tools.js';
+import { defineTool } from './define-tool.js';
+import { absolutePathField, positiveIntField, says } from './fields.js';
 
 /**
  * A bare command name. Anything with `/` (absolute or relative paths), a leading `-`/`.`
@@ -27,36 +28,26 @@ export interface CommandInput {
 }
 
 /**
- * Validates a command tool's input: `argv` and `cwd` as above, plus the tool's own integer
- * fields (each 1..max). Unknown fields are refused. Throws AivyxError(InvalidScope) naming `tool`.
+ * The argv every command tool takes: literal strings, no NUL bytes, argv[0] a bare command name.
+ * Its refusals are worded once here, for shell.exec and shell.spawn alike.
  */
-export function parseCommandInput<K extends string>(tool: string, input: unknown, limits: Readonly<Record<K, number>>): CommandInput & Partial<Record<K, number>> {
-  const extra = Object.keys(limits) as K[];
-  const rec = asRecord(tool, input, ['argv', 'cwd', ...extra]);
-  const argv = rec.argv;
-  if (!Array.isArray(argv) || argv.length === 0) throw invalid(tool, '"argv" must be a non-empty array of strings', 'pass the command and its arguments as separate strings; there is no shell');
-  for (const [i, arg] of argv.entries()) {
-    if (typeof arg !== 'string') throw invalid(tool, `argv[${i}] must be a string`);
-    if (arg.includes('\0')) throw invalid(tool, `argv[${i}] contains a NUL byte`);
-  }
-  const command = argv[0] as string;
-  if (!COMMAND_NAME.test(command)) {
-    throw invalid(tool, `argv[0] must be a bare command name, got "${command}"`, 'name the program (e.g. "ls"), not a path or a shell expression; it is looked up on the worker\'s PATH');
-  }
-  const out = { argv: [...(argv as string[])] } as CommandInput & Partial<Record<K, number>>;
-  if (rec.cwd !== undefined) out.cwd = absolutePath(tool, 'cwd', rec.cwd);
-  for (const field of extra) {
-    const value = rec[field];
-    if (value !== undefined) (out as Partial<Record<K, number>>)[field] = positiveInt(tool, field, value, limits[field]);
-  }
-  return out;
+export function argvField(example: string) {
+  const notArgv = says('"argv" must be a non-empty array of strings', 'pass the command and its arguments as separate strings; there is no shell');
+  return z
+    .array(z.string({ error: notArgv }), { error: notArgv })
+    .min(1, { error: notArgv })
+    .superRefine((argv, ctx) => {
+      const nul = argv.findIndex((a) => a.includes('\0'));
+      if (nul >= 0) ctx.addIssue({ code: 'custom', message: says(`argv[${nul}] contains a NUL byte`) });
+      else if (!COMMAND_NAME.test(argv[0]!)) {
+        ctx.addIssue({ code: 'custom', message: says(`argv[0] must be a bare command name, got "${argv[0]!}"`, "name the program (e.g. \"ls\"), not a path or a shell expression; it is looked up on the worker's PATH") });
+      }
+    })
+    .describe(`Command name followed by its arguments, e.g. ${example}.`);
 }
 
-/** Validated input of `shell.spawn`. */
-export interface ShellSpawnInput extends CommandInput {
-  /** How long the process may run before it is terminated (ms); default {@link SPAWN_DEFAULT_DURATION_MS}. */
-  maxDurationMs?: number;
-}
+/** The working directory every command tool takes. */
+export const cwdField = () => absolutePathField('cwd', 'Absolute working directory.').optional();
 
 /**
  * Hard limit of one `shell.spawn` (25 minutes): the `runTool` activity's start-to-close timeout is
@@ -67,32 +58,24 @@ export const SPAWN_MAX_DURATION_MS = 25 * 60_000;
 /** Run time of a `shell.spawn` that names none: 5 minutes. */
 export const SPAWN_DEFAULT_DURATION_MS = 5 * 60_000;
 
-/** Validates and normalizes a `shell.spawn` input; throws AivyxError(InvalidScope). */
-export function parseShellSpawnInput(input: unknown): ShellSpawnInput {
-  return parseCommandInput('shell.spawn', input, { maxDurationMs: SPAWN_MAX_DURATION_MS });
-}
-
 /** `shell.spawn`: run one long-lived program (no shell) until it exits, at most once. */
-export const shellSpawnTool: ToolDescriptor = {
+export const shellSpawnTool = defineTool({
   id: 'shell.spawn',
   description:
     'Run a long-lived program with literal arguments (no shell) until it exits or maxDurationMs passes, then return {pid, exitCode, signal, durationMs, stdout, stderr, stdoutBytes, stderrBytes, truncated, timedOut}. Output keeps the head and tail of each stream. Not re-run if interrupted.',
-  inputSchema: {
-    type: 'object',
-    properties: {
-      argv: { type: 'array', items: { type: 'string' }, minItems: 1, description: 'Command name followed by its arguments, e.g. ["npm", "test"].' },
-      cwd: { type: 'string', description: 'Absolute working directory.' },
-      maxDurationMs: { type: 'integer', minimum: 1, maximum: SPAWN_MAX_DURATION_MS, default: SPAWN_DEFAULT_DURATION_MS, description: 'Terminate the process (SIGTERM, then SIGKILL) after this long.' },
-    },
-    required: ['argv'],
-    additionalProperties: false,
-  },
-  requiredScope: (input) => commandScope('shell.spawn', parseShellSpawnInput(input).argv),
+  input: z.strictObject({
+    argv: argvField('["npm", "test"]'),
+    cwd: cwdField(),
+    maxDurationMs: positiveIntField('maxDurationMs', SPAWN_MAX_DURATION_MS, 'Terminate the process (SIGTERM, then SIGKILL) after this long.').optional(),
+  }),
+  scope: { base: 'shell.spawn', of: (i) => commandScope('shell.spawn', i.argv) },
   idempotency: 'at-most-once',
-};
+  // A running process can be stopped: the workflow waits for the activity to report its cancellation.
+  interruptible: true,
+  confirmFirst: true,
+  provenance: { output: 'untrusted', effect: true },
+});
 
-/** The shell.spawn tool list (appended to the catalog). */
-export const SHELL_SPAWN_TOOLS: readonly ToolDescriptor[] = Object.freeze([shellSpawnTool]);
-
-/** Command tools that should be confirm-first by default (add to AIVYX_CONFIRM_FIRST). */
-export const SHELL_CONFIRM_FIRST: readonly string[] = Object.freeze(['shell.exec', 'shell.spawn']);
+/** Validated input of `shell.spawn`. */
+export type ShellSpawnInput = ReturnType<typeof shellSpawnTool.parse>;
+export const parseShellSpawnInput = shellSpawnTool.parse;

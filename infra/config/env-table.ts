@@ -5,6 +5,7 @@
  * checked by test/infra/config.test.ts). A new variable is one entry here.
  */
 import { parseMcpServers } from '../../activities/mcp/mcp-client.js';
+import { DEFAULT_CONFIRM_FIRST } from '../../core/tool-catalog.js';
 import { Scope } from '../../core/capability/scope.js';
 import { TRUST_TIERS } from '../../core/capability/trust-tier.js';
 import { AivyxError } from '../../core/errors.js';
@@ -18,9 +19,10 @@ export const DEFAULT_AGENT_CAPABILITIES = ['fs.read', 'fs.write', 'fs.metadata',
 
 /**
  * Tools that are confirm-first while `AIVYX_CONFIRM_DESTRUCTIVE` is on (the default): effects that
- * cannot be taken back — deleting, committing, running commands, posting, messaging others.
+ * cannot be taken back — deleting, committing, running commands, posting, messaging others. Each
+ * tool's definition says whether it is one (`confirmFirst`); the list derives from the catalog.
  */
-export const DEFAULT_CONFIRM_FIRST = ['fs.delete', 'git.commit', 'shell.exec', 'shell.spawn', 'net.post', 'channel.send'];
+export { DEFAULT_CONFIRM_FIRST };
 
 const LLM_FORMS = ['scripted:', 'openai:', 'anthropic:', 'ollama:'];
 

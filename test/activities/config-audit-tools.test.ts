@@ -5,7 +5,10 @@ import { createConfigTools, createMemoryConfigStore } from '../../activities/too
 import type { ToolRunContext } from '../../activities/tools/tool-implementation.js';
 import { CapabilitySet, effectiveCapabilities, tierCeiling } from '../../core/capability/index.js';
 import { AivyxError } from '../../core/errors.js';
-import { AUDIT_TOOLS, CONFIG_TOOLS, auditReadTool, configReadTool, configWriteTool } from '../../core/tools/config-tools.js';
+import { auditReadTool, configReadTool, configWriteTool } from '../../core/tools/config-tools.js';
+
+const CONFIG_TOOLS = [configReadTool, configWriteTool];
+const AUDIT_TOOLS = [auditReadTool];
 import { aivyxFailure } from '../support/aivyx-failure.js';
 
 const ctx: ToolRunContext = { signal: new AbortController().signal, heartbeat: () => undefined, idemKey: 'k', turnId: 't', held: [], recordMemoryAccess: async () => undefined };

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFsDeleteTool, createFsMetadataTool } from '../../activities/tools/index.js';
 import { CapabilitySet, Scope } from '../../core/capability/index.js';
-import { FS_EXTRA_TOOLS, parseFsDeleteInput } from '../../core/tools/fs-extra-tools.js';
+import { fsDeleteTool } from '../../core/tools/fs-delete.js';
+import { fsMetadataTool } from '../../core/tools/fs-metadata.js';
+import type { ToolDescriptor } from '../../core/tools.js';
+
+const FS_EXTRA_TOOLS: ToolDescriptor[] = [fsDeleteTool, fsMetadataTool];
+import { parseFsDeleteInput } from '../../core/tools/fs-delete.js';
 import { toolContext } from '../support/tool-context.js';
 import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
 

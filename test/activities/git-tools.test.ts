@@ -8,7 +8,9 @@ import { createGitTools } from '../../activities/tools/git-tools.js';
 import { createMemoryIntentStore } from '../../activities/tools/intent-store.js';
 import { CapabilitySet } from '../../core/capability/index.js';
 import { AivyxError } from '../../core/errors.js';
-import { GIT_TOOLS, gitCommitTool, gitDiffTool, gitStatusTool } from '../../core/tools/git-tools.js';
+import { gitCommitTool, gitDiffTool, gitStatusTool } from '../../core/tools/git-tools.js';
+
+const GIT_TOOLS = [gitStatusTool, gitDiffTool, gitCommitTool];
 import { toolContext } from '../support/tool-context.js';
 
 /** The turn's grants the tools re-check what they opened against (runTool hands them the effective set). */

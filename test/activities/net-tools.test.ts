@@ -7,7 +7,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blockedAddressReason, createNetFetchTool, createNetPostTool, idempotencyKeyFor, type HostResolver, type NetResponseOutput, type ToolRunContext } from '../../activities/tools/index.js';
 import { CapabilitySet } from '../../core/capability/index.js';
-import { NET_TOOLS, netFetchTool, netPostTool } from '../../core/tools/net-tools.js';
+import { netFetchTool, netPostTool } from '../../core/tools/net-tools.js';
+import type { ToolDescriptor } from '../../core/tools.js';
+
+const NET_TOOLS: ToolDescriptor[] = [netFetchTool, netPostTool];
 import { toolContext } from '../support/tool-context.js';
 import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
 
@@ -94,7 +97,7 @@ describe('descriptors', () => {
   });
 
   it('refuse bad methods, headers and bodies at parse', () => {
-    const bad: Array<[typeof netFetchTool, unknown]> = [
+    const bad: Array<[ToolDescriptor, unknown]> = [
       [netFetchTool, { url: 'https://a.example/', method: 'POST' }],
       [netFetchTool, { url: 'https://a.example/', headers: { Host: 'evil.example' } }],
       [netFetchTool, { url: 'https://a.example/', headers: { 'X-A': 'a\r\nX-Injected: 1' } }],

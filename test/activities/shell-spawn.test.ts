@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMemoryIntentStore, createShellSpawnTool, headTailBuffer, type ShellSpawnOutput, type ShellSpawnProgress } from '../../activities/tools/index.js';
-import { parseShellExecInput } from '../../core/tool-catalog.js';
+import { parseShellExecInput } from '../../core/tools/shell-exec.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_MAX_DURATION_MS } from '../../core/tools/shell-spawn.js';
 import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
 import { toolContext } from '../support/tool-context.js';

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { CapabilitySet, KNOWN_SCOPE_BASES, Scope, TRUST_TIERS, effectiveCapabilities, qualifierKindOf, tierCeiling } from '../../core/capability/index.js';
 import { NO_TIER_BY_DEFAULT } from '../../core/capability/trust-tier.js';
 import { AivyxError } from '../../core/errors.js';
-import { MCP_TOOLS, mcpCallTool, mcpCeiling, parseMcpTierGrants } from '../../core/tools/mcp-tools.js';
+import { mcpCallTool, mcpCeiling, parseMcpTierGrants } from '../../core/tools/mcp-tools.js';
+import { TOOL_CATALOG } from '../../core/tool-catalog.js';
 
 const call = (tool: string) => mcpCallTool.requiredScope({ server: 'echo', tool, arguments: {} });
 
@@ -12,7 +13,7 @@ describe('mcp.call scope', () => {
     expect(KNOWN_SCOPE_BASES).toContain('mcp.call');
     expect(qualifierKindOf('mcp.call')).toBe('glob');
     expect(Scope.parse('mcp.call:echo/*').toString()).toBe('mcp.call:echo/*');
-    expect(MCP_TOOLS).toEqual([mcpCallTool]);
+    expect(TOOL_CATALOG.filter((t) => t.scopeBase === 'mcp.call')).toEqual([mcpCallTool]);
   });
 
   it('is derived from server and tool, which can never be globs or contain "/"', () => {

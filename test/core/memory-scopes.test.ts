@@ -1,7 +1,10 @@
 /** Memory tool scopes: the forms each input asks for, and what each trust tier's ceiling lets through. */
 import { describe, expect, it } from 'vitest';
 import { CapabilitySet, effectiveCapabilities, type TrustTier } from '../../core/capability/index.js';
-import { findTool, memoryForgetTool, memoryRecallTool, memoryWriteTool, parseMemoryRecallInput } from '../../core/tool-catalog.js';
+import { findTool } from '../../core/tool-catalog.js';
+import { memoryForgetTool } from '../../core/tools/memory-forget.js';
+import { memoryRecallTool, parseMemoryRecallInput } from '../../core/tools/memory-recall.js';
+import { memoryWriteTool } from '../../core/tools/memory-write.js';
 import { errorKindOf } from '../support/aivyx-failure.js';
 
 const agent = CapabilitySet.from(['memory.read', 'memory.write', 'memory.forget']);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CapabilitySet } from '../../core/capability/index.js';
-import { shellExecTool } from '../../core/tool-catalog.js';
+import { shellExecTool } from '../../core/tools/shell-exec.js';
 import { argvExecutionRisk, argvScopeQualifier, commandScope } from '../../core/tools/shell-argv.js';
 import { shellSpawnTool } from '../../core/tools/shell-spawn.js';
 

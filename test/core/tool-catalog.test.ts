@@ -1,7 +1,10 @@
 /** The starter tool descriptors: scopes per input, and malformed inputs refused before anything runs. */
 import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
-import { findTool, fsReadTool, fsWriteTool, shellExecTool, TOOL_CATALOG, toolSpecs } from '../../core/tool-catalog.js';
+import { findTool, TOOL_CATALOG, toolSpecs } from '../../core/tool-catalog.js';
+import { fsReadTool } from '../../core/tools/fs-read.js';
+import { fsWriteTool } from '../../core/tools/fs-write.js';
+import { shellExecTool } from '../../core/tools/shell-exec.js';
 import { errorKindOf } from '../support/aivyx-failure.js';
 
 

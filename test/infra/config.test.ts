@@ -30,7 +30,7 @@ describe('loadConfig', () => {
     const c = loadConfig({}, projectRoot);
     expect(c).toMatchObject({ namespace: 'default', taskQueue: 'aivyx', temporalPort: 7233, uiPort: 8233, restPort: 8787, turnBudgetMs: 300_000, mcpServers: [], mcpTiers: {} });
     expect(c.capabilities).toContain('fs.read');
-    expect(c.confirmFirst).toEqual(['fs.delete', 'git.commit', 'shell.exec', 'shell.spawn', 'net.post', 'channel.send']);
+    expect([...c.confirmFirst].sort()).toEqual(['channel.send', 'fs.delete', 'git.commit', 'net.post', 'shell.exec', 'shell.spawn']);
   });
 
   it('takes what is set: lists (an empty one too), ports, on/off', () => {

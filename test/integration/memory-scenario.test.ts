@@ -9,7 +9,7 @@ import type { LlmStepRequest } from '../../core/llm.js';
 import { textContent } from '../../core/message.js';
 import { createMemoryStore, type MemoryStore } from '../../infra/memory-store.js';
 import type { AuditEvent } from '../../core/audit-events.js';
-import { parseMemoryWriteInput } from '../../core/tool-catalog.js';
+import { parseMemoryWriteInput } from '../../core/tools/memory-write.js';
 import { SealedStorage } from '../../infra/storage/index.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';
 

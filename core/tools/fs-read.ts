@@ -1,0 +1,21 @@
+/** `fs.read`: read a UTF-8 text file (up to a byte cap). */
+import { z } from 'zod';
+import { defineTool } from './define-tool.js';
+import { absolutePathField, positiveIntField } from './fields.js';
+
+export const fsReadTool = defineTool({
+  id: 'fs.read',
+  description: 'Read a UTF-8 text file. Returns {path, content, bytes, truncated}; content is cut at maxBytes (default and ceiling 1 MiB).',
+  input: z.strictObject({
+    path: absolutePathField('path', 'Absolute path of the file.'),
+    maxBytes: positiveIntField('maxBytes', Number.MAX_SAFE_INTEGER, 'Read at most this many bytes.').optional(),
+  }),
+  scope: { base: 'fs.read', qualifier: (i) => i.path },
+  idempotency: 'natural',
+  // Inside the trusted roots a file is the owner's; elsewhere anyone may have written it: the run labels it.
+  provenance: { output: 'depends', effect: false },
+});
+
+/** Validated input of `fs.read`; `path` is already lexically normalized. */
+export type FsReadInput = ReturnType<typeof fsReadTool.parse>;
+export const parseFsReadInput = fsReadTool.parse;
