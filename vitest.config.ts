@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Fixtures are code for a copy of the repository (test/contributing), not tests of this one.
+    exclude: ['test/fixtures/**', 'node_modules/**'],
     fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,

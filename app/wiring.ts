@@ -88,5 +88,6 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
     createShellSpawnTool({ intents, ...confined }),
     // Without a registry no channel can send: every call fails with "no channel named ...".
     createChannelSendTool({ sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()) }),
+    // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];
 }

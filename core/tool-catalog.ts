@@ -43,6 +43,7 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   mcpCallTool,
   shellSpawnTool,
   channelSendTool,
+  // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
 ] as ToolDefinition[]);
 
 /** Tools whose running call the workflow may interrupt (it waits for the cancellation to complete). */
