@@ -30,6 +30,8 @@ import { createOutbox, type OutboxResult } from '../../infra/outbox.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import type { MissionGateway } from '../mission-gateway.js';
 import type { TurnGateway } from '../turn-gateway.js';
+import { checkApprovalToken } from '../kit/approve-by-token.js';
+import { createBackoff } from '../kit/backoff.js';
 import { asksForDecision, emailOutcomeText, gateBody, gateSubject } from './render.js';
 import { angle, bareMessageId, emailMessageId, emailSessionId, outboundMessageId, parseDecision, referenceList, replySubject, stripQuotedText, threadRoot } from './threading.js';
 import { validateEmailAllowlist, verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js';
@@ -283,13 +285,13 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
       return 'refused';
     };
     if (!tokens || !opts.missions) return refuse('there is nothing to approve by mail here.');
-    const check = await tokens.check(token);
-    if (!check.ok) return refuse(`${check.reason}.`);
-    const { grant } = check;
-    if (grant.channel !== EMAIL_CHANNEL_NAME) return refuse('this approval request was not sent by email.');
-    if (grant.identity.toLowerCase() !== verdict.from) return refuse(`this approval request was sent to another address; a reply from ${to} cannot decide it.`);
+    const check = await checkApprovalToken(tokens, token, EMAIL_CHANNEL_NAME, verdict.from!);
+    if (!check.ok && check.why === 'invalid') return refuse(`${check.reason}.`);
+    if (!check.ok && check.why === 'other-channel') return refuse('this approval request was not sent by email.');
+    if (!check.ok && check.why === 'someone-else') return refuse(`this approval request was sent to another address; a reply from ${to} cannot decide it.`);
     if (verdict.tier !== 'SemiTrusted') return refuse(`your mail could not be verified (${verdict.reasons.join('; ')}).`);
-    if (check.used) return refuse(`this request was already answered (${check.used.decision}); only the first reply counts.`);
+    if (!check.ok) return refuse(`${check.reason}; only the first reply counts.`);
+    const grant = check;
     const closed = await store.getJson<{ closed: string }>(`email/gate-state/${short(grant.gateId)}`);
     if (closed) return refuse(`gate ${grant.gateId} is closed (${closed.closed}).`);
     const decision = parseDecision(parsed.text ?? '');
@@ -298,7 +300,7 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
       return 'refused';
     }
     try {
-      await opts.missions.decideAs(decision.kind, grant.gateId, { identity: verdict.from, channel: EMAIL_CHANNEL_NAME, trustTier: verdict.tier }, decision.kind === 'deny' ? decision.reason : undefined);
+      await opts.missions.decideAs(decision.kind, grant.gateId, { identity: to, channel: EMAIL_CHANNEL_NAME, trustTier: verdict.tier }, decision.kind === 'deny' ? decision.reason : undefined);
     } catch (err) {
       const message = err instanceof AivyxError ? err.message : (err as Error).message;
       return refuse(`${message}.`);
@@ -379,7 +381,6 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
   let client: ImapFlow | undefined;
   let isConnected = false;
   let sessionCount = 0;
-  let wakeSleep: (() => void) | undefined;
 
   async function loadState(uidValidity: string, uidNext: number): Promise<ImapState> {
     const s = await store.getJson<ImapState>(stateKey);
@@ -440,10 +441,9 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
     isConnected = false;
   }
 
+  const backoff = createBackoff(opts.reconnect?.initialMs ?? 500, opts.reconnect?.maxMs ?? 60_000);
+
   async function run(): Promise<void> {
-    const initial = opts.reconnect?.initialMs ?? 500;
-    const max = opts.reconnect?.maxMs ?? 60_000;
-    let backoff = initial;
     while (!stopped) {
       const c = new ImapFlow({
         host: opts.imap.host,
@@ -462,7 +462,7 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
       client = c;
       try {
         await c.connect();
-        backoff = initial;
+        backoff.reset();
         await session(c);
       } catch (err) {
         if (!stopped) log(`IMAP session: ${(err as Error).message}`);
@@ -471,16 +471,8 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
         c.close();
       }
       if (stopped) return;
-      log(`IMAP connection closed; reconnecting in ${backoff} ms`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, backoff);
-        wakeSleep = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      wakeSleep = undefined;
-      backoff = Math.min(backoff * 2, max);
+      log(`IMAP connection closed; reconnecting in ${backoff.next} ms`);
+      await backoff.wait();
     }
   }
 
@@ -491,7 +483,7 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
     sessions: () => sessionCount,
     async stop() {
       stopped = true;
-      wakeSleep?.();
+      backoff.wake();
       try {
         await client?.logout();
       } catch {

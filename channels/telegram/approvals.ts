@@ -13,9 +13,11 @@ import { inputDigest } from '../../core/tools/describe-call.js';
 import type { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import type { MissionGateway } from '../mission-gateway.js';
+import { checkApprovalToken } from '../kit/approve-by-token.js';
 import { TELEGRAM_MAX_TEXT } from './render.js';
 import { openGatesKey, type OpenGates } from './state.js';
-import type { TelegramTier } from './trust.js';
+import type { Context } from 'grammy';
+import { resolveTelegramTier, type TelegramTier, type TelegramTrustPolicy } from './trust.js';
 
 /** What the channel needs of the mission gateway (a `MissionGateway` satisfies it). */
 export type TelegramMissionPort = Pick<MissionGateway, 'decideAs' | 'show'>;
@@ -126,11 +128,11 @@ export async function decideGate(missions: TelegramMissionPort, kind: GateDecisi
 
 /** Why a button press is refused before any decision is sent, or the grant it carries. */
 export async function checkPress(tokens: GateTokens, token: string, presserId: number): Promise<{ ok: true; gateId: string } | { ok: false; line: string }> {
-  const check = await tokens.check(token);
-  if (!check.ok) return { ok: false, line: `Refused: ${check.reason}.` };
-  if (check.grant.channel !== 'telegram' || check.grant.identity !== String(presserId)) return { ok: false, line: 'Refused: this approval is for someone else.' };
-  if (check.used) return { ok: false, line: `Already decided (${check.used.decision} at ${utc(check.used.at)}).` };
-  return { ok: true, gateId: check.grant.gateId };
+  const v = await checkApprovalToken(tokens, token, 'telegram', String(presserId));
+  if (v.ok) return { ok: true, gateId: v.gateId };
+  if (v.why === 'invalid') return { ok: false, line: `Refused: ${v.reason}.` };
+  if (v.why === 'used' && v.used) return { ok: false, line: `Already decided (${v.used.decision} at ${utc(v.used.at)}).` };
+  return { ok: false, line: 'Refused: this approval is for someone else.' };
 }
 
 /**
@@ -150,4 +152,15 @@ export async function openGatesFor(store: DomainHandle, missions: TelegramMissio
     }
   }
   return lines;
+}
+
+/** The presser/sender as a decider: id and tier from the update, never from text or token. */
+/** The chat a decision is made in (from the update). */
+export type DeciderChat = { id: number; type: 'private' | 'group' | 'supergroup' | 'channel' } | undefined;
+
+export function deciderOf(ctx: Context, chat: DeciderChat, policy: TelegramTrustPolicy): TelegramDecider | undefined {
+  const from = ctx.from;
+  if (!from) return undefined;
+  const trustTier: TelegramTier = chat ? resolveTelegramTier({ chatId: chat.id, chatType: chat.type, senderId: from.id }, policy) : 'Untrusted';
+  return { userId: from.id, name: from.username ? `${from.first_name} (@${from.username})` : from.first_name, trustTier };
 }

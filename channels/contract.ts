@@ -1,0 +1,63 @@
+/**
+ * The contract every chat channel keeps (Telegram, e-mail, and the next one). A channel is a folder
+ * under channels/ and one line in channels/registry.ts; the stack starts every configured registry
+ * entry through this contract and never knows a channel by name.
+ *
+ * What a channel may do is exactly what its context hands it: submit inbound messages as turns (the
+ * turn gateway attests their facts), decide gates for a verified person (the mission gateway signs the
+ * decision), register its deliverer (final replies and gate notices from the worker), keep durable state
+ * (sealed `channel_state`), and issue/check single-use approval tokens. The tier of a message is the
+ * channel's to resolve, from what the platform verified (a Telegram user id, DKIM/SPF) — never from text.
+ */
+import type { ChannelDeliverer, DeliveryRegistry } from '../activities/delivery-activities.js';
+import type { GateTokens } from '../infra/gate-tokens.js';
+import type { DomainHandle } from '../infra/storage/index.js';
+import type { MissionGateway } from './mission-gateway.js';
+import type { TurnGateway } from './turn-gateway.js';
+
+/** The capabilities a channel gets when it starts. */
+export interface ChannelContext {
+  /** Inbound submission: a message with its channel facts becomes an attested turn. */
+  gateway: TurnGateway;
+  /** Approvals: gate decisions for a person the channel verified. */
+  missions: MissionGateway;
+  /** Outbound: the channel registers its deliverer under its name. */
+  deliveries: DeliveryRegistry;
+  /** Durable, sealed state of every channel (keys prefixed by the channel). */
+  storage: DomainHandle;
+  /** MACed single-use approval tokens over `storage`. */
+  gateTokens: GateTokens;
+  log: (line: string) => void;
+}
+
+/** Where a channel reads its configuration: the environment and the sealed secrets. */
+export interface ChannelSettingsSource {
+  env: NodeJS.ProcessEnv;
+  secret: (name: string) => Promise<string | undefined>;
+}
+
+/** A started channel. */
+export interface RunningChannel {
+  /** Its outbound side (also registered in the context's `deliveries`). */
+  deliverer?: ChannelDeliverer;
+  /** One line for the startup log: how it listens. */
+  describe: string;
+  /** Stops receiving; turns keep running in Temporal, and their replies wait for the next start. */
+  stop(): Promise<void>;
+}
+
+/** A chat channel: how it reads its configuration, and how it starts. */
+export interface ChatChannel<C = unknown> {
+  /** Instance name: in turn and session ids, the delivery registry and audit entries. */
+  name: string;
+  /** Shown in health and errors: "the Telegram channel". */
+  label: string;
+  /** Its configuration, or undefined when it is not configured (it then stays off). Bad settings throw Config. */
+  configure(source: ChannelSettingsSource): Promise<C | undefined>;
+  start(config: C, ctx: ChannelContext): Promise<RunningChannel>;
+}
+
+/** Declares a channel (keeps its config type inside its own folder). */
+export function defineChannel<C>(channel: ChatChannel<C>): ChatChannel {
+  return channel as ChatChannel;
+}
