@@ -18,8 +18,7 @@ import { streamMissionNotifier } from '../activities/mission-activities.js';
 import { createConfirmations } from './confirmations.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
-import { emailConfigFromEnv, emailOptionsFromConfig, emailSettingsFromEnv, startEmailChannel } from '../channels/email/index.js';
-import { startTelegramChannel, telegramConfigFromEnv, telegramSettingsFromEnv } from '../channels/telegram/index.js';
+import { CHANNELS } from '../channels/registry.js';
 import { AivyxError } from '../core/errors.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from '../infra/attestation.js';
@@ -117,8 +116,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const { config } = opts;
   const log = opts.log ?? (() => undefined);
   // The channels' own settings are checked before anything opens (the secrets they name are read later).
-  telegramSettingsFromEnv(opts.env);
-  emailSettingsFromEnv(opts.env);
+  for (const channel of CHANNELS) channel.check?.(opts.env);
   mkdirSync(config.home, { recursive: true, mode: 0o700 });
   mkdirSync(workspaceDir(config.home), { recursive: true, mode: 0o700 });
   const lock = lockHome(config.home, opts.role ?? 'up');
@@ -260,21 +258,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const channelState = storage.domain('channel_state');
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
     const channels = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
-    // Telegram (SemiTrusted for allowlisted DMs) when a bot token secret is configured.
-    const telegram = await telegramConfigFromEnv(opts.env, (name) => getSecret(storage, name));
-    if (telegram) {
-      const tg = await startTelegramChannel({ ...telegram, ...channels });
-      cleanups.push(() => tg.stop());
-      health.register('channel:telegram', { label: 'the Telegram channel', kind: 'Channel', hint: 'see the log above' });
-      log(`telegram: ${telegram.mode === 'polling' ? 'long polling' : `webhook on ${tg.webhookUrl ?? '?'}`}`);
-    }
-    // Email (SemiTrusted for DKIM/SPF-verified, allowlisted senders) when AIVYX_EMAIL_ADDRESS is set (docs/EMAIL.md).
-    const email = await emailConfigFromEnv(opts.env, (name) => getSecret(storage, name));
-    if (email) {
-      const mail = await startEmailChannel({ ...emailOptionsFromConfig(email), ...channels });
-      cleanups.push(() => mail.stop());
-      health.register('channel:email', { label: 'the email channel', kind: 'Channel', hint: 'see the log above' });
-      log(`email: ${email.address} (IMAP ${email.imap.host}:${email.imap.port}, SMTP ${email.smtp.host}:${email.smtp.port})`);
+    // Every chat channel the registry knows that is configured (Telegram: a bot token secret; email: AIVYX_EMAIL_ADDRESS).
+    for (const channel of CHANNELS) {
+      const settings = await channel.configure({ env: opts.env, secret: (name) => getSecret(storage, name) });
+      if (settings === undefined) continue;
+      const running = await channel.start(settings, channels);
+      cleanups.push(() => running.stop());
+      health.register(`channel:${channel.name}`, { label: channel.label, kind: 'Channel', hint: 'see the log above' });
+      log(running.describe);
     }
     const token = restToken(config.home);
     const restServer = await startRestServer({

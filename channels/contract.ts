@@ -52,6 +52,8 @@ export interface ChatChannel<C = unknown> {
   name: string;
   /** Shown in health and errors: "the Telegram channel". */
   label: string;
+  /** Checks its settings in the environment before anything starts (bad settings throw Config); secrets come later. */
+  check?(env: NodeJS.ProcessEnv): void;
   /** Its configuration, or undefined when it is not configured (it then stays off). Bad settings throw Config. */
   configure(source: ChannelSettingsSource): Promise<C | undefined>;
   start(config: C, ctx: ChannelContext): Promise<RunningChannel>;

@@ -1,0 +1,15 @@
+/** E-mail through the channel contract: configured when AIVYX_EMAIL_ADDRESS is set (docs/EMAIL.md). */
+import { defineChannel } from '../contract.js';
+import { emailConfigFromEnv, emailOptionsFromConfig, emailSettingsFromEnv, type EmailConfig } from './config.js';
+import { startEmailChannel, EMAIL_CHANNEL_NAME } from './email-channel.js';
+
+export const emailChannel = defineChannel<EmailConfig>({
+  name: EMAIL_CHANNEL_NAME,
+  label: 'the email channel',
+  check: (env) => void emailSettingsFromEnv(env),
+  configure: ({ env, secret }) => emailConfigFromEnv(env, secret),
+  async start(config, ctx) {
+    const mail = await startEmailChannel({ ...emailOptionsFromConfig(config), ...ctx, log: (line) => ctx.log(`[email] ${line}`) });
+    return { deliverer: mail.deliverer, describe: `email: ${config.address} (IMAP ${config.imap.host}:${config.imap.port}, SMTP ${config.smtp.host}:${config.smtp.port})`, stop: () => mail.stop() };
+  },
+});
