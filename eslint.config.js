@@ -30,7 +30,7 @@ function fence(layer) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.venv/**', '.aivyx/**', 'dist/**', 'eslint.config.js', 'app/bin.js', 'test/fixtures/lint/**', 'test/fixtures/add-a-tool/**'] },
+  { ignores: ['node_modules/**', '.venv/**', '.aivyx/**', 'dist/**', 'eslint.config.js', 'app/bin.js', 'test/fixtures/lint/**', 'test/fixtures/add-a-tool/**', 'test/fixtures/add-a-channel/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,8 +4,8 @@ import type { TrustTier } from './capability/index.js';
 import type { Message } from './message.js';
 import type { TurnOutcome } from './outcomes.js';
 
-/** Platforms a channel can run on (seed D3 `ChannelPlatform`). */
-export type ChannelPlatform = 'Local' | 'Rest' | 'Telegram' | 'Email' | 'Discord' | 'Slack' | 'Matrix';
+/** Platforms a channel can run on (seed D3 `ChannelPlatform`; `Custom` for a channel the seed does not name). */
+export type ChannelPlatform = 'Local' | 'Rest' | 'Telegram' | 'Email' | 'Discord' | 'Slack' | 'Matrix' | 'Custom';
 
 /** Facts about the inbound channel, attested by the adapter that received the message. */
 export interface ChannelFacts {

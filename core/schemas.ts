@@ -36,7 +36,7 @@ export const messageSchema = z.strictObject({
 /** Channel facts (the tier is checked by `channelTrustTier`, which names a bad value). */
 export const channelFactsSchema = z.strictObject({
   name: z.string().min(1).max(64),
-  platform: z.enum(['Local', 'Rest', 'Telegram', 'Email', 'Discord', 'Slack', 'Matrix']),
+  platform: z.enum(['Local', 'Rest', 'Telegram', 'Email', 'Discord', 'Slack', 'Matrix', 'Custom']),
   trustTier: z.string().min(1).max(32),
   sessionId: id,
   sender: z.string().max(1024),
