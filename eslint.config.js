@@ -9,9 +9,18 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 export const LAYERS = ['core', 'machines', 'workflows', 'activities', 'infra', 'channels', 'app'];
 
 const nodeAndIo = [
-  { group: ['node:*', 'fs', 'fs/*', 'path', 'os', 'child_process', 'crypto', 'net', 'http', 'https', 'worker_threads', 'stream'], message: 'The workflow-safe zone imports no Node built-ins.' },
-  { group: ['pg', 'kysely', 'kysely-*', '@electric-sql/*', 'grammy', 'imapflow', 'nodemailer', 'hono', '@hono/*'], message: 'No I/O libraries in the workflow-safe zone.' },
-  { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'], message: 'Workflows may only use @temporalio/workflow and @temporalio/common.' },
+  {
+    group: ['node:*', 'fs', 'fs/*', 'path', 'os', 'child_process', 'crypto', 'net', 'http', 'https', 'worker_threads', 'stream'],
+    message: 'The workflow-safe zone imports no Node built-ins.',
+  },
+  {
+    group: ['pg', 'kysely', 'kysely-*', '@electric-sql/*', 'grammy', 'imapflow', 'nodemailer', 'hono', '@hono/*'],
+    message: 'No I/O libraries in the workflow-safe zone.',
+  },
+  {
+    group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'],
+    message: 'Workflows may only use @temporalio/workflow and @temporalio/common.',
+  },
 ];
 const ZONE = new Set(['core', 'machines', 'workflows']);
 
@@ -30,7 +39,19 @@ function fence(layer) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.venv/**', '.aivyx/**', 'dist/**', 'eslint.config.js', 'app/bin.js', 'test/fixtures/lint/**', 'test/fixtures/add-a-tool/**', 'test/fixtures/add-a-channel/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.venv/**',
+      '.aivyx/**',
+      'dist/**',
+      'eslint.config.js',
+      'app/bin.js',
+      'test/fixtures/lint/**',
+      'test/fixtures/add-a-tool/**',
+      'test/fixtures/add-a-channel/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

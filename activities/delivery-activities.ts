@@ -61,7 +61,11 @@ export function createDeliveryActivities(registry: DeliveryRegistry) {
       const deliverer = registry.get(reply.channel.name)?.deliverReply;
       if (!deliverer) {
         // Retryable: the channel may be starting on this worker; the workflow's retry policy bounds it.
-        throw toApplicationFailure(new AivyxError('Channel', `no deliverer for channel "${reply.channel.name}" on this worker`, { hint: 'start the channel on the worker that runs turns' }));
+        throw toApplicationFailure(
+          new AivyxError('Channel', `no deliverer for channel "${reply.channel.name}" on this worker`, {
+            hint: 'start the channel on the worker that runs turns',
+          }),
+        );
       }
       await deliverer(reply, activityKey());
     },

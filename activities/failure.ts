@@ -19,6 +19,14 @@ export function toApplicationFailure(err: unknown): ApplicationFailure {
   // An error may say for itself that retrying cannot help, or when to retry (a provider's retry-after).
   const nonRetryable = NON_RETRYABLE.has(data.kind) || data.detail?.retryable === false;
   const retryAfterMs = data.detail?.retryAfterMs;
-  const nextRetryDelay = !nonRetryable && typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
-  return ApplicationFailure.create({ type: data.kind, message: data.message, nonRetryable, details: [data], cause: err instanceof Error ? err : undefined, ...(nextRetryDelay === undefined ? {} : { nextRetryDelay }) });
+  const nextRetryDelay =
+    !nonRetryable && typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
+  return ApplicationFailure.create({
+    type: data.kind,
+    message: data.message,
+    nonRetryable,
+    details: [data],
+    cause: err instanceof Error ? err : undefined,
+    ...(nextRetryDelay === undefined ? {} : { nextRetryDelay }),
+  });
 }

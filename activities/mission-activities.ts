@@ -87,7 +87,10 @@ export type Verdict = { ok: true } | { ok: false; reason: string };
 export function streamMissionNotifier(publish: (key: string, event: ChannelEvent) => void): MissionNotifier {
   return {
     async notify(notice) {
-      publish(notice.missionId, { type: 'status', text: `[gate ${notice.gateId}] ${notice.kind}: ${notice.text} → ${notice.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}` });
+      publish(notice.missionId, {
+        type: 'status',
+        text: `[gate ${notice.gateId}] ${notice.kind}: ${notice.text} → ${notice.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`,
+      });
     },
   };
 }
@@ -119,7 +122,11 @@ export function createMissionActivities(deps: MissionActivityDeps) {
     const { workflowId, runId } = currentExecution();
     const held = await deps.claims.read<MissionAuthority>('mission', workflowId);
     if (def.missionId !== workflowId || !held || held.runId !== runId || held.data.definitionHash !== inputHash(def)) {
-      throw toApplicationFailure(new AivyxError('CapabilityDenied', `mission ${workflowId}: this run holds no verified definition`, { hint: 'a mission runs only what openMission verified' }));
+      throw toApplicationFailure(
+        new AivyxError('CapabilityDenied', `mission ${workflowId}: this run holds no verified definition`, {
+          hint: 'a mission runs only what openMission verified',
+        }),
+      );
     }
     return held.data;
   }
@@ -137,7 +144,8 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         await audit({ type: 'MissionRejected', turnId: workflowId, missionId: workflowId, reason });
         return { ok: false, reason };
       };
-      if (def.missionId !== workflowId) return reject(`the definition is for mission "${def.missionId}" but was started as workflow "${workflowId}" (a copied definition)`);
+      if (def.missionId !== workflowId)
+        return reject(`the definition is for mission "${def.missionId}" but was started as workflow "${workflowId}" (a copied definition)`);
       const verdict = deps.proofs.check('mission', workflowId, def, proof);
       if (!verdict.ok) return reject(`definition: ${verdict.reason}`);
       let tier;
@@ -153,13 +161,30 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         const body: MissionContinuationBody = { fromRunId: from, definitionHash, carriedHash: inputHash(carried ?? null) };
         const hand = deps.proofs.check('mission-continue', workflowId, body, continuation);
         if (!hand.ok) return reject(`continuation: ${hand.reason}`);
-        if (!(await deps.claims.move('mission', workflowId, { workflowId, runId: from }, runId))) return reject(`run ${from} it continues does not hold the mission`);
+        if (!(await deps.claims.move('mission', workflowId, { workflowId, runId: from }, runId)))
+          return reject(`run ${from} it continues does not hold the mission`);
         return { ok: true };
       }
-      const claim = await deps.claims.claim<MissionAuthority>({ kind: 'mission', subject: workflowId, workflowId, runId, data: { definitionHash } });
-      if (claim.status === 'taken') return reject(`this definition was already used by run ${claim.by.runId} (a replayed mission runs nothing)`);
+      const claim = await deps.claims.claim<MissionAuthority>({
+        kind: 'mission',
+        subject: workflowId,
+        workflowId,
+        runId,
+        data: { definitionHash },
+      });
+      if (claim.status === 'taken')
+        return reject(`this definition was already used by run ${claim.by.runId} (a replayed mission runs nothing)`);
       if (claim.data.definitionHash !== definitionHash) return reject('another definition holds this mission id');
-      await audit({ type: 'MissionStarted', turnId: workflowId, missionId: workflowId, goalHash: textHash(def.goal), stepCount: def.steps.length, trustTier: tier, channelName: def.channel.name, capabilities: def.capabilities });
+      await audit({
+        type: 'MissionStarted',
+        turnId: workflowId,
+        missionId: workflowId,
+        goalHash: textHash(def.goal),
+        stepCount: def.steps.length,
+        trustTier: tier,
+        channelName: def.channel.name,
+        capabilities: def.capabilities,
+      });
       return { ok: true };
     },
 
@@ -167,7 +192,11 @@ export function createMissionActivities(deps: MissionActivityDeps) {
     async attestContinuation(input: { definition: MissionDefinition; carried: unknown }) {
       const { workflowId, runId } = currentExecution();
       const held = await heldMission(input.definition);
-      const body: MissionContinuationBody = { fromRunId: runId, definitionHash: held.definitionHash, carriedHash: inputHash(input.carried ?? null) };
+      const body: MissionContinuationBody = {
+        fromRunId: runId,
+        definitionHash: held.definitionHash,
+        carriedHash: inputHash(input.carried ?? null),
+      };
       return deps.proofs.seal('mission-continue', workflowId, body);
     },
 
@@ -179,14 +208,23 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       const def = input.definition;
       await heldMission(def);
       const step = def.steps[input.step];
-      if (!step || !Number.isInteger(input.attempt) || input.attempt < 1) throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no step ${input.step}`));
+      if (!step || !Number.isInteger(input.attempt) || input.attempt < 1)
+        throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no step ${input.step}`));
       let grant: OneShotGrant | undefined;
       if (input.grant) {
         const g = input.grant;
         const gate = await deps.claims.read<GateAuthority>('gate', g.gateId);
         const decision = await deps.claims.read<DecisionAuthority>('gate-decision', g.gateId);
-        const genuine = gate?.workflowId === def.missionId && gate.data.tool === g.tool && gate.data.inputHash === g.inputHash && decision?.workflowId === def.missionId && decision.data.kind === 'approve';
-        if (!genuine) throw toApplicationFailure(new AivyxError('CapabilityDenied', `mission ${def.missionId}: gate ${g.gateId} did not approve ${g.tool} with that input`));
+        const genuine =
+          gate?.workflowId === def.missionId &&
+          gate.data.tool === g.tool &&
+          gate.data.inputHash === g.inputHash &&
+          decision?.workflowId === def.missionId &&
+          decision.data.kind === 'approve';
+        if (!genuine)
+          throw toApplicationFailure(
+            new AivyxError('CapabilityDenied', `mission ${def.missionId}: gate ${g.gateId} did not approve ${g.tool} with that input`),
+          );
         grant = { missionId: def.missionId, gateId: g.gateId, tool: g.tool, inputHash: g.inputHash };
       }
       const turnId = `${def.missionId}/step-${input.step}/run-${input.attempt}`;
@@ -201,19 +239,44 @@ export function createMissionActivities(deps: MissionActivityDeps) {
     },
 
     /** Opens a gate for exactly one pending call: claims it (tool, input hash, approvers) and audits `GateOpened`. */
-    async openGate(input: { definition: MissionDefinition; gateId: string; step: number; tool: string; input: unknown }): Promise<{ inputHash: string }> {
+    async openGate(input: {
+      definition: MissionDefinition;
+      gateId: string;
+      step: number;
+      tool: string;
+      input: unknown;
+    }): Promise<{ inputHash: string }> {
       const def = input.definition;
       await heldMission(def);
       const { workflowId, runId } = currentExecution();
-      if (!input.gateId.startsWith(`${def.missionId}/gate-`)) throw toApplicationFailure(new AivyxError('Internal', `gate id ${input.gateId} is not one of mission ${def.missionId}'s`));
+      if (!input.gateId.startsWith(`${def.missionId}/gate-`))
+        throw toApplicationFailure(new AivyxError('Internal', `gate id ${input.gateId} is not one of mission ${def.missionId}'s`));
       const hash = inputHash(input.input);
-      const data: GateAuthority = { missionId: def.missionId, tool: input.tool, inputHash: hash, approvers: def.approvers, secondApprovers: def.secondApprovers ?? [] };
+      const data: GateAuthority = {
+        missionId: def.missionId,
+        tool: input.tool,
+        inputHash: hash,
+        approvers: def.approvers,
+        secondApprovers: def.secondApprovers ?? [],
+      };
       const claim = await deps.claims.claim<GateAuthority>({ kind: 'gate', subject: input.gateId, workflowId, runId, data });
       // A continued run reopening a gate its predecessor opened finds it held by that run: same gate, same call.
-      if (claim.status === 'taken' && (claim.by.workflowId !== workflowId || claim.data.inputHash !== hash || claim.data.tool !== input.tool)) {
+      if (
+        claim.status === 'taken' &&
+        (claim.by.workflowId !== workflowId || claim.data.inputHash !== hash || claim.data.tool !== input.tool)
+      ) {
         throw toApplicationFailure(new AivyxError('CapabilityDenied', `gate ${input.gateId} was already opened for another call`));
       }
-      await audit({ type: 'GateOpened', turnId: def.missionId, missionId: def.missionId, gateId: input.gateId, step: input.step, tool: input.tool, inputHash: hash, approvers: def.approvers.map((a) => `${a.identity}@${a.channel}`) });
+      await audit({
+        type: 'GateOpened',
+        turnId: def.missionId,
+        missionId: def.missionId,
+        gateId: input.gateId,
+        step: input.step,
+        tool: input.tool,
+        inputHash: hash,
+        approvers: def.approvers.map((a) => `${a.identity}@${a.channel}`),
+      });
       return { inputHash: hash };
     },
 
@@ -228,7 +291,16 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       const req = input.request;
       const approver = req.approver ?? { identity: '?', channel: '?', trustTier: 'Untrusted' };
       const reject = async (reason: string): Promise<Verdict> => {
-        await audit({ type: 'GateDecisionRejected', turnId: workflowId, missionId: workflowId, gateId: String(req.gateId), decision: input.kind, claimedApprover: String(approver.identity), claimedChannel: String(approver.channel), reason });
+        await audit({
+          type: 'GateDecisionRejected',
+          turnId: workflowId,
+          missionId: workflowId,
+          gateId: String(req.gateId),
+          decision: input.kind,
+          claimedApprover: String(approver.identity),
+          claimedChannel: String(approver.channel),
+          reason,
+        });
         return { ok: false, reason };
       };
       const verdict = deps.proofs.check('gate-decision', workflowId, gateDecisionBody(workflowId, input.kind, req), req.proof);
@@ -236,10 +308,28 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       const gate = await deps.claims.read<GateAuthority>('gate', req.gateId);
       if (!gate || gate.workflowId !== workflowId) return reject(`mission ${workflowId} has no gate ${req.gateId}`);
       if (!APPROVING_TIERS.includes(approver.trustTier)) return reject(`a ${approver.trustTier} channel may not decide a gate`);
-      if (![...gate.data.approvers, ...gate.data.secondApprovers].some((a) => same(a, approver))) return reject(`${approver.identity} on ${approver.channel} was not asked to decide gate ${req.gateId}`);
-      const claim = await deps.claims.claim<DecisionAuthority>({ kind: 'gate-decision', subject: req.gateId, workflowId, runId, data: { kind: input.kind, approver, nonce: req.nonce } });
-      if (claim.data.nonce !== req.nonce) return reject(`gate ${req.gateId} was already decided (${claim.data.kind} by ${claim.data.approver.identity}@${claim.data.approver.channel}): a gate decides once`);
-      const event = { turnId: workflowId, missionId: workflowId, gateId: req.gateId, approver: approver.identity, approverChannel: approver.channel, approverTier: approver.trustTier, ...(req.reason ? { reasonHash: textHash(req.reason) } : {}) };
+      if (![...gate.data.approvers, ...gate.data.secondApprovers].some((a) => same(a, approver)))
+        return reject(`${approver.identity} on ${approver.channel} was not asked to decide gate ${req.gateId}`);
+      const claim = await deps.claims.claim<DecisionAuthority>({
+        kind: 'gate-decision',
+        subject: req.gateId,
+        workflowId,
+        runId,
+        data: { kind: input.kind, approver, nonce: req.nonce },
+      });
+      if (claim.data.nonce !== req.nonce)
+        return reject(
+          `gate ${req.gateId} was already decided (${claim.data.kind} by ${claim.data.approver.identity}@${claim.data.approver.channel}): a gate decides once`,
+        );
+      const event = {
+        turnId: workflowId,
+        missionId: workflowId,
+        gateId: req.gateId,
+        approver: approver.identity,
+        approverChannel: approver.channel,
+        approverTier: approver.trustTier,
+        ...(req.reason ? { reasonHash: textHash(req.reason) } : {}),
+      };
       await audit(input.kind === 'approve' ? { type: 'GateApproved', ...event } : { type: 'GateDenied', ...event });
       return { ok: true };
     },

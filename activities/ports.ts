@@ -36,9 +36,7 @@ export interface HeldClaim<T> {
 
 /** What claiming found: new, already this run's (a retried activity), or another run's (a replay). */
 export type ClaimResult<T> =
-  | { status: 'claimed'; data: T }
-  | { status: 'held'; data: T }
-  | { status: 'taken'; by: { workflowId: string; runId: string }; data: T };
+  { status: 'claimed'; data: T } | { status: 'held'; data: T } | { status: 'taken'; by: { workflowId: string; runId: string }; data: T };
 
 /** Durable single-use authority (`authority_claims`): turns, missions, gates, decisions, grant uses. */
 export interface ClaimPort {

@@ -24,7 +24,19 @@ import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { McpClientPool } from './mcp/mcp-client.js';
 import { mcpCeiling, mcpToolSpec, type McpTierGrants } from '../core/tools/mcp-tools.js';
-import { INTERRUPTED_OUTCOME, type AgentConfig, type AuditPort, type ClaimPort, type ConfirmationPort, type DeliveryPort, type ProofPort, type SessionHistoryPort, type StreamPort, type ToolCallFacts, type ToolCallLogPort } from './ports.js';
+import {
+  INTERRUPTED_OUTCOME,
+  type AgentConfig,
+  type AuditPort,
+  type ClaimPort,
+  type ConfirmationPort,
+  type DeliveryPort,
+  type ProofPort,
+  type SessionHistoryPort,
+  type StreamPort,
+  type ToolCallFacts,
+  type ToolCallLogPort,
+} from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
 
 /** Everything the turn activities need. */
@@ -99,8 +111,7 @@ export interface ScheduledCall {
 
 /** Input of `recordToolCall`: what `runTool` returned, or the scheduled call when it returned nothing. */
 export type RecordToolCallInput =
-  | { facts: ToolCallFacts; outcome: string; receipt: AuthorityProof }
-  | { scheduled: ScheduledCall; outcome: string };
+  { facts: ToolCallFacts; outcome: string; receipt: AuthorityProof } | { scheduled: ScheduledCall; outcome: string };
 
 /** A call the turn ended with, still asking for a person (its proof shows the model proposed it). */
 export interface PendingCall {
@@ -172,7 +183,8 @@ export function outcomeFromSummary(summary: string): ToolOutcome {
   const m = /^([A-Za-z]+)(?:\((.*)\))?$/s.exec(summary);
   const [, status, arg = ''] = m ?? [];
   const note = 'this result was recorded by an earlier attempt of the call; its output is not kept';
-  if (status === 'Completed') return { status: 'Completed', output: { note }, verified: arg === 'Verified' || arg === 'Unverified' ? arg : 'NotApplicable' };
+  if (status === 'Completed')
+    return { status: 'Completed', output: { note }, verified: arg === 'Verified' || arg === 'Unverified' ? arg : 'NotApplicable' };
   if (status === 'Denied') return { status: 'Denied', scope: arg, held: [] };
   if (status === 'RequiresEscalation') return { status: 'RequiresEscalation', reason: 'a person must approve this exact call' };
   const kind: AivyxErrorKind = status === 'Failed' && isAivyxErrorKind(arg) ? arg : 'Tool';
@@ -207,7 +219,14 @@ export function createTurnActivities(deps: TurnActivityDeps) {
   }
 
   /** The facts of a call as the workflow scheduled it (for calls runTool never reported on). */
-  const scheduledFacts = (c: ScheduledCall): ToolCallFacts => ({ idemKey: c.idemKey, turnId: c.turnId, callId: c.call.callId, tool: c.call.tool, scope: c.scope, inputHash: inputHash(c.call.input) });
+  const scheduledFacts = (c: ScheduledCall): ToolCallFacts => ({
+    idemKey: c.idemKey,
+    turnId: c.turnId,
+    callId: c.call.callId,
+    tool: c.call.tool,
+    scope: c.scope,
+    inputHash: inputHash(c.call.input),
+  });
 
   // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
   let mcpSpec: Promise<ToolSpec> | undefined;
@@ -242,10 +261,16 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         });
         return {
           ok: false,
-          error: { kind: 'CapabilityDenied', message: `turn refused: ${reason}`, hint: 'turns must come through a channel adapter that holds the attestation key', detail: { scope: 'channel.attestation', held: [] } },
+          error: {
+            kind: 'CapabilityDenied',
+            message: `turn refused: ${reason}`,
+            hint: 'turns must come through a channel adapter that holds the attestation key',
+            detail: { scope: 'channel.attestation', held: [] },
+          },
         };
       };
-      if (req.turnId !== workflowId) return reject(`the request is for turn "${req.turnId}" but was started as workflow "${workflowId}" (a copied request)`);
+      if (req.turnId !== workflowId)
+        return reject(`the request is for turn "${req.turnId}" but was started as workflow "${workflowId}" (a copied request)`);
       const verdict = deps.proofs.verify(req);
       if (!verdict.ok) return reject(verdict.reason);
       let tier: Exclude<TrustTier, 'Kernel'>;
@@ -258,7 +283,8 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         return reject(errorData(e).message);
       }
       // A grant is usable only by the step turns of the mission whose gate it came from.
-      if (req.oneShotGrant && !req.turnId.startsWith(`${req.oneShotGrant.missionId}/`)) return reject(`its one-shot grant belongs to mission ${req.oneShotGrant.missionId}`);
+      if (req.oneShotGrant && !req.turnId.startsWith(`${req.oneShotGrant.missionId}/`))
+        return reject(`its one-shot grant belongs to mission ${req.oneShotGrant.missionId}`);
       const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier, deps.agent.tierPolicy), tier, deps.mcp?.tierGrants ?? {}));
       const effective = (limit ? ceiling.intersect(limit) : ceiling).toJSON();
       const authority: TurnAuthority = {
@@ -269,7 +295,8 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         requestHash: sha256Hex(canonicalJson(turnProofBody(req))),
       };
       const claim = await deps.claims.claim({ kind: 'turn', subject: req.turnId, workflowId, runId, data: authority });
-      if (claim.status === 'taken') return reject(`this request was already used by run ${claim.by.runId} of ${claim.by.workflowId} (a replayed request runs nothing)`);
+      if (claim.status === 'taken')
+        return reject(`this request was already used by run ${claim.by.runId} of ${claim.by.workflowId} (a replayed request runs nothing)`);
       await deps.audit.append(activityKey(), {
         type: 'TurnStarted',
         turnId: req.turnId,
@@ -307,18 +334,30 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       }
       if (result.type !== 'tool_calls') return result;
       const callProofs: Record<string, AuthorityProof> = {};
-      for (const call of result.calls) callProofs[call.callId] = deps.proofs.seal('tool-call', input.turnId, toolCallProofBody(runId, input.step, call));
+      for (const call of result.calls)
+        callProofs[call.callId] = deps.proofs.seal('tool-call', input.turnId, toolCallProofBody(runId, input.step, call));
       return { ...result, callProofs };
     },
 
     /** Audits a workflow input the workflow refused (see `workflows/inputs.ts`); the input itself is never logged. */
     async recordRefusal(input: { what: string; reason: string }): Promise<void> {
       const info = Context.current().info;
-      await deps.audit.append(activityKey(), { type: 'InputRefused', turnId: currentExecution().workflowId, workflowType: info.workflowType ?? '?', what: input.what, reason: input.reason });
+      await deps.audit.append(activityKey(), {
+        type: 'InputRefused',
+        turnId: currentExecution().workflowId,
+        workflowType: info.workflowType ?? '?',
+        what: input.what,
+        reason: input.reason,
+      });
     },
 
     /** Audits a denial the workflow decided (the deterministic half of the scope check). */
-    async recordScopeDenied(input: { turnId: string; call: Pick<ToolCall, 'callId' | 'tool'>; scope: string; held: string[] }): Promise<void> {
+    async recordScopeDenied(input: {
+      turnId: string;
+      call: Pick<ToolCall, 'callId' | 'tool'>;
+      scope: string;
+      held: string[];
+    }): Promise<void> {
       await denied(input.turnId, input.call, input.scope, input.held);
     },
 
@@ -331,14 +370,27 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       const { turnId, call, step } = input;
       const key = activityKey();
       const { runId } = currentExecution();
-      let facts: ToolCallFacts = { idemKey: key, turnId, callId: String(call?.callId), tool: String(call?.tool), scope: input.scope, inputHash: inputHash(call?.input) };
+      let facts: ToolCallFacts = {
+        idemKey: key,
+        turnId,
+        callId: String(call?.callId),
+        tool: String(call?.tool),
+        scope: input.scope,
+        inputHash: inputHash(call?.input),
+      };
       const done = (outcome: ToolOutcome): RunToolResult => ({
         outcome,
         facts,
         receipt: deps.proofs.seal('tool-result', turnId, { facts, outcome: summarizeToolOutcome(outcome) } satisfies ToolResultProofBody),
       });
       const reject = async (reason: string): Promise<RunToolResult> => {
-        await deps.audit.append(`${key}/rejected`, { type: 'ToolCallRejected', turnId, callId: String(call?.callId), toolId: String(call?.tool), reason });
+        await deps.audit.append(`${key}/rejected`, {
+          type: 'ToolCallRejected',
+          turnId,
+          callId: String(call?.callId),
+          toolId: String(call?.tool),
+          reason,
+        });
         return done({ status: 'Failed', error: { kind: 'CapabilityDenied', message: `tool call refused: ${reason}` } });
       };
       const authority = await turnAuthority(turnId);
@@ -347,7 +399,11 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       if (!proof.ok) return reject(`the call did not come from this turn's model step (${proof.reason})`);
 
       const impl = toolsById.get(call.tool);
-      if (!impl) return done({ status: 'Failed', error: { kind: 'NotFound', message: `this worker has no tool "${call.tool}"`, detail: { kind: 'tool', id: call.tool } } });
+      if (!impl)
+        return done({
+          status: 'Failed',
+          error: { kind: 'NotFound', message: `this worker has no tool "${call.tool}"`, detail: { kind: 'tool', id: call.tool } },
+        });
       const held = CapabilitySet.fromJSON(authority.effective);
       let scope: string;
       try {
@@ -375,28 +431,37 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         try {
           const ctx = Context.current();
           let lastDetails: unknown;
-          const result = await withHeartbeat(() =>
-            impl.run(call.input, {
-              signal: ctx.cancellationSignal,
-              heartbeat: (d) => {
-                lastDetails = d;
-                ctx.heartbeat(d);
-              },
-              idemKey: key,
-              turnId,
-              sessionId: authority.sessionId,
-              held: authority.effective,
-              recordMemoryAccess: async (entry) => {
-                await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });
-              },
-            }),
+          const result = await withHeartbeat(
+            () =>
+              impl.run(call.input, {
+                signal: ctx.cancellationSignal,
+                heartbeat: (d) => {
+                  lastDetails = d;
+                  ctx.heartbeat(d);
+                },
+                idemKey: key,
+                turnId,
+                sessionId: authority.sessionId,
+                held: authority.effective,
+                recordMemoryAccess: async (entry) => {
+                  await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });
+                },
+              }),
             () => lastDetails,
           );
-          outcome = result.kind === 'completed' ? { status: 'Completed', output: result.output, verified: result.verified } : { status: 'RequiresEscalation', reason: result.reason };
+          outcome =
+            result.kind === 'completed'
+              ? { status: 'Completed', output: result.output, verified: result.verified }
+              : { status: 'RequiresEscalation', reason: result.reason };
         } catch (e) {
           outcome = { status: 'Failed', error: errorData(e, 'Tool') };
         }
-        deps.stream.publish(turnId, { type: 'tool_finished', tool: call.tool, callId: call.callId, summary: summarizeToolOutcome(outcome) });
+        deps.stream.publish(turnId, {
+          type: 'tool_finished',
+          tool: call.tool,
+          callId: call.callId,
+          summary: summarizeToolOutcome(outcome),
+        });
       }
       // The outcome and its entry are written now; bookkeeping after the effect never rewrites its
       // result: if the database is down, the receipt lets recordToolCall write them once it is back.
@@ -414,7 +479,14 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     async recordToolCall(input: RecordToolCallInput): Promise<{ outcome: string }> {
       const { workflowId, runId } = currentExecution();
       // A receipt vouches for runTool's facts and outcome; without a valid one the row (if runTool got that far) is the only truth.
-      const trusted = 'facts' in input && deps.proofs.check('tool-result', workflowId, { facts: input.facts, outcome: input.outcome } satisfies ToolResultProofBody, input.receipt).ok;
+      const trusted =
+        'facts' in input &&
+        deps.proofs.check(
+          'tool-result',
+          workflowId,
+          { facts: input.facts, outcome: input.outcome } satisfies ToolResultProofBody,
+          input.receipt,
+        ).ok;
       const f = 'facts' in input ? input.facts : scheduledFacts(input.scheduled);
       if (f.turnId !== workflowId || !f.idemKey.startsWith(`${workflowId}/${runId}/`)) {
         throw toApplicationFailure(new AivyxError('CapabilityDenied', `recordToolCall: call ${f.idemKey} is not one of this run's calls`));
@@ -426,7 +498,13 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       try {
         return { outcome: (await deps.toolCalls.audit(f, ending))?.outcome ?? INTERRUPTED_OUTCOME };
       } catch (e) {
-        throw toApplicationFailure(e instanceof AivyxError ? e : new AivyxError('Storage', `recording tool call ${f.idemKey} failed: ${errorData(e).message}`, { hint: 'retried until the database answers' }));
+        throw toApplicationFailure(
+          e instanceof AivyxError
+            ? e
+            : new AivyxError('Storage', `recording tool call ${f.idemKey} failed: ${errorData(e).message}`, {
+                hint: 'retried until the database answers',
+              }),
+        );
       }
     },
 
@@ -461,10 +539,15 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       if (outcome.status === 'Escalated' && deps.confirmations && isChannelTurn(request.turnId) && authority && input.pending) {
         const { runId } = currentExecution();
         const p = input.pending;
-        const genuine = p.call.tool === outcome.pendingTool && deps.proofs.check('tool-call', request.turnId, toolCallProofBody(runId, p.step, p.call), p.proof).ok;
+        const genuine =
+          p.call.tool === outcome.pendingTool &&
+          deps.proofs.check('tool-call', request.turnId, toolCallProofBody(runId, p.step, p.call), p.proof).ok;
         if (genuine && sha256Hex(canonicalJson(turnProofBody(request))) === authority.requestHash) {
           const { gateId } = await deps.confirmations.open(request, outcome);
-          deps.stream.publish(request.turnId, { type: 'status', text: `approval needed: gate ${gateId} (aivyx mission approve ${gateId})` });
+          deps.stream.publish(request.turnId, {
+            type: 'status',
+            text: `approval needed: gate ${gateId} (aivyx mission approve ${gateId})`,
+          });
         }
       }
       try {

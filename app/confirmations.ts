@@ -32,10 +32,16 @@ export interface ConfirmationDeps {
 }
 
 /** The definition of the confirmation mission for `req`'s escalated call. */
-export function confirmationDefinition(req: TurnRequest, outcome: EscalatedOutcome, deps: Pick<ConfirmationDeps, 'capabilities' | 'reminderAfter' | 'expireAfter'>): MissionDefinition {
+export function confirmationDefinition(
+  req: TurnRequest,
+  outcome: EscalatedOutcome,
+  deps: Pick<ConfirmationDeps, 'capabilities' | 'reminderAfter' | 'expireAfter'>,
+): MissionDefinition {
   const approvers: GateApproverRef[] = [];
-  if (APPROVING_TIERS.includes(req.channel.trustTier) && req.channel.sender) approvers.push({ identity: req.channel.sender, channel: req.channel.name });
-  if (!approvers.some((a) => a.identity === LOCAL_APPROVER.identity && a.channel === LOCAL_APPROVER.channel)) approvers.push({ identity: LOCAL_APPROVER.identity, channel: LOCAL_APPROVER.channel });
+  if (APPROVING_TIERS.includes(req.channel.trustTier) && req.channel.sender)
+    approvers.push({ identity: req.channel.sender, channel: req.channel.name });
+  if (!approvers.some((a) => a.identity === LOCAL_APPROVER.identity && a.channel === LOCAL_APPROVER.channel))
+    approvers.push({ identity: LOCAL_APPROVER.identity, channel: LOCAL_APPROVER.channel });
   const text = messageText(req.message.content);
   return {
     missionId: confirmationMissionId(req.turnId),

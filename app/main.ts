@@ -25,9 +25,25 @@ import { emailSettingsFromEnv } from '../channels/email/index.js';
 import { telegramSettingsFromEnv } from '../channels/telegram/index.js';
 import { cliPassphrase as passphrase } from '../channels/cli/passphrase.js';
 import { restToken, startStack, type Stack } from './stack.js';
-import { AUDIT_USAGE, parseAuditCommand, printAudit, restAuditPort, runAuditCommand, withDirectAuditPort, withStorage } from '../channels/cli/audit-commands.js';
+import {
+  AUDIT_USAGE,
+  parseAuditCommand,
+  printAudit,
+  restAuditPort,
+  runAuditCommand,
+  withDirectAuditPort,
+  withStorage,
+} from '../channels/cli/audit-commands.js';
 import { runRotateCommand, runSecretsCommand } from '../channels/cli/secrets-commands.js';
-import { chatRepl, chatTurn, DETACHED_EXIT_CODE, detachedLine, followTurn, OUTCOME_EXIT_CODES, TurnDetached } from '../channels/cli/chat.js';
+import {
+  chatRepl,
+  chatTurn,
+  DETACHED_EXIT_CODE,
+  detachedLine,
+  followTurn,
+  OUTCOME_EXIT_CODES,
+  TurnDetached,
+} from '../channels/cli/chat.js';
 import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
 import type { RestTarget } from '../channels/cli/rest-client.js';
 
@@ -46,26 +62,47 @@ ${AUDIT_USAGE}
                                          on a real cluster: raise retention and register the dashboard search attributes
 ${MISSION_USAGE}`;
 
-
-function start(config: AivyxConfig, extra: { restPort?: number; headless?: boolean; quiet?: boolean; role: 'up' | 'standalone' }, pass: string): Promise<Stack> {
-  return startStack({ config, passphrase: pass, projectRoot, env: process.env, ...extra, log: extra.quiet ? () => undefined : (l) => process.stderr.write(`aivyx: ${l}\n`) });
+function start(
+  config: AivyxConfig,
+  extra: { restPort?: number; headless?: boolean; quiet?: boolean; role: 'up' | 'standalone' },
+  pass: string,
+): Promise<Stack> {
+  return startStack({
+    config,
+    passphrase: pass,
+    projectRoot,
+    env: process.env,
+    ...extra,
+    log: extra.quiet ? () => undefined : (l) => process.stderr.write(`aivyx: ${l}\n`),
+  });
 }
 
-const STANDALONE_HINT = 'or add --standalone to run this command on a stack of its own (it holds the data directory while it runs, so aivyx up cannot start meanwhile)';
+const STANDALONE_HINT =
+  'or add --standalone to run this command on a stack of its own (it holds the data directory while it runs, so aivyx up cannot start meanwhile)';
 
 /** Why a command that needs `aivyx up` will not start a second stack silently. */
 function noStack(found: Exclude<HomeState, { state: 'running' }>, home: string): AivyxError {
   switch (found.state) {
     case 'free':
-      return new AivyxError('Config', `no aivyx up is running on ${home}`, { hint: `start it (aivyx up, in another terminal) and try again, ${STANDALONE_HINT}` });
+      return new AivyxError('Config', `no aivyx up is running on ${home}`, {
+        hint: `start it (aivyx up, in another terminal) and try again, ${STANDALONE_HINT}`,
+      });
     case 'stale':
-      return new AivyxError('Config', `the ${describeRole(found.role)} that ran on ${home} (pid ${found.pid}) is gone: it stopped without cleaning up (killed or crashed)`, {
-        hint: `start aivyx up again (it takes over the stale lock), ${STANDALONE_HINT}`,
-      });
+      return new AivyxError(
+        'Config',
+        `the ${describeRole(found.role)} that ran on ${home} (pid ${found.pid}) is gone: it stopped without cleaning up (killed or crashed)`,
+        {
+          hint: `start aivyx up again (it takes over the stale lock), ${STANDALONE_HINT}`,
+        },
+      );
     case 'busy':
-      return new AivyxError('Config', `${describeRole(found.role)} (pid ${found.pid}) holds ${home} and serves no REST channel${found.role === 'up' ? ' yet: it is starting' : ''}`, {
-        hint: found.role === 'up' ? 'try again in a moment' : 'wait for it to finish, or stop it',
-      });
+      return new AivyxError(
+        'Config',
+        `${describeRole(found.role)} (pid ${found.pid}) holds ${home} and serves no REST channel${found.role === 'up' ? ' yet: it is starting' : ''}`,
+        {
+          hint: found.role === 'up' ? 'try again in a moment' : 'wait for it to finish, or stop it',
+        },
+      );
   }
 }
 
@@ -76,11 +113,20 @@ function noStack(found: Exclude<HomeState, { state: 'running' }>, home: string):
 async function target(config: AivyxConfig, standalone: boolean): Promise<{ target: () => RestTarget; stop(): Promise<void> }> {
   const found = inspectHome(config.home);
   if (found.state === 'running') {
-    if (standalone) throw new AivyxError('Config', `${describeRole(found.stack.role)} is running on ${config.home} (pid ${found.stack.pid}): --standalone would start a second stack`, { hint: 'drop --standalone to use it' });
+    if (standalone)
+      throw new AivyxError(
+        'Config',
+        `${describeRole(found.stack.role)} is running on ${config.home} (pid ${found.stack.pid}): --standalone would start a second stack`,
+        { hint: 'drop --standalone to use it' },
+      );
     const token = restToken(config.home);
     const current = (): RestTarget => {
       const running = findRunningStack(config.home);
-      if (!running) throw new AivyxError('Channel', `aivyx up on ${config.home} is gone`, { hint: 'start it again', detail: { unavailable: true, dependency: 'aivyx up' } });
+      if (!running)
+        throw new AivyxError('Channel', `aivyx up on ${config.home} is gone`, {
+          hint: 'start it again',
+          detail: { unavailable: true, dependency: 'aivyx up' },
+        });
       return { url: running.restUrl, token };
     };
     return { target: current, stop: async () => undefined };
@@ -104,7 +150,9 @@ async function up(config: AivyxConfig): Promise<number> {
       `  Temporal:     ${stack.temporalAddress}`,
       `  REST channel: ${stack.restUrl}  (bearer token in ${config.home}/rest-token)`,
       ...(stack.codecUrl
-        ? [`  Codec server: ${stack.codecUrl}  — to read decoded histories in the UI, sign in once at ${stack.codecUrl}/login with the token in ${config.home}/codec-token (docs/OPERATOR-UI.md)`]
+        ? [
+            `  Codec server: ${stack.codecUrl}  — to read decoded histories in the UI, sign in once at ${stack.codecUrl}/login with the token in ${config.home}/codec-token (docs/OPERATOR-UI.md)`,
+          ]
         : []),
       `  Talk to it:   npm run aivyx -- chat        (Ctrl-C here stops everything)`,
       '',
@@ -120,8 +168,17 @@ async function up(config: AivyxConfig): Promise<number> {
 }
 
 async function chat(config: AivyxConfig, args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { message: { type: 'string', short: 'm' }, session: { type: 'string' }, follow: { type: 'string' }, standalone: { type: 'boolean' } } });
-  if (values.follow !== undefined && values.message !== undefined) throw new AivyxError('Config', 'chat takes -m or --follow, not both', { hint: USAGE });
+  const { values } = parseArgs({
+    args,
+    options: {
+      message: { type: 'string', short: 'm' },
+      session: { type: 'string' },
+      follow: { type: 'string' },
+      standalone: { type: 'boolean' },
+    },
+  });
+  if (values.follow !== undefined && values.message !== undefined)
+    throw new AivyxError('Config', 'chat takes -m or --follow, not both', { hint: USAGE });
   const t = await target(config, values.standalone ?? false);
   const io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s) };
   try {
@@ -130,7 +187,9 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
       return 0;
     }
     const outcome: TurnOutcome =
-      values.follow !== undefined ? await followTurn(t.target(), values.follow, io) : await chatTurn(t.target(), values.message!, values.session ?? `cli-${randomUUID()}`, io);
+      values.follow !== undefined
+        ? await followTurn(t.target(), values.follow, io)
+        : await chatTurn(t.target(), values.message!, values.session ?? `cli-${randomUUID()}`, io);
     return OUTCOME_EXIT_CODES[outcome.status];
   } catch (err) {
     if (!(err instanceof TurnDetached)) throw err;
@@ -186,10 +245,16 @@ async function temporal(config: AivyxConfig, args: string[]): Promise<number> {
   if (sub !== 'setup') throw new AivyxError('Config', `unknown temporal command "${sub ?? ''}"`, { hint: USAGE });
   const { values } = parseArgs({ args: rest, options: { address: { type: 'string' }, namespace: { type: 'string' } } });
   const address = values.address ?? config.temporalAddress;
-  if (!address) throw new AivyxError('Config', 'no cluster to set up', { hint: 'pass --address HOST:PORT or set TEMPORAL_ADDRESS (the local dev server is set up by `aivyx up` itself)' });
+  if (!address)
+    throw new AivyxError('Config', 'no cluster to set up', {
+      hint: 'pass --address HOST:PORT or set TEMPORAL_ADDRESS (the local dev server is set up by `aivyx up` itself)',
+    });
   const namespace = values.namespace ?? config.namespace;
   const connection = await Connection.connect({ address }).catch((err: unknown) => {
-    throw new AivyxError('Channel', `cannot reach Temporal at ${address}: ${describeCause(err)}`, { hint: 'check that the cluster is up and the address is right', cause: err });
+    throw new AivyxError('Channel', `cannot reach Temporal at ${address}: ${describeCause(err)}`, {
+      hint: 'check that the cluster is up and the address is right',
+      cause: err,
+    });
   });
   try {
     const done = await ensureNamespaceSetup(connection, namespace);
@@ -218,7 +283,11 @@ async function main(argv: string[]): Promise<number> {
   // Our own handlers decide what a signal means (chat: cancel the turn; up: stop everything), so
   // the SDK must not shut the worker down on SIGINT; and a person's terminal wants warnings only.
   // The core's own retry warnings would flood stderr while a dependency is down; aivyx reports that itself.
-  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [], telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    shutdownSignals: [],
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+  });
   if (command === 'config') return configCommand(args);
   // Every setting is checked here, before any database opens or server starts.
   const config = loadConfig(process.env, projectRoot);
@@ -235,7 +304,12 @@ async function main(argv: string[]): Promise<number> {
       return mission(config, args);
     case 'secrets':
       return withStorage(config, (storage) =>
-        runSecretsCommand(args, { storage, readStdin, out: (s) => process.stdout.write(s), ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}) }),
+        runSecretsCommand(args, {
+          storage,
+          readStdin,
+          out: (s) => process.stdout.write(s),
+          ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}),
+        }),
       );
     case 'temporal':
       return temporal(config, args);
@@ -256,7 +330,14 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const shown = err instanceof AivyxError ? describeError(err.toData()) : isTemporalUnreachable(err) ? `Temporal is unreachable: ${describeCause(err)} (is aivyx up running? with TEMPORAL_ADDRESS, check that cluster)` : err instanceof Error ? err.message : String(err);
+    const shown =
+      err instanceof AivyxError
+        ? describeError(err.toData())
+        : isTemporalUnreachable(err)
+          ? `Temporal is unreachable: ${describeCause(err)} (is aivyx up running? with TEMPORAL_ADDRESS, check that cluster)`
+          : err instanceof Error
+            ? err.message
+            : String(err);
     process.stderr.write(`aivyx: ${shown}\n`);
     process.exit(1);
   },

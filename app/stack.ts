@@ -34,7 +34,13 @@ import { getSecret } from '../infra/secrets.js';
 import { SealedStorage, unlockStorageKeyring } from '../infra/storage/index.js';
 import { StreamHub } from '../infra/stream-hub.js';
 import { workspaceDir } from '../infra/tier-policy.js';
-import { ensureNamespaceSetup, findTemporalCli, stopLeftoverDevServer, superviseDevServer, type SupervisedDevServer } from '../infra/temporal/index.js';
+import {
+  ensureNamespaceSetup,
+  findTemporalCli,
+  stopLeftoverDevServer,
+  superviseDevServer,
+  type SupervisedDevServer,
+} from '../infra/temporal/index.js';
 import { reconciledAuditService, reconcileToolCalls } from '../infra/tool-call-log.js';
 import { wireTurnActivities } from './wiring.js';
 import { createAivyxWorker, superviseWorker } from './worker.js';
@@ -103,7 +109,11 @@ function postgresLabel(url: string): string {
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', '57P03']);
 
 function unreachableCode(err: unknown): string | undefined {
-  for (let e = err as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined, depth = 0;
+    e && depth < 8;
+    e = e.cause as typeof e, depth++
+  ) {
     if (typeof e.code === 'string' && UNREACHABLE_CODES.has(e.code)) return e.code;
     const inner = e.errors?.find((x) => UNREACHABLE_CODES.has(String((x as { code?: unknown }).code)));
     if (inner) return String((inner as { code?: unknown }).code);
@@ -133,11 +143,23 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   try {
     const health = new Health(log);
     const dbLabel = config.databaseUrl ? postgresLabel(config.databaseUrl) : `PGlite in ${join(config.home, 'pglite')}`;
-    health.register('database', { label: `the database (${dbLabel})`, kind: 'Storage', hint: config.databaseUrl ? 'start PostgreSQL or fix DATABASE_URL; aivyx reconnects by itself once it answers' : 'PGlite runs inside aivyx: restart aivyx up' });
-    const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') }).catch((err: unknown) => {
+    health.register('database', {
+      label: `the database (${dbLabel})`,
+      kind: 'Storage',
+      hint: config.databaseUrl
+        ? 'start PostgreSQL or fix DATABASE_URL; aivyx reconnects by itself once it answers'
+        : 'PGlite runs inside aivyx: restart aivyx up',
+    });
+    const db = await openDatabase(
+      config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') },
+    ).catch((err: unknown) => {
       const code = unreachableCode(err);
       if (!code) throw err;
-      throw new AivyxError('Storage', `cannot reach the database (${dbLabel}, from DATABASE_URL): ${describeCause(err) || code}`, { hint: 'start PostgreSQL or fix DATABASE_URL (unset it to use the embedded PGlite)', detail: { dependency: 'database', unavailable: true }, cause: err });
+      throw new AivyxError('Storage', `cannot reach the database (${dbLabel}, from DATABASE_URL): ${describeCause(err) || code}`, {
+        hint: 'start PostgreSQL or fix DATABASE_URL (unset it to use the embedded PGlite)',
+        detail: { dependency: 'database', unavailable: true },
+        cause: err,
+      });
     });
     cleanups.push(() => db.close());
     log(`database: ${db.kind === 'postgres' ? `${dbLabel} (DATABASE_URL)` : dbLabel}`);
@@ -147,8 +169,18 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     // Signed checkpoints of the audit log go to the witness file outside the database (docs/AUDIT.md);
     // `audit verify` also reconciles tool calls and intents with the log.
     const auditKey = master.subkey('audit');
-    const audit = reconciledAuditService(createAuditService({ db: db.db, auditKey, checkpointSeed: master.subkey('audit_checkpoint'), witnessPath: witnessPath(config.home) }), db.db, auditKey);
-    const checkpoints = startAuditCheckpoints({ db: db.db, service: audit, every: config.auditCheckpointEvery, seconds: config.auditCheckpointSeconds, log });
+    const audit = reconciledAuditService(
+      createAuditService({ db: db.db, auditKey, checkpointSeed: master.subkey('audit_checkpoint'), witnessPath: witnessPath(config.home) }),
+      db.db,
+      auditKey,
+    );
+    const checkpoints = startAuditCheckpoints({
+      db: db.db,
+      service: audit,
+      every: config.auditCheckpointEvery,
+      seconds: config.auditCheckpointSeconds,
+      log,
+    });
     cleanups.push(() => checkpoints.stop());
     // Every client and worker of ours encrypts payloads: histories on the server hold no plaintext. The
     // worker refuses what is not encrypted for the workflow it arrives at; clients throw on it; the
@@ -166,11 +198,21 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const rest: { url?: string } = {};
     // What other commands find in running.json; republished when the dev server gets a new pid.
     const publish = () => {
-      if (rest.url) lock.publish({ restUrl: rest.url, temporalAddress: address, ...(devServer ? { devServerPid: devServer.current().pid } : {}), ...(uiUrl ? { uiUrl } : {}) });
+      if (rest.url)
+        lock.publish({
+          restUrl: rest.url,
+          temporalAddress: address,
+          ...(devServer ? { devServerPid: devServer.current().pid } : {}),
+          ...(uiUrl ? { uiUrl } : {}),
+        });
     };
     if (config.temporalAddress) {
       address = config.temporalAddress;
-      health.register('temporal', { label: `Temporal at ${address}`, kind: 'Channel', hint: 'check that cluster (TEMPORAL_ADDRESS); aivyx reconnects by itself once it answers' });
+      health.register('temporal', {
+        label: `Temporal at ${address}`,
+        kind: 'Channel',
+        hint: 'check that cluster (TEMPORAL_ADDRESS); aivyx reconnects by itself once it answers',
+      });
     } else {
       const cliPath = findTemporalCli({ env: opts.env, projectRoot: opts.projectRoot });
       // A dev server left by a previous owner that died must be gone before ours binds its port and file.
@@ -178,7 +220,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       if (!opts.headless) {
         // Started first so the UI can be pointed at it; it answers CORS for the UI's origins only.
         const ui = `http://127.0.0.1:${config.uiPort}`;
-        codecServer = await startCodecServer({ codec, token: codecToken(config.home), allowedOrigin: [ui, `http://localhost:${config.uiPort}`], uiUrl: ui });
+        codecServer = await startCodecServer({
+          codec,
+          token: codecToken(config.home),
+          allowedOrigin: [ui, `http://localhost:${config.uiPort}`],
+          uiUrl: ui,
+        });
         cleanups.push(() => codecServer?.stop());
       }
       log('starting the Temporal dev server…');
@@ -193,8 +240,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
         },
         {
-          died: (server, exit) => health.down('temporal', `its process ${server.pid} exited (${exit.signal ?? `code ${exit.code}`}); restarting it on the same data and ports`),
-          restartFailed: (err, retryInMs) => log(`restarting the Temporal dev server failed (${describeCause(err)}); trying again in ${Math.round(retryInMs / 1000)} s`),
+          died: (server, exit) =>
+            health.down(
+              'temporal',
+              `its process ${server.pid} exited (${exit.signal ?? `code ${exit.code}`}); restarting it on the same data and ports`,
+            ),
+          restartFailed: (err, retryInMs) =>
+            log(`restarting the Temporal dev server failed (${describeCause(err)}); trying again in ${Math.round(retryInMs / 1000)} s`),
           restarted: (server, restarts) => {
             log(`Temporal dev server restarted (pid ${server.pid}, restart ${restarts})`);
             health.up('temporal');
@@ -209,11 +261,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       health.register('temporal', { label: `the Temporal dev server at ${address}`, kind: 'Channel', hint: devServerHint });
     }
     const connection = await Connection.connect({ address }).catch((err: unknown) => {
-      throw new AivyxError('Channel', `cannot reach Temporal at ${address}${config.temporalAddress ? ' (TEMPORAL_ADDRESS)' : ''}: ${describeCause(err)}`, {
-        hint: config.temporalAddress ? 'check that the cluster is up and the address is right, or unset TEMPORAL_ADDRESS to run a local dev server' : `see ${join(config.home, 'temporal-server.log')}`,
-        detail: { dependency: 'temporal', unavailable: true },
-        cause: err,
-      });
+      throw new AivyxError(
+        'Channel',
+        `cannot reach Temporal at ${address}${config.temporalAddress ? ' (TEMPORAL_ADDRESS)' : ''}: ${describeCause(err)}`,
+        {
+          hint: config.temporalAddress
+            ? 'check that the cluster is up and the address is right, or unset TEMPORAL_ADDRESS to run a local dev server'
+            : `see ${join(config.home, 'temporal-server.log')}`,
+          detail: { dependency: 'temporal', unavailable: true },
+          cause: err,
+        },
+      );
     });
     cleanups.push(() => connection.close());
     if (config.temporalAddress) await ensureNamespaceSetup(connection, config.namespace);
@@ -221,8 +279,18 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const nativeConnection = await NativeConnection.connect({ address });
     cleanups.push(() => nativeConnection.close());
     // Probes: Temporal's gRPC health check, and PostgreSQL (PGlite lives in this process).
-    cleanups.push(watchDependency(health, 'temporal', () => connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => connection.healthService.check({})), { timeoutMs: PROBE_TIMEOUT_MS }));
-    if (db.kind === 'postgres') cleanups.push(watchDependency(health, 'database', () => sql`select 1`.execute(db.db), { intervalMs: 2_000, timeoutMs: PROBE_TIMEOUT_MS }));
+    cleanups.push(
+      watchDependency(
+        health,
+        'temporal',
+        () => connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => connection.healthService.check({})),
+        { timeoutMs: PROBE_TIMEOUT_MS },
+      ),
+    );
+    if (db.kind === 'postgres')
+      cleanups.push(
+        watchDependency(health, 'database', () => sql`select 1`.execute(db.db), { intervalMs: 2_000, timeoutMs: PROBE_TIMEOUT_MS }),
+      );
 
     const hub = new StreamHub();
     const mcp = config.mcpServers.length > 0 ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers } : undefined;
@@ -235,25 +303,63 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       cleanups.push(() => digest.stop());
     }
     // Confirm-first in conversations: an escalated channel turn opens a confirmation mission's gate.
-    const confirmations = createConfirmations({ client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true });
+    const confirmations = createConfirmations({
+      client,
+      taskQueue: config.taskQueue,
+      attestor,
+      capabilities: config.capabilities,
+      dashboard: true,
+    });
     // Gate notices go to the stream hub (by mission id) and the approvers' channels.
-    const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
+    const notifier = routingMissionNotifier(
+      deliveries,
+      streamMissionNotifier((key, e) => hub.publish(key, e)),
+    );
     const activities = wireTurnActivities({
-      db: db.db, master, hub, deliveries, confirmations, notifier, ...(mcp ? { mcp } : {}), llm,
-      agent: { capabilities: config.capabilities, budgetMs: config.turnBudgetMs, confirmFirst: config.confirmFirst, tierPolicy: config.tierPolicy },
+      db: db.db,
+      master,
+      hub,
+      deliveries,
+      confirmations,
+      notifier,
+      ...(mcp ? { mcp } : {}),
+      llm,
+      agent: {
+        capabilities: config.capabilities,
+        budgetMs: config.turnBudgetMs,
+        confirmFirst: config.confirmFirst,
+        tierPolicy: config.tierPolicy,
+      },
       // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
       protectedPaths: dataDirProtection({ home: config.home, passphraseFile: opts.env.AIVYX_PASSPHRASE_FILE }),
     });
     // A worker that gives up (rather than riding out an outage, which the SDK does) is replaced.
-    const worker = await superviseWorker(() => createAivyxWorker({ connection: nativeConnection, namespace: config.namespace, taskQueue: config.taskQueue, activities, dataConverter: workerDataConverter }), log);
+    const worker = await superviseWorker(
+      () =>
+        createAivyxWorker({
+          connection: nativeConnection,
+          namespace: config.namespace,
+          taskQueue: config.taskQueue,
+          activities,
+          dataConverter: workerDataConverter,
+        }),
+      log,
+    );
     cleanups.push(() => worker.stop());
     // Tool calls whose entry is still owed after a crash (their turn ended, the entry never came) are written now.
     const reconciled = await reconcileToolCalls(db.db, master.subkey('audit'), { write: true });
-    if (reconciled.written > 0) log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
+    if (reconciled.written > 0)
+      log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
 
     const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub });
     // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
-    const missions = new MissionGateway({ client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true });
+    const missions = new MissionGateway({
+      client,
+      taskQueue: config.taskQueue,
+      attestor,
+      capabilities: config.capabilities,
+      dashboard: true,
+    });
     // Chat channels keep their state sealed in channel_state; approval buttons and reply tokens are MACed and single use.
     const channelState = storage.domain('channel_state');
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
@@ -295,6 +401,8 @@ async function chooseLlm(config: AivyxConfig, log: (line: string) => void): Prom
     log(`model: Ollama on localhost (${config.ollamaModel}; set AIVYX_OLLAMA_MODEL or AIVYX_LLM to change)`);
     return `ollama:${config.ollamaModel}`;
   }
-  log('model: none configured — using the offline demo script. Set AIVYX_LLM=openai:<model>, anthropic:<model> or ollama:<model> (docs/LLM-PROVIDERS.md)');
+  log(
+    'model: none configured — using the offline demo script. Set AIVYX_LLM=openai:<model>, anthropic:<model> or ollama:<model> (docs/LLM-PROVIDERS.md)',
+  );
   return `scripted:${config.demoScript}`;
 }

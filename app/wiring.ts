@@ -71,7 +71,12 @@ export function wireTurnActivities(input: WiringInput) {
     tools: input.tools ?? defaultTools(input, storage),
   });
   // Mission step turns are attested here, by the worker, only for verified missions; gate notices go to `notifier`.
-  const missions = createMissionActivities({ audit, proofs, claims, notifier: input.notifier ?? streamMissionNotifier((key, e) => input.hub.publish(key, e)) });
+  const missions = createMissionActivities({
+    audit,
+    proofs,
+    claims,
+    notifier: input.notifier ?? streamMissionNotifier((key, e) => input.hub.publish(key, e)),
+  });
   return { ...turn, ...missions, ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry()) };
 }
 
@@ -80,10 +85,19 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
   const intents = createIntentStore(input.db);
   const confined = input.protectedPaths === undefined ? {} : { protectedPaths: input.protectedPaths };
   return [
-    ...createStarterTools({ intents, memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }), ...confined }),
+    ...createStarterTools({
+      intents,
+      memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }),
+      ...confined,
+    }),
     ...createGitTools({ intents, ...confined }),
     ...createConfigTools({ store: createConfigStore(storage) }),
-    createAuditReadTool({ reader: { tail: (n) => tailAuditEntries(input.db, n), tailOfSession: (sessionId, n) => tailAuditEntriesOfSession(input.db, sessionId, n) } }),
+    createAuditReadTool({
+      reader: {
+        tail: (n) => tailAuditEntries(input.db, n),
+        tailOfSession: (sessionId, n) => tailAuditEntriesOfSession(input.db, sessionId, n),
+      },
+    }),
     ...(input.mcp ? [createMcpCallTool({ pool: input.mcp.pool, intents })] : []),
     createShellSpawnTool({ intents, ...confined }),
     // Without a registry no channel can send: every call fails with "no channel named ...".

@@ -18,7 +18,12 @@ export function workflowBundle(failureConverterPath?: string): Promise<WorkflowB
   const key = failureConverterPath ?? '';
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_PATH], logger: quietLogger, ...(failureConverterPath ? { failureConverterPath } : {}) });
+    bundle = bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_PATH],
+      logger: quietLogger,
+      ...(failureConverterPath ? { failureConverterPath } : {}),
+    });
     bundles.set(key, bundle);
   }
   return bundle;
@@ -78,7 +83,7 @@ export async function superviseWorker(create: () => Promise<Worker>, log: (line:
   let stopping = false;
   const stopped = new AbortController();
   const loop = (async () => {
-    for (let attempt = 0; ; ) {
+    for (let attempt = 0; ;) {
       try {
         await worker.run();
         if (stopping) return;
@@ -88,7 +93,9 @@ export async function superviseWorker(create: () => Promise<Worker>, log: (line:
         log(`the worker failed (${err instanceof Error ? err.message : String(err)}); starting a new one`);
       }
       for (;;) {
-        await delay(WORKER_RESTART_BACKOFF_MS[Math.min(attempt++, WORKER_RESTART_BACKOFF_MS.length - 1)]!, undefined, { signal: stopped.signal }).catch(() => undefined);
+        await delay(WORKER_RESTART_BACKOFF_MS[Math.min(attempt++, WORKER_RESTART_BACKOFF_MS.length - 1)]!, undefined, {
+          signal: stopped.signal,
+        }).catch(() => undefined);
         if (stopping) return;
         try {
           worker = await create();

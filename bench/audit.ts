@@ -33,7 +33,16 @@ function median(xs: number[]): number {
 
 /** A typical entry: a tool call. */
 function toolCall(i: number): AuditEvent {
-  return { type: 'ToolCall', turnId: `turn-${Math.floor(i / 4)}`, callId: `call-${i}`, toolId: 'fs.read', scopeUsed: 'fs.read:/home/me/notes', inputHash: 'ab'.repeat(32), outcome: 'Ok', durationMs: i % 50 };
+  return {
+    type: 'ToolCall',
+    turnId: `turn-${Math.floor(i / 4)}`,
+    callId: `call-${i}`,
+    toolId: 'fs.read',
+    scopeUsed: 'fs.read:/home/me/notes',
+    inputHash: 'ab'.repeat(32),
+    outcome: 'Ok',
+    durationMs: i % 50,
+  };
 }
 
 /**
@@ -87,18 +96,22 @@ async function appendRate(db: Kysely<Database>, key: Uint8Array, concurrency: nu
 
 /** The floor: bare durable commits (autocommitted one-row inserts) from `clients` connections; commits/s. */
 async function bareCommitRate(url: string, clients: number, total: number): Promise<number> {
-  const conns = await Promise.all(Array.from({ length: clients }, async () => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    return c;
-  }));
+  const conns = await Promise.all(
+    Array.from({ length: clients }, async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      return c;
+    }),
+  );
   try {
     await conns[0]?.query('create table if not exists bench_floor (id bigint, note text)');
     const per = Math.ceil(total / clients);
     const t = performance.now();
-    await Promise.all(conns.map(async (c, w) => {
-      for (let i = 0; i < per; i++) await c.query('insert into bench_floor values ($1, $2)', [w * per + i, 'x'.repeat(200)]);
-    }));
+    await Promise.all(
+      conns.map(async (c, w) => {
+        for (let i = 0; i < per; i++) await c.query('insert into bench_floor values ($1, $2)', [w * per + i, 'x'.repeat(200)]);
+      }),
+    );
     return (per * clients) / ((performance.now() - t) / 1000);
   } finally {
     await Promise.all(conns.map((c) => c.end()));
@@ -168,7 +181,13 @@ export async function benchAudit(opts: { freshDatabase: FreshDatabase; quick?: b
     const buildS = (performance.now() - tb) / 1000;
     const tr = performance.now();
     for (let from = 1; from <= big; from += 10_000) {
-      await dbB.db.selectFrom('audit_entries').select(['seq', 'idem_key', 'turn_id', 'event_type', 'event', RECORDED_AT_ISO.as('at'), 'prev_mac', 'mac']).where('seq', '>=', from).where('seq', '<', from + 10_000).orderBy('seq').execute();
+      await dbB.db
+        .selectFrom('audit_entries')
+        .select(['seq', 'idem_key', 'turn_id', 'event_type', 'event', RECORDED_AT_ISO.as('at'), 'prev_mac', 'mac'])
+        .where('seq', '>=', from)
+        .where('seq', '<', from + 10_000)
+        .orderBy('seq')
+        .execute();
     }
     const readRate = big / ((performance.now() - tr) / 1000);
     const tv = performance.now();
@@ -178,7 +197,13 @@ export async function benchAudit(opts: { freshDatabase: FreshDatabase; quick?: b
 
     const home = mkdtempSync(join(tmpdir(), 'aivyx-bench-audit-'));
     const audit = createAuditService({ db: dbB.db, auditKey: key, checkpointSeed: seed, witnessPath: witnessPath(home) });
-    const rowMs = await timeMs(50, (i) => dbB.db.selectFrom('audit_entries').select(['event', 'mac']).where('seq', '=', 1 + ((i * 7919) % big)).executeTakeFirst());
+    const rowMs = await timeMs(50, (i) =>
+      dbB.db
+        .selectFrom('audit_entries')
+        .select(['event', 'mac'])
+        .where('seq', '=', 1 + ((i * 7919) % big))
+        .executeTakeFirst(),
+    );
     let t = performance.now();
     const first = await audit.checkpoint();
     const firstMs = performance.now() - t;

@@ -67,12 +67,23 @@ function percentile(xs: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
 }
 
-async function fill(store: MemoryStore, from: number, to: number, words: readonly string[], rand: () => number, pick: () => number): Promise<void> {
+async function fill(
+  store: MemoryStore,
+  from: number,
+  to: number,
+  words: readonly string[],
+  rand: () => number,
+  pick: () => number,
+): Promise<void> {
   for (let start = from; start < to; start += BATCH) {
     const items = [];
     for (let i = start; i < Math.min(to, start + BATCH); i++) {
       const text = Array.from({ length: WORDS_PER_ENTRY }, () => words[pick()] as string).join(' ');
-      const input: MemoryWriteInput = { text, ...(i % 3 === 0 ? { session: `s${i % 50}` } : {}), ...(i % 4 === 0 ? { topic: `t${i % 20}` } : {}) };
+      const input: MemoryWriteInput = {
+        text,
+        ...(i % 3 === 0 ? { session: `s${i % 50}` } : {}),
+        ...(i % 4 === 0 ? { topic: `t${i % 20}` } : {}),
+      };
       items.push({ input, id: store.idFor(`bench/${i}`), at: T_END - Math.floor(rand() * 365 * DAY) });
     }
     await store.writeMany(items);
@@ -101,8 +112,20 @@ export async function benchMemoryRecall(db: Kysely<Database>, master: MasterKey)
   const word = () => words[20 + Math.floor(qr() * 980)] as string;
   const kinds: { name: string; make: () => unknown }[] = [
     { name: '2–3 words, limit 10', make: () => ({ query: Array.from({ length: 2 + Math.floor(qr() * 2) }, word).join(' ') }) },
-    { name: '2 words + 30-day range', make: () => { const to = T_END - Math.floor(qr() * 300) * DAY; return { query: `${word()} ${word()}`, from: to - 30 * DAY, to }; } },
-    { name: 'yesterday, no query', make: () => { const from = T_END - Math.floor(qr() * 365) * DAY; return { from, to: from + DAY }; } },
+    {
+      name: '2 words + 30-day range',
+      make: () => {
+        const to = T_END - Math.floor(qr() * 300) * DAY;
+        return { query: `${word()} ${word()}`, from: to - 30 * DAY, to };
+      },
+    },
+    {
+      name: 'yesterday, no query',
+      make: () => {
+        const from = T_END - Math.floor(qr() * 365) * DAY;
+        return { from, to: from + DAY };
+      },
+    },
     { name: 'session + 1 word', make: () => ({ session: `s${Math.floor(qr() * 50)}`, query: word() }) },
   ];
   const lines = [
@@ -128,7 +151,9 @@ export async function benchMemoryRecall(db: Kysely<Database>, master: MasterKey)
       const mark = size === 100_000 && kind === kinds[0] ? ' (target p50 ≤ 20 ms)' : '';
       lines.push(`| ${size.toLocaleString('en-US')} | ${kind.name} | ${p50.toFixed(2)} ms${mark} | ${p95.toFixed(2)} ms |`);
     }
-    lines.push(`| ${size.toLocaleString('en-US')} | (bulk load of ${(size === 10_000 ? size : size - 10_000).toLocaleString('en-US')} entries) | ${loadS} s | |`);
+    lines.push(
+      `| ${size.toLocaleString('en-US')} | (bulk load of ${(size === 10_000 ? size : size - 10_000).toLocaleString('en-US')} entries) | ${loadS} s | |`,
+    );
   }
   lines.push('');
   return lines;

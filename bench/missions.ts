@@ -25,7 +25,13 @@ import { StreamHub } from '../infra/stream-hub.js';
 import { wireTurnActivities } from '../app/wiring.js';
 import { createAivyxWorker } from '../app/worker.js';
 import type { GateApprover } from '../machines/index.js';
-import { approveGateUpdate, missionStartMetadata, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../workflows/mission-workflow.js';
+import {
+  approveGateUpdate,
+  missionStartMetadata,
+  missionStatusQuery,
+  type MissionDefinition,
+  type missionWorkflow,
+} from '../workflows/mission-workflow.js';
 
 /** What the mission benchmark needs from the bench run. */
 export interface MissionBenchInput {
@@ -43,7 +49,13 @@ export interface MissionBenchInput {
 const APPROVER: GateApprover = { identity: 'alice', channel: 'telegram', trustTier: 'Trusted' };
 const SCRIPT = {
   rules: [
-    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    {
+      match: 'deploy',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] },
+        { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' },
+      ],
+    },
     { steps: [{ say: 'done' }] },
   ],
 };
@@ -122,14 +134,31 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
   const client = new Client({ connection, namespace: 'default', dataConverter });
   const native = await NativeConnection.connect({ address: input.address });
   const hub = new StreamHub();
-  const activities = wireTurnActivities({ db, master, hub, llm: createScriptedProvider(SCRIPT), agent: { capabilities: ['shell.exec'], budgetMs: 600_000, confirmFirst: ['shell.exec'] } });
+  const activities = wireTurnActivities({
+    db,
+    master,
+    hub,
+    llm: createScriptedProvider(SCRIPT),
+    agent: { capabilities: ['shell.exec'], budgetMs: 600_000, confirmFirst: ['shell.exec'] },
+  });
   const taskQueue = `bench-missions-${randomUUID()}`;
-  const worker = await createAivyxWorker({ connection: native, namespace: 'default', taskQueue, activities, dataConverter: workerDataConverter });
+  const worker = await createAivyxWorker({
+    connection: native,
+    namespace: 'default',
+    taskQueue,
+    activities,
+    dataConverter: workerDataConverter,
+  });
   const cacheSize = worker.options.maxCachedWorkflows;
   const missionQuery = `WorkflowType = 'missionWorkflow' AND TaskQueue = '${taskQueue}'`;
 
   const start = async (def: MissionDefinition): Promise<WorkflowHandle<typeof missionWorkflow>> =>
-    client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue, args: [signedMissionArgs(attestor, def, { dashboard: true })], ...missionStartMetadata(def) });
+    client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+      workflowId: def.missionId,
+      taskQueue,
+      args: [signedMissionArgs(attestor, def, { dashboard: true })],
+      ...missionStartMetadata(def),
+    });
   const gateOf = async (handle: WorkflowHandle<typeof missionWorkflow>): Promise<string> => {
     for (;;) {
       const s = await handle.query(missionStatusQuery);
@@ -137,7 +166,8 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
       await delay(20);
     }
   };
-  const waitingCount = async (): Promise<number> => (await client.workflow.count(`${missionQuery} AND AivyxMissionState = 'waiting'`)).count;
+  const waitingCount = async (): Promise<number> =>
+    (await client.workflow.count(`${missionQuery} AND AivyxMissionState = 'waiting'`)).count;
 
   try {
     return await worker.runUntil(async () => {
@@ -180,7 +210,8 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
       const sample = defs.filter((_, i) => i % Math.max(1, Math.floor(count / 50)) === 0);
       for (const d of sample) {
         const s = await client.workflow.getHandle<typeof missionWorkflow>(d.missionId).query(missionStatusQuery);
-        if (s.state !== 'waiting' || s.gate?.state !== 'open') throw new Error(`${d.missionId} is ${s.state}, gate ${s.gate?.state ?? 'none'}`);
+        if (s.state !== 'waiting' || s.gate?.state !== 'open')
+          throw new Error(`${d.missionId} is ${s.state}, gate ${s.gate?.state ?? 'none'}`);
       }
 
       // Approvals on the first `approvals` missions while the other ones keep waiting.
@@ -212,7 +243,10 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
         const p50 = percentile(xs, 0.5);
         return `| ${name} | ${p50.toFixed(1)} ms | ${percentile(xs, 0.95).toFixed(1)} ms | ${(p50 / input.bareMs).toFixed(2)}× |`;
       };
-      const server = serverBefore !== undefined && serverAfter !== undefined ? [`| dev server RSS (temporal CLI process) | ${mib(serverBefore)} | ${mib(serverAfter)} | +${mib(serverAfter - serverBefore)} |`] : [];
+      const server =
+        serverBefore !== undefined && serverAfter !== undefined
+          ? [`| dev server RSS (temporal CLI process) | ${mib(serverBefore)} | ${mib(serverAfter)} | +${mib(serverAfter - serverBefore)} |`]
+          : [];
       return [
         '## Missions waiting at gates',
         '',
@@ -220,7 +254,7 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
         '',
         '| memory | before | all waiting | delta |',
         '|---|---|---|---|',
-        `| worker process RSS | ${mib(before.rss)} | ${mib(after.rss)} | +${mib(delta)} (${((delta / count) / 1024).toFixed(1)} KiB per waiting mission; peak while starting ${mib(peakRss)}) |`,
+        `| worker process RSS | ${mib(before.rss)} | ${mib(after.rss)} | +${mib(delta)} (${(delta / count / 1024).toFixed(1)} KiB per waiting mission; peak while starting ${mib(peakRss)}) |`,
         `| worker process V8 heap used | ${mib(before.heapUsed)} | ${mib(after.heapUsed)} | +${mib(after.heapUsed - before.heapUsed)} |`,
         ...server,
         '',

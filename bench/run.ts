@@ -73,7 +73,10 @@ async function main(): Promise<void> {
     const bareWorker = await Worker.create({
       connection: native,
       taskQueue: bareQueue,
-      workflowBundle: await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)), logger: quiet }),
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)),
+        logger: quiet,
+      }),
       activities: { noop: async () => undefined },
     });
     const K = 40;
@@ -94,11 +97,27 @@ async function main(): Promise<void> {
     const llm = createScriptedProvider({ rules: [{ match: 'tools', steps }, { steps: [{ say: 'done' }] }] });
     const queue = `bench-turn-${randomUUID()}`;
     const hub = new StreamHub();
-    const worker = await createAivyxWorker({ connection: native, namespace: 'default', taskQueue: queue, activities: wireTurnActivities({ db, master, hub, llm, agent: { capabilities: ['fs.read'], budgetMs: 600_000, confirmFirst: [] } }) });
+    const worker = await createAivyxWorker({
+      connection: native,
+      namespace: 'default',
+      taskQueue: queue,
+      activities: wireTurnActivities({ db, master, hub, llm, agent: { capabilities: ['fs.read'], budgetMs: 600_000, confirmFirst: [] } }),
+    });
     const attestor = createAttestor(master.subkey('attestation'));
     const runTurn = async (text: string) => {
-      const channel = { name: 'bench', platform: 'Local' as const, trustTier: 'Trusted' as const, sessionId: randomUUID(), sender: 'bench' };
-      const req = buildTurnRequest(channel, { id: randomUUID(), sessionId: channel.sessionId, content: textContent(text), receivedAt: Date.now() });
+      const channel = {
+        name: 'bench',
+        platform: 'Local' as const,
+        trustTier: 'Trusted' as const,
+        sessionId: randomUUID(),
+        sender: 'bench',
+      };
+      const req = buildTurnRequest(channel, {
+        id: randomUUID(),
+        sessionId: channel.sessionId,
+        content: textContent(text),
+        receivedAt: Date.now(),
+      });
       const t = performance.now();
       const { turnWorkflowId } = await submitTurn({ client, taskQueue: queue, attestor }, req);
       const outcome = await awaitTurnOutcome(client, turnWorkflowId);
@@ -123,7 +142,12 @@ async function main(): Promise<void> {
     const missionDatabase = await freshDatabase();
     let missionLines: string[];
     try {
-      missionLines = await benchMissions({ address: server.address, databaseUrl: missionDatabase.url, bareMs: bare, serverPid: server.pid });
+      missionLines = await benchMissions({
+        address: server.address,
+        databaseUrl: missionDatabase.url,
+        bareMs: bare,
+        serverPid: server.pid,
+      });
     } finally {
       await missionDatabase.drop();
     }

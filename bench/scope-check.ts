@@ -3,9 +3,26 @@ import { CapabilitySet, Scope, effectiveCapabilities } from '../core/capability/
 
 /** Markdown lines: checks/s over a realistic SemiTrusted effective set and a mix of granted and denied scopes. */
 export function benchScopeCheck(): string[] {
-  const agent = CapabilitySet.from(['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'net.fetch', 'net.post:https://api.example.com/v1', 'memory.read', 'memory.write', 'git.read']);
+  const agent = CapabilitySet.from([
+    'fs.read',
+    'fs.write',
+    'fs.metadata',
+    'shell.exec',
+    'net.fetch',
+    'net.post:https://api.example.com/v1',
+    'memory.read',
+    'memory.write',
+    'git.read',
+  ]);
   // An operator policy like AIVYX_SEMITRUSTED_FS=~/** would give (the default, the workspace only, checks fewer paths).
-  const policy = { semiTrusted: { 'fs.read': ['/home/me/**'], 'fs.write': ['/home/me/notes/**'], 'git.read': ['/home/me/src/**'], 'net.post': ['https://api.example.com/v1'] } };
+  const policy = {
+    semiTrusted: {
+      'fs.read': ['/home/me/**'],
+      'fs.write': ['/home/me/notes/**'],
+      'git.read': ['/home/me/src/**'],
+      'net.post': ['https://api.example.com/v1'],
+    },
+  };
   const effective = effectiveCapabilities(agent, 'SemiTrusted', policy);
   const needed = [
     'fs.read:/home/me/notes/today.md',

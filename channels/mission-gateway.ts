@@ -75,7 +75,12 @@ export type MissionSpec = z.infer<typeof missionSpecSchema>;
 
 /** Validates a mission spec from outside (throws `Config` naming each bad field). */
 export function parseMissionSpec(input: unknown): MissionSpec {
-  return parseBody(missionSpecSchema, input, 'mission', 'fields: goal, steps, approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step)');
+  return parseBody(
+    missionSpecSchema,
+    input,
+    'mission',
+    'fields: goal, steps, approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step)',
+  );
 }
 
 /** One row of `list`. */
@@ -111,7 +116,10 @@ const STATE = /^[a-z]{1,20}$/;
 /** The mission a gate id belongs to (`<missionId>/gate-<n>`). */
 export function missionOfGate(gateId: string): string {
   const m = /^(.+)\/gate-\d+$/.exec(gateId);
-  if (!m?.[1]) throw new AivyxError('Config', `"${gateId}" is not a gate id`, { hint: 'gate ids look like mission-…/gate-1 (see `aivyx mission show`)' });
+  if (!m?.[1])
+    throw new AivyxError('Config', `"${gateId}" is not a gate id`, {
+      hint: 'gate ids look like mission-…/gate-1 (see `aivyx mission show`)',
+    });
   return m[1];
 }
 
@@ -121,13 +129,19 @@ const APPROVER = /^(?:([a-z][a-z0-9_-]{0,31}):)?(\S{1,200})$/;
 export function parseApprovers(list: readonly string[]): GateApproverRef[] {
   return list.map((entry) => {
     const m = typeof entry === 'string' ? APPROVER.exec(entry.trim()) : null;
-    if (!m?.[2]) throw new AivyxError('Config', `"${String(entry)}" is not an approver`, { hint: 'write an identity (local-user) or channel:identity (telegram:123456, email:alice@example.com)' });
+    if (!m?.[2])
+      throw new AivyxError('Config', `"${String(entry)}" is not an approver`, {
+        hint: 'write an identity (local-user) or channel:identity (telegram:123456, email:alice@example.com)',
+      });
     return { identity: m[2], channel: m[1] ?? LOCAL_APPROVER.channel };
   });
 }
 
 function checkId(missionId: string): string {
-  if (!MISSION_ID.test(missionId)) throw new AivyxError('Config', `"${missionId}" is not a mission id`, { hint: 'mission ids look like mission-<uuid> (see `aivyx mission list`)' });
+  if (!MISSION_ID.test(missionId))
+    throw new AivyxError('Config', `"${missionId}" is not a mission id`, {
+      hint: 'mission ids look like mission-<uuid> (see `aivyx mission list`)',
+    });
   return missionId;
 }
 
@@ -136,7 +150,11 @@ function missionError(missionId: string, err: unknown): unknown {
   if (!isWorkflowNotFound(err)) return err;
   // Temporal answers NOT_FOUND for an update or signal to a workflow that has closed.
   if (/already completed/i.test(err instanceof Error ? err.message : '')) {
-    return new AivyxError('CapabilityDenied', `mission ${missionId} has ended (workflow execution already completed): nothing can be decided or cancelled`, { hint: 'see `aivyx mission show`', detail: { missionId, conflict: true }, cause: err });
+    return new AivyxError(
+      'CapabilityDenied',
+      `mission ${missionId} has ended (workflow execution already completed): nothing can be decided or cancelled`,
+      { hint: 'see `aivyx mission show`', detail: { missionId, conflict: true }, cause: err },
+    );
   }
   return new AivyxError('NotFound', `no mission ${missionId}`, { hint: 'see `aivyx mission list`', detail: { missionId }, cause: err });
 }
@@ -183,7 +201,10 @@ export class MissionGateway {
 
   /** Missions by visibility (dashboard attributes), newest first; `state` filters on AivyxMissionState. */
   async list(state?: string, limit = 100): Promise<MissionSummary[]> {
-    if (state !== undefined && !STATE.test(state)) throw new AivyxError('Config', `"${state}" is not a mission state`, { hint: 'states: running, waiting, completed, failed, cancelled, expired' });
+    if (state !== undefined && !STATE.test(state))
+      throw new AivyxError('Config', `"${state}" is not a mission state`, {
+        hint: 'states: running, waiting, completed, failed, cancelled, expired',
+      });
     const query = `WorkflowType = 'missionWorkflow'${state ? ` AND AivyxMissionState = '${state}'` : ''}`;
     const out: MissionSummary[] = [];
     for await (const wf of this.deps.client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
@@ -228,12 +249,22 @@ export class MissionGateway {
 
   /** Cancels a mission: an open gate is withdrawn. */
   async cancel(missionId: string, reason?: string): Promise<void> {
-    await this.deps.client.workflow.getHandle(checkId(missionId)).signal(cancelMissionSignal, reason ? { reason } : {}).catch(notFoundAs(missionId));
+    await this.deps.client.workflow
+      .getHandle(checkId(missionId))
+      .signal(cancelMissionSignal, reason ? { reason } : {})
+      .catch(notFoundAs(missionId));
   }
 
-  private async decide(kind: 'approve' | 'deny', gateId: string, reason?: string, missionId?: string, approver: GateApprover = LOCAL_APPROVER): Promise<GateDecisionResult> {
+  private async decide(
+    kind: 'approve' | 'deny',
+    gateId: string,
+    reason?: string,
+    missionId?: string,
+    approver: GateApprover = LOCAL_APPROVER,
+  ): Promise<GateDecisionResult> {
     const owner = missionOfGate(gateId);
-    if (missionId !== undefined && missionId !== owner) throw new AivyxError('Config', `gate ${gateId} does not belong to mission ${missionId}`);
+    if (missionId !== undefined && missionId !== owner)
+      throw new AivyxError('Config', `gate ${gateId} does not belong to mission ${missionId}`);
     const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(owner));
     // The approver was authenticated by whoever called this (the REST token, a Telegram update, a verified mail): vouch for it.
     const request = signedDecision(this.deps.attestor, kind, gateId, approver, reason);
@@ -244,8 +275,13 @@ export class MissionGateway {
       const e = err as { message?: string; cause?: { message?: string } };
       const why = e.cause?.message ?? e.message ?? String(err);
       // The update validator's refusals (workflows/mission-workflow.ts): no such gate, a gate already decided, an approver it does not accept.
-      if (/ has no gate /.test(why)) throw new AivyxError('NotFound', `${kind} refused: ${why}`, { hint: 'see `aivyx mission show <mission>` for its open gate', detail: { gateId } });
-      if (/ is closed /.test(why)) throw new AivyxError('CapabilityDenied', `${kind} refused: ${why}`, { detail: { gateId, conflict: true } });
+      if (/ has no gate /.test(why))
+        throw new AivyxError('NotFound', `${kind} refused: ${why}`, {
+          hint: 'see `aivyx mission show <mission>` for its open gate',
+          detail: { gateId },
+        });
+      if (/ is closed /.test(why))
+        throw new AivyxError('CapabilityDenied', `${kind} refused: ${why}`, { detail: { gateId, conflict: true } });
       throw new AivyxError('CapabilityDenied', `${kind} refused: ${why}`, { detail: { gateId } });
     }
   }
@@ -260,7 +296,11 @@ export interface MissionStarter {
 }
 
 /** The arguments of `missionWorkflow` for `def`, vouched for by `attestor` (the proof is bound to the mission id). */
-export function signedMissionArgs(attestor: Pick<Attestor, 'seal'>, def: MissionDefinition, extra: Omit<MissionArgs, 'definition' | 'proof'> = {}): MissionArgs {
+export function signedMissionArgs(
+  attestor: Pick<Attestor, 'seal'>,
+  def: MissionDefinition,
+  extra: Omit<MissionArgs, 'definition' | 'proof'> = {},
+): MissionArgs {
   return { definition: def, proof: attestor.seal('mission', def.missionId, def), ...extra };
 }
 
@@ -269,14 +309,27 @@ export function signedMissionArgs(attestor: Pick<Attestor, 'seal'>, def: Mission
  * you authenticated. The proof binds the mission, gate, decision, approver, reason and a nonce, and
  * expires after `DECISION_TTL_MS`.
  */
-export function signedDecision(attestor: Pick<Attestor, 'seal'>, kind: 'approve' | 'deny', gateId: string, approver: GateApprover, reason?: string): GateDecisionRequest {
+export function signedDecision(
+  attestor: Pick<Attestor, 'seal'>,
+  kind: 'approve' | 'deny',
+  gateId: string,
+  approver: GateApprover,
+  reason?: string,
+): GateDecisionRequest {
   const missionId = missionOfGate(gateId);
   const request = { gateId, approver, ...(reason ? { reason } : {}), nonce: randomBytes(16).toString('hex') };
-  return { ...request, proof: attestor.seal('gate-decision', missionId, gateDecisionBody(missionId, kind, request), { ttlMs: DECISION_TTL_MS }) };
+  return {
+    ...request,
+    proof: attestor.seal('gate-decision', missionId, gateDecisionBody(missionId, kind, request), { ttlMs: DECISION_TTL_MS }),
+  };
 }
 
 /** Starts `def` with its proof; `REJECT_DUPLICATE` makes a retried start a no-op for callers that need it. */
-export async function startMission(deps: MissionStarter, def: MissionDefinition, reuse: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE'): Promise<void> {
+export async function startMission(
+  deps: MissionStarter,
+  def: MissionDefinition,
+  reuse: 'ALLOW_DUPLICATE' | 'REJECT_DUPLICATE',
+): Promise<void> {
   await deps.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
     workflowId: def.missionId,
     taskQueue: deps.taskQueue,

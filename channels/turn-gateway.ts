@@ -20,14 +20,16 @@ export interface GatewayTurn {
 /** "No such workflow" as `NotFound` naming the turn; anything else unchanged. */
 function turnError(turnWorkflowId: string, err: unknown): unknown {
   if (!isWorkflowNotFound(err)) return err;
-  return new AivyxError('NotFound', `no turn ${turnWorkflowId}`, { hint: 'turn ids look like turn/cli/<uuid>; aivyx chat prints one when a turn is accepted', detail: { turnId: turnWorkflowId }, cause: err });
+  return new AivyxError('NotFound', `no turn ${turnWorkflowId}`, {
+    hint: 'turn ids look like turn/cli/<uuid>; aivyx chat prints one when a turn is accepted',
+    detail: { turnId: turnWorkflowId },
+    cause: err,
+  });
 }
 
 /** Submits turns and relays their events to a listener. */
 export class TurnGateway {
-  constructor(
-    private readonly deps: TurnClientDeps & { hub: StreamHub },
-  ) {}
+  constructor(private readonly deps: TurnClientDeps & { hub: StreamHub }) {}
 
   /**
    * Starts a turn for `message`; `onEvent` hears stream events until the outcome. With a

@@ -83,17 +83,62 @@ export type AuditEvent =
   // Mission and gate transitions (docs/MISSIONS.md). `turnId` is the mission id so a mission's entries index together;
   // `afterMs` is workflow time since the gate opened (the durable timer that fired).
   // `goalHash`/`reasonHash`: SHA-256 of a person's text, never the text (the audit log holds no user text).
-  | { type: 'MissionStarted'; turnId: string; missionId: string; goalHash: string; stepCount: number; trustTier: TrustTier; channelName: string; capabilities: string[] }
+  | {
+      type: 'MissionStarted';
+      turnId: string;
+      missionId: string;
+      goalHash: string;
+      stepCount: number;
+      trustTier: TrustTier;
+      channelName: string;
+      capabilities: string[];
+    }
   /** A mission whose definition (or continuation) did not verify: nothing of it ran. */
   | { type: 'MissionRejected'; turnId: string; missionId: string; reason: string }
   | { type: 'MissionStepFinished'; turnId: string; missionId: string; step: number; attempt: number; stepTurnId: string; outcome: string }
-  | { type: 'GateOpened'; turnId: string; missionId: string; gateId: string; step: number; tool: string; inputHash: string; approvers: string[] }
+  | {
+      type: 'GateOpened';
+      turnId: string;
+      missionId: string;
+      gateId: string;
+      step: number;
+      tool: string;
+      inputHash: string;
+      approvers: string[];
+    }
   | { type: 'GateReminded'; turnId: string; missionId: string; gateId: string; afterMs: number }
   | { type: 'GateEscalated'; turnId: string; missionId: string; gateId: string; approvers: string[]; afterMs: number }
-  | { type: 'GateApproved'; turnId: string; missionId: string; gateId: string; approver: string; approverChannel: string; approverTier: TrustTier; reasonHash?: string }
-  | { type: 'GateDenied'; turnId: string; missionId: string; gateId: string; approver: string; approverChannel: string; approverTier: TrustTier; reasonHash?: string }
+  | {
+      type: 'GateApproved';
+      turnId: string;
+      missionId: string;
+      gateId: string;
+      approver: string;
+      approverChannel: string;
+      approverTier: TrustTier;
+      reasonHash?: string;
+    }
+  | {
+      type: 'GateDenied';
+      turnId: string;
+      missionId: string;
+      gateId: string;
+      approver: string;
+      approverChannel: string;
+      approverTier: TrustTier;
+      reasonHash?: string;
+    }
   /** A gate decision that did not verify (forged, expired, for another gate, from someone not asked, or too late): the gate did not move. */
-  | { type: 'GateDecisionRejected'; turnId: string; missionId: string; gateId: string; decision: string; claimedApprover: string; claimedChannel: string; reason: string }
+  | {
+      type: 'GateDecisionRejected';
+      turnId: string;
+      missionId: string;
+      gateId: string;
+      decision: string;
+      claimedApprover: string;
+      claimedChannel: string;
+      reason: string;
+    }
   | { type: 'GateExpired'; turnId: string; missionId: string; gateId: string; afterMs: number }
   | { type: 'GateWithdrawn'; turnId: string; missionId: string; gateId: string }
   | { type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string };

@@ -5,9 +5,7 @@ import type { Message } from './message.js';
 import type { ToolCall, ToolResult } from './tools.js';
 
 /** What the model has seen so far inside this turn, after the user's message. */
-export type TranscriptItem =
-  | { role: 'assistant'; text?: string; calls: ToolCall[] }
-  | { role: 'tool'; results: ToolResult[] };
+export type TranscriptItem = { role: 'assistant'; text?: string; calls: ToolCall[] } | { role: 'tool'; results: ToolResult[] };
 
 /** A tool as the model is shown it. */
 export interface ToolSpec {

@@ -20,7 +20,8 @@ export function checkPosixPath(p: string): PathNormalization {
   for (const seg of p.split('/')) {
     if (seg === '' || seg === '.') continue;
     if (seg === '..') {
-      if (out.length === 0) return { ok: false, message: `path "${p}" climbs above /`, hint: 'remove the ".." segments that go past the root' };
+      if (out.length === 0)
+        return { ok: false, message: `path "${p}" climbs above /`, hint: 'remove the ".." segments that go past the root' };
       out.pop();
       continue;
     }

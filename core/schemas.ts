@@ -21,8 +21,18 @@ export const authorityProofSchema = z.strictObject({
 
 const contentPartSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string() }),
-  z.strictObject({ type: z.literal('image'), mime: z.string().min(1).max(200), data: z.string(), filename: z.string().max(1024).optional() }),
-  z.strictObject({ type: z.literal('document'), mime: z.string().min(1).max(200), data: z.string(), filename: z.string().max(1024).optional() }),
+  z.strictObject({
+    type: z.literal('image'),
+    mime: z.string().min(1).max(200),
+    data: z.string(),
+    filename: z.string().max(1024).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('document'),
+    mime: z.string().min(1).max(200),
+    data: z.string(),
+    filename: z.string().max(1024).optional(),
+  }),
 ]);
 
 /** An inbound message. */
@@ -46,7 +56,12 @@ export const channelFactsSchema = z.strictObject({
 export const replyRouteSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]));
 
 /** A one-shot grant. */
-export const oneShotGrantSchema = z.strictObject({ missionId: id, gateId: id, tool: z.string().min(1).max(200), inputHash: z.string().regex(/^[0-9a-f]{64}$/) });
+export const oneShotGrantSchema = z.strictObject({
+  missionId: id,
+  gateId: id,
+  tool: z.string().min(1).max(200),
+  inputHash: z.string().regex(/^[0-9a-f]{64}$/),
+});
 
 /** A turn request. */
 export const turnRequestSchema = z.strictObject({
@@ -83,7 +98,9 @@ export const missionDefinitionSchema = z.strictObject({
   onExpire: z.enum(['fail', 'skip-step']),
   capabilities: z.array(z.string().max(2048)).max(256),
   channel: channelFactsSchema,
-  pendingGate: z.strictObject({ turnId: id, tool: z.string().min(1).max(200), input: z.unknown(), reason: z.string().max(10_000) }).optional(),
+  pendingGate: z
+    .strictObject({ turnId: id, tool: z.string().min(1).max(200), input: z.unknown(), reason: z.string().max(10_000) })
+    .optional(),
   replyRoute: replyRouteSchema.optional(),
 });
 
@@ -91,7 +108,9 @@ export const missionDefinitionSchema = z.strictObject({
 export const missionArgsSchema = z.strictObject({
   definition: missionDefinitionSchema,
   proof: authorityProofSchema,
-  carried: z.strictObject({ snapshot: z.unknown(), gateSeq: z.number().int().nonnegative(), stepsRun: z.number().int().nonnegative() }).optional(),
+  carried: z
+    .strictObject({ snapshot: z.unknown(), gateSeq: z.number().int().nonnegative(), stepsRun: z.number().int().nonnegative() })
+    .optional(),
   continuation: authorityProofSchema.optional(),
   historyLimit: z.number().int().positive().optional(),
   dashboard: z.boolean().optional(),
@@ -100,7 +119,11 @@ export const missionArgsSchema = z.strictObject({
 /** A gate decision Update's argument. */
 export const gateDecisionRequestSchema = z.strictObject({
   gateId: id,
-  approver: z.strictObject({ identity: z.string().min(1).max(320), channel: z.string().min(1).max(64), trustTier: z.enum(['Untrusted', 'SemiTrusted', 'Trusted', 'Kernel']) }),
+  approver: z.strictObject({
+    identity: z.string().min(1).max(320),
+    channel: z.string().min(1).max(64),
+    trustTier: z.enum(['Untrusted', 'SemiTrusted', 'Trusted', 'Kernel']),
+  }),
   reason: z.string().max(2000).optional(),
   nonce: z.string().min(16).max(128),
   proof: authorityProofSchema,

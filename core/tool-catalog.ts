@@ -64,7 +64,11 @@ export function toolSpecs(ids?: readonly string[]): ToolSpec[] {
       ? TOOL_CATALOG
       : ids.map((id) => {
           const tool = findTool(id);
-          if (!tool) throw new AivyxError('NotFound', `unknown tool "${id}"`, { detail: { tool: id }, hint: `known tools: ${TOOL_CATALOG.map((t) => t.id).join(', ')}` });
+          if (!tool)
+            throw new AivyxError('NotFound', `unknown tool "${id}"`, {
+              detail: { tool: id },
+              hint: `known tools: ${TOOL_CATALOG.map((t) => t.id).join(', ')}`,
+            });
           return tool;
         });
   return chosen.map((t) => ({ id: t.id, description: t.description, inputSchema: t.inputSchema }));

@@ -13,7 +13,14 @@ import { canonicalJson, hmacSha256Hex, timingSafeEqualHex } from './crypto/index
 /** Key id written into proofs made with the v1 key schedule. */
 export const ATTESTATION_KEY_ID = 'att-v1';
 
-const PURPOSES: ReadonlySet<string> = new Set<AuthorityPurpose>(['turn', 'mission', 'mission-continue', 'gate-decision', 'tool-call', 'tool-result']);
+const PURPOSES: ReadonlySet<string> = new Set<AuthorityPurpose>([
+  'turn',
+  'mission',
+  'mission-continue',
+  'gate-decision',
+  'tool-call',
+  'tool-result',
+]);
 
 /** Options of `seal`. */
 export interface SealOptions {
@@ -37,27 +44,65 @@ export interface Attestor {
 /** An attestor over the `attestation` subkey. */
 export function createAttestor(key: Uint8Array, keyId = ATTESTATION_KEY_ID): Attestor {
   const mac = (p: Omit<AuthorityProof, 'mac'>, body: unknown): string =>
-    hmacSha256Hex(key, canonicalJson({ v: p.v, keyId: p.keyId, purpose: p.purpose, boundTo: p.boundTo, issuedAt: p.issuedAt, ...(p.expiresAt !== undefined ? { expiresAt: p.expiresAt } : {}), body }));
+    hmacSha256Hex(
+      key,
+      canonicalJson({
+        v: p.v,
+        keyId: p.keyId,
+        purpose: p.purpose,
+        boundTo: p.boundTo,
+        issuedAt: p.issuedAt,
+        ...(p.expiresAt !== undefined ? { expiresAt: p.expiresAt } : {}),
+        body,
+      }),
+    );
 
   const seal: Attestor['seal'] = (purpose, boundTo, body, opts = {}) => {
     const issuedAt = opts.now ?? Date.now();
-    const head: Omit<AuthorityProof, 'mac'> = { v: 1, keyId, purpose, boundTo, issuedAt, ...(opts.ttlMs !== undefined ? { expiresAt: issuedAt + opts.ttlMs } : {}) };
+    const head: Omit<AuthorityProof, 'mac'> = {
+      v: 1,
+      keyId,
+      purpose,
+      boundTo,
+      issuedAt,
+      ...(opts.ttlMs !== undefined ? { expiresAt: issuedAt + opts.ttlMs } : {}),
+    };
     return { ...head, mac: mac(head, body) };
   };
 
   const check: Attestor['check'] = (purpose, boundTo, body, proof, now = Date.now()) => {
     if (typeof proof !== 'object' || proof === null) return { ok: false, reason: `there is no ${purpose} proof` };
     const p = proof as Partial<AuthorityProof>;
-    if (p.v !== 1 || typeof p.purpose !== 'string' || !PURPOSES.has(p.purpose) || typeof p.boundTo !== 'string' || typeof p.issuedAt !== 'number') return { ok: false, reason: 'the proof is malformed' };
+    if (
+      p.v !== 1 ||
+      typeof p.purpose !== 'string' ||
+      !PURPOSES.has(p.purpose) ||
+      typeof p.boundTo !== 'string' ||
+      typeof p.issuedAt !== 'number'
+    )
+      return { ok: false, reason: 'the proof is malformed' };
     if (p.keyId !== keyId) return { ok: false, reason: `the proof names an unknown key "${String(p.keyId)}" (made by another install?)` };
     if (typeof p.mac !== 'string' || !/^[0-9a-f]{64}$/.test(p.mac)) return { ok: false, reason: 'the proof MAC is malformed' };
     if (p.expiresAt !== undefined && typeof p.expiresAt !== 'number') return { ok: false, reason: 'the proof is malformed' };
-    const expected = mac({ v: 1, keyId, purpose: p.purpose as AuthorityPurpose, boundTo: p.boundTo, issuedAt: p.issuedAt, ...(p.expiresAt !== undefined ? { expiresAt: p.expiresAt } : {}) }, body);
-    if (!timingSafeEqualHex(p.mac, expected)) return { ok: false, reason: 'the proof does not match (forged or altered, or made for something else)' };
+    const expected = mac(
+      {
+        v: 1,
+        keyId,
+        purpose: p.purpose as AuthorityPurpose,
+        boundTo: p.boundTo,
+        issuedAt: p.issuedAt,
+        ...(p.expiresAt !== undefined ? { expiresAt: p.expiresAt } : {}),
+      },
+      body,
+    );
+    if (!timingSafeEqualHex(p.mac, expected))
+      return { ok: false, reason: 'the proof does not match (forged or altered, or made for something else)' };
     // Checked after the MAC, so these reasons are only given for genuine proofs.
     if (p.purpose !== purpose) return { ok: false, reason: `the proof is for ${p.purpose}, not ${purpose}` };
-    if (p.boundTo !== boundTo) return { ok: false, reason: `the proof is bound to workflow "${p.boundTo}", not "${boundTo}" (a copied input)` };
-    if (p.expiresAt !== undefined && now > p.expiresAt) return { ok: false, reason: `the proof expired at ${new Date(p.expiresAt).toISOString()}` };
+    if (p.boundTo !== boundTo)
+      return { ok: false, reason: `the proof is bound to workflow "${p.boundTo}", not "${boundTo}" (a copied input)` };
+    if (p.expiresAt !== undefined && now > p.expiresAt)
+      return { ok: false, reason: `the proof expired at ${new Date(p.expiresAt).toISOString()}` };
     return { ok: true };
   };
 

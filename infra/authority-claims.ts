@@ -13,7 +13,10 @@ import type { Database } from './db/index.js';
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** Claims `kind`/`subject` for a workflow run; idempotent for that run, refused for any other. */
-export async function claimAuthority<T>(db: Db, c: { kind: string; subject: string; workflowId: string; runId: string; data: T }): Promise<ClaimResult<T>> {
+export async function claimAuthority<T>(
+  db: Db,
+  c: { kind: string; subject: string; workflowId: string; runId: string; data: T },
+): Promise<ClaimResult<T>> {
   const inserted = await db
     .insertInto('authority_claims')
     .values({ kind: c.kind, subject: c.subject, workflow_id: c.workflowId, run_id: c.runId, data: canonicalJson(c.data) })
@@ -29,12 +32,23 @@ export async function claimAuthority<T>(db: Db, c: { kind: string; subject: stri
 
 /** The claim on `kind`/`subject`, if any. */
 export async function readClaim<T>(db: Db, kind: string, subject: string): Promise<HeldClaim<T> | undefined> {
-  const row = await db.selectFrom('authority_claims').select(['workflow_id', 'run_id', 'data']).where('kind', '=', kind).where('subject', '=', subject).executeTakeFirst();
+  const row = await db
+    .selectFrom('authority_claims')
+    .select(['workflow_id', 'run_id', 'data'])
+    .where('kind', '=', kind)
+    .where('subject', '=', subject)
+    .executeTakeFirst();
   return row ? { workflowId: row.workflow_id, runId: row.run_id, data: JSON.parse(row.data) as T } : undefined;
 }
 
 /** Hands a claim from one run of a workflow to the next (continue-as-new); false when `from` does not hold it. */
-export async function moveClaim(db: Db, kind: string, subject: string, from: { workflowId: string; runId: string }, toRunId: string): Promise<boolean> {
+export async function moveClaim(
+  db: Db,
+  kind: string,
+  subject: string,
+  from: { workflowId: string; runId: string },
+  toRunId: string,
+): Promise<boolean> {
   if (from.runId === toRunId) return (await readClaim(db, kind, subject))?.runId === toRunId;
   const res = await db
     .updateTable('authority_claims')

@@ -24,9 +24,7 @@ export interface GateTokenGrant {
 }
 
 /** A resolved token. */
-export type GateTokenCheck =
-  | { ok: true; grant: GateTokenGrant; used?: { decision: string; at: number } }
-  | { ok: false; reason: string };
+export type GateTokenCheck = { ok: true; grant: GateTokenGrant; used?: { decision: string; at: number } } | { ok: false; reason: string };
 
 interface TokenRecord extends GateTokenGrant {
   issuedAt: number;
@@ -72,7 +70,8 @@ export class GateTokens {
     const rec = await this.store.getJson<TokenRecord>(`gate-token/${m[1]}`);
     if (!rec) return { ok: false, reason: 'this approval request is unknown here (it may belong to another install)' };
     const grant: GateTokenGrant = { gateId: rec.gateId, missionId: rec.missionId, identity: rec.identity, channel: rec.channel };
-    if (!timingSafeEqualHex(m[2], this.mac(m[1], grant))) return { ok: false, reason: 'this approval token does not verify (altered or forged)' };
+    if (!timingSafeEqualHex(m[2], this.mac(m[1], grant)))
+      return { ok: false, reason: 'this approval token does not verify (altered or forged)' };
     return { ok: true, grant, ...(rec.used ? { used: rec.used } : {}) };
   }
 
@@ -81,6 +80,7 @@ export class GateTokens {
     const ref = TOKEN.exec(token)?.[1];
     if (!ref) return;
     const rec = await this.store.getJson<TokenRecord>(`gate-token/${ref}`);
-    if (rec && !rec.used) await this.store.putJson(`gate-token/${ref}`, { ...rec, used: { decision, at: Date.now() } } satisfies TokenRecord);
+    if (rec && !rec.used)
+      await this.store.putJson(`gate-token/${ref}`, { ...rec, used: { decision, at: Date.now() } } satisfies TokenRecord);
   }
 }

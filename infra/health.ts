@@ -90,7 +90,11 @@ export class Health {
   /** The error for a request that needed `name` while it was down (or found it unreachable). */
   unavailable(name: string, detail?: string, cause?: unknown): AivyxError {
     const spec = this.spec(name);
-    return new AivyxError(spec.kind, `${spec.label} is unavailable${detail ? `: ${detail}` : ''}`, { hint: spec.hint, detail: { dependency: name, unavailable: true }, cause });
+    return new AivyxError(spec.kind, `${spec.label} is unavailable${detail ? `: ${detail}` : ''}`, {
+      hint: spec.hint,
+      detail: { dependency: name, unavailable: true },
+      cause,
+    });
   }
 
   /** Resolves true once `name` is up, or false after `timeoutMs`. */
@@ -121,7 +125,11 @@ export class Health {
 
 /** True when `error` (or one of its causes) says a dependency could not be reached at all. */
 export function isUnavailable(error: unknown): boolean {
-  for (let e = error as { detail?: { unavailable?: unknown }; cause?: unknown } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
+  for (
+    let e = error as { detail?: { unavailable?: unknown }; cause?: unknown } | undefined, depth = 0;
+    e && depth < 8;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e instanceof AivyxError && e.detail?.unavailable === true) return true;
   }
   return false;
@@ -131,7 +139,12 @@ export function isUnavailable(error: unknown): boolean {
  * Probes a dependency every `intervalMs` (each probe bounded by `timeoutMs`) and keeps the board
  * current. Returns the function that stops it.
  */
-export function watchDependency(health: Health, name: string, probe: () => Promise<unknown>, opts: { intervalMs?: number; timeoutMs?: number } = {}): () => Promise<void> {
+export function watchDependency(
+  health: Health,
+  name: string,
+  probe: () => Promise<unknown>,
+  opts: { intervalMs?: number; timeoutMs?: number } = {},
+): () => Promise<void> {
   const interval = opts.intervalMs ?? 1_000;
   const timeout = opts.timeoutMs ?? 2_000;
   const stop = new AbortController();

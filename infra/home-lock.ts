@@ -31,7 +31,11 @@ export type HomeState =
   | { state: 'stale'; pid: number; role: HomeRole | undefined }
   | { state: 'free' };
 
-const ROLE_TEXT: Record<HomeRole, string> = { up: 'aivyx up', standalone: 'an aivyx command with --standalone', command: 'an aivyx command' };
+const ROLE_TEXT: Record<HomeRole, string> = {
+  up: 'aivyx up',
+  standalone: 'an aivyx command with --standalone',
+  command: 'an aivyx command',
+};
 
 /** How a role is named to a person. */
 export function describeRole(role: HomeRole | undefined): string {
@@ -67,7 +71,10 @@ function readLock(home: string): { pid: number; role: HomeRole | undefined } | u
   if (/^\d+$/.test(text)) return { pid: Number(text), role: undefined };
   const parsed = readJson<{ pid?: unknown; role?: unknown }>(join(home, 'aivyx.pid'));
   if (!parsed || !Number.isInteger(parsed.pid)) return undefined;
-  return { pid: parsed.pid as number, role: parsed.role === 'up' || parsed.role === 'standalone' || parsed.role === 'command' ? parsed.role : undefined };
+  return {
+    pid: parsed.pid as number,
+    role: parsed.role === 'up' || parsed.role === 'standalone' || parsed.role === 'command' ? parsed.role : undefined,
+  };
 }
 
 /** What is in `home`: a running stack, a live holder without one, a stale record, or nothing. */
@@ -106,7 +113,10 @@ export function lockHome(home: string, role: HomeRole = 'command'): HomeLock {
     const other = readLock(home);
     if (other && other.pid !== process.pid && pidAlive(other.pid)) {
       throw new AivyxError('Config', `the data directory ${home} is in use by ${describeRole(other.role)} (pid ${other.pid})`, {
-        hint: other.role === 'up' ? 'use it (aivyx chat and aivyx mission talk to it), stop it, or set AIVYX_HOME to another directory' : 'wait for it to finish, stop it, or set AIVYX_HOME to another directory',
+        hint:
+          other.role === 'up'
+            ? 'use it (aivyx chat and aivyx mission talk to it), stop it, or set AIVYX_HOME to another directory'
+            : 'wait for it to finish, stop it, or set AIVYX_HOME to another directory',
       });
     }
     writeFileSync(file, mine);

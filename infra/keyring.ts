@@ -30,7 +30,12 @@ export async function openKeyring(db: Kysely<Database>, passphrase: string, opts
   // Two processes may race the first run: only one insert wins, the loser re-reads.
   await db
     .insertInto('install')
-    .values({ id: 1, kdf_salt: bytesToHex(salt), kdf_params: JSON.stringify({ m: params.m, t: params.t, p: params.p }), kcv: master.keyCheckValue() })
+    .values({
+      id: 1,
+      kdf_salt: bytesToHex(salt),
+      kdf_params: JSON.stringify({ m: params.m, t: params.t, p: params.p }),
+      kcv: master.keyCheckValue(),
+    })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
   const row = await readInstall(db);

@@ -77,9 +77,11 @@ async function eachLimited<T>(items: readonly T[], n: number, fn: (t: T) => Prom
 
 /** Words that carry no recall signal; dropping them keeps the index small and the ranking honest. */
 const STOPWORDS = new Set(
-  ('a an and are as at be been but by can did do does for from had has have he her his how i if in into is it its ' +
+  (
+    'a an and are as at be been but by can did do does for from had has have he her his how i if in into is it its ' +
     'me my no not of on or our she so than that the their them then there these they this to was we were what when ' +
-    'where which who why will with you your').split(' '),
+    'where which who why will with you your'
+  ).split(' '),
 );
 const MAX_TOKEN = 64;
 
@@ -104,7 +106,10 @@ function stem(t: string): string {
 /** Normalized tokens of `text`: NFKC, lower case, split on anything but letters and digits, stopwords dropped, stemmed. */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  for (const raw of text.normalize('NFKC').toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+  for (const raw of text
+    .normalize('NFKC')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)) {
     if (raw === '' || STOPWORDS.has(raw)) continue;
     out.push(stem(raw.slice(0, MAX_TOKEN)));
   }
@@ -161,12 +166,22 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
     const rows = entries.flatMap((e) => e.macs.map((m) => ({ token_mac: m, memory_key: e.id, created_at_ms: e.at })));
     for (let i = 0; i < rows.length; i += INSERT_ROWS) {
       // ON CONFLICT DO NOTHING: a retried write finds its rows already there.
-      await db.insertInto('memory_tokens').values(rows.slice(i, i + INSERT_ROWS)).onConflict((oc) => oc.doNothing()).execute();
+      await db
+        .insertInto('memory_tokens')
+        .values(rows.slice(i, i + INSERT_ROWS))
+        .onConflict((oc) => oc.doNothing())
+        .execute();
     }
   }
 
   /** The candidates' ids, best first: SQL ranks by distinct terms matched, then recency. */
-  async function candidates(termMacs: readonly string[], filter: MemoryFilter, from: number, to: number, cap: number | undefined): Promise<string[]> {
+  async function candidates(
+    termMacs: readonly string[],
+    filter: MemoryFilter,
+    from: number,
+    to: number,
+    cap: number | undefined,
+  ): Promise<string[]> {
     const tags = filterMacs(filter);
     const drivers = termMacs.length > 0 ? [...termMacs] : [tags.shift() ?? mac('all')];
     let q = db
@@ -178,12 +193,22 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
     // Each remaining tag is a primary-key probe per candidate.
     for (const tag of tags) {
       q = q.where(({ exists, selectFrom }) =>
-        exists(selectFrom('memory_tokens as f').select(sql`1`.as('one')).where('f.token_mac', '=', tag).whereRef('f.memory_key', '=', 't.memory_key')),
+        exists(
+          selectFrom('memory_tokens as f')
+            .select(sql`1`.as('one'))
+            .where('f.token_mac', '=', tag)
+            .whereRef('f.memory_key', '=', 't.memory_key'),
+        ),
       );
     }
-    const grouped = termMacs.length > 0
-      ? q.groupBy('t.memory_key').orderBy(sql`count(*)`, 'desc').orderBy(sql`max(t.created_at_ms)`, 'desc').orderBy('t.memory_key', 'desc')
-      : q.orderBy('t.created_at_ms', 'desc').orderBy('t.memory_key', 'desc');
+    const grouped =
+      termMacs.length > 0
+        ? q
+            .groupBy('t.memory_key')
+            .orderBy(sql`count(*)`, 'desc')
+            .orderBy(sql`max(t.created_at_ms)`, 'desc')
+            .orderBy('t.memory_key', 'desc')
+        : q.orderBy('t.created_at_ms', 'desc').orderBy('t.memory_key', 'desc');
     const rows = await (cap === undefined ? grouped : grouped.limit(cap)).execute();
     return rows.map((r) => r.memory_key);
   }
@@ -210,7 +235,12 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
       const existing = await open(opts.id);
       if (existing !== undefined) return { entry: publicView(existing), created: false };
       // An attempt that died after indexing left rows with its timestamp: keep it, so index and entry agree.
-      const prior = await db.selectFrom('memory_tokens').select('created_at_ms').where('token_mac', '=', mac('all')).where('memory_key', '=', opts.id).executeTakeFirst();
+      const prior = await db
+        .selectFrom('memory_tokens')
+        .select('created_at_ms')
+        .where('token_mac', '=', mac('all'))
+        .where('memory_key', '=', opts.id)
+        .executeTakeFirst();
       const sealed = sealedFor(input, opts.id, prior?.created_at_ms ?? opts.at);
       // Index first, then the entry: the entry's presence is what marks a write as done.
       await insertIndex([sealed]);
@@ -229,7 +259,13 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
       const from = input.from ?? 0;
       const to = input.to ?? END_OF_TIME;
       // A few spare candidates cover orphaned rows, and one more tells whether there is more.
-      const ids = await candidates(terms.map((t) => mac('t', t)), input, from, to, input.limit + 4);
+      const ids = await candidates(
+        terms.map((t) => mac('t', t)),
+        input,
+        from,
+        to,
+        input.limit + 4,
+      );
       const opened = await Promise.all(ids.map(open));
       const termSet = new Set(terms);
       const ranked = opened
@@ -246,7 +282,12 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
         const entry = await open(input.id);
         if (entry === undefined) {
           // Only an id the index knows gets the slow orphan clean-up: a made-up id costs one probe.
-          const known = await db.selectFrom('memory_tokens').select('memory_key').where('token_mac', '=', mac('all')).where('memory_key', '=', input.id).executeTakeFirst();
+          const known = await db
+            .selectFrom('memory_tokens')
+            .select('memory_key')
+            .where('token_mac', '=', mac('all'))
+            .where('memory_key', '=', input.id)
+            .executeTakeFirst();
           if (known) await remove(input.id, undefined);
           return { forgotten: 0 };
         }

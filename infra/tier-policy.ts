@@ -56,7 +56,9 @@ function canonicalGlobPath(p: string): string {
 function pathValue(name: string, raw: string, homeDir: string): string {
   const expanded = raw === '~' ? homeDir : raw.startsWith('~/') ? join(homeDir, raw.slice(2)) : raw;
   if (!expanded.startsWith('/')) {
-    throw new AivyxError('Config', `${name}: "${raw}" is not an absolute path`, { hint: `write full paths or ~/..., comma-separated, e.g. ${name}=~/Shared/**` });
+    throw new AivyxError('Config', `${name}: "${raw}" is not an absolute path`, {
+      hint: `write full paths or ~/..., comma-separated, e.g. ${name}=~/Shared/**`,
+    });
   }
   return canonicalGlobPath(expanded);
 }
@@ -70,14 +72,23 @@ export function tierPolicyFromEnv(env: NodeJS.ProcessEnv, home: string, homeDir:
   const semiTrusted: Partial<Record<SemiTrustedPolicyBase, string[]>> = {};
   for (const v of TIER_POLICY_VARIABLES) {
     const raw = env[v.name];
-    const values = raw === undefined ? v.default(home) : raw.split(',').map((s) => s.trim()).filter(Boolean);
+    const values =
+      raw === undefined
+        ? v.default(home)
+        : raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
     const qualifiers = values.map((value) => (v.paths ? pathValue(v.name, value, homeDir) : value));
     for (const base of v.bases) semiTrusted[base] = [...(semiTrusted[base] ?? []), ...qualifiers];
     try {
       validateTierPolicy({ semiTrusted: Object.fromEntries(v.bases.map((b) => [b, qualifiers])) });
     } catch (e) {
       const hint = e instanceof AivyxError ? e.hint : undefined;
-      throw new AivyxError('Config', `${v.name}: ${e instanceof Error ? e.message : String(e)}`, { ...(hint === undefined ? {} : { hint }), cause: e });
+      throw new AivyxError('Config', `${v.name}: ${e instanceof Error ? e.message : String(e)}`, {
+        ...(hint === undefined ? {} : { hint }),
+        cause: e,
+      });
     }
   }
   return validateTierPolicy({ semiTrusted });

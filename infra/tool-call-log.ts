@@ -18,12 +18,27 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
     async begin(f) {
       const inserted = await db
         .insertInto('tool_calls')
-        .values({ idem_key: f.idemKey, turn_id: f.turnId, call_id: f.callId, tool: f.tool, scope: f.scope, input_hash: f.inputHash, state: 'running', outcome: null, finished_at: null, audit_seq: null })
+        .values({
+          idem_key: f.idemKey,
+          turn_id: f.turnId,
+          call_id: f.callId,
+          tool: f.tool,
+          scope: f.scope,
+          input_hash: f.inputHash,
+          state: 'running',
+          outcome: null,
+          finished_at: null,
+          audit_seq: null,
+        })
         .onConflict((oc) => oc.column('idem_key').doNothing())
         .returning('idem_key')
         .executeTakeFirst();
       if (inserted) return { state: 'new' };
-      const row = await db.selectFrom('tool_calls').select(['state', 'outcome']).where('idem_key', '=', f.idemKey).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('tool_calls')
+        .select(['state', 'outcome'])
+        .where('idem_key', '=', f.idemKey)
+        .executeTakeFirstOrThrow();
       return row.state === 'done' ? { state: 'done', outcome: row.outcome ?? INTERRUPTED_OUTCOME } : { state: 'running' };
     },
     audit: (f, ending) => auditToolCall(db, auditKey, f, ending),
@@ -31,13 +46,29 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
 }
 
 /** Appends the `ToolCall` entry of one call exactly once (see `ToolCallLogPort.audit`). */
-export async function auditToolCall(db: Kysely<Database>, auditKey: Uint8Array, f: ToolCallFacts, ending: ToolCallEnding): Promise<{ outcome: string; seq: number } | undefined> {
+export async function auditToolCall(
+  db: Kysely<Database>,
+  auditKey: Uint8Array,
+  f: ToolCallFacts,
+  ending: ToolCallEnding,
+): Promise<{ outcome: string; seq: number } | undefined> {
   return db.transaction().execute(async (trx) => {
     // A call that never reached runTool's first write (refused, or its activity never ran) gets a
     // finished row now: a late runTool attempt then finds it and runs nothing.
     await trx
       .insertInto('tool_calls')
-      .values({ idem_key: f.idemKey, turn_id: f.turnId, call_id: f.callId, tool: f.tool, scope: f.scope, input_hash: f.inputHash, state: 'done', outcome: ending.known ?? ending.missing, finished_at: new Date(), audit_seq: null })
+      .values({
+        idem_key: f.idemKey,
+        turn_id: f.turnId,
+        call_id: f.callId,
+        tool: f.tool,
+        scope: f.scope,
+        input_hash: f.inputHash,
+        state: 'done',
+        outcome: ending.known ?? ending.missing,
+        finished_at: new Date(),
+        audit_seq: null,
+      })
       .onConflict((oc) => oc.column('idem_key').doNothing())
       .execute();
     const row = await trx.selectFrom('tool_calls').selectAll().where('idem_key', '=', f.idemKey).forUpdate().executeTakeFirstOrThrow();
@@ -59,7 +90,11 @@ export async function auditToolCall(db: Kysely<Database>, auditKey: Uint8Array, 
         durationMs: Math.max(0, finishedAt.getTime() - row.started_at.getTime()),
       },
     });
-    await trx.updateTable('tool_calls').set({ state: 'done', outcome, finished_at: finishedAt, audit_seq: seq }).where('idem_key', '=', f.idemKey).execute();
+    await trx
+      .updateTable('tool_calls')
+      .set({ state: 'done', outcome, finished_at: finishedAt, audit_seq: seq })
+      .where('idem_key', '=', f.idemKey)
+      .execute();
     return { outcome, seq };
   });
 }
@@ -95,17 +130,30 @@ export async function reconcileToolCalls(db: Kysely<Database>, auditKey: Uint8Ar
     .selectFrom('tool_calls as c')
     .select(['c.idem_key', 'c.turn_id', 'c.call_id', 'c.tool', 'c.scope', 'c.input_hash', 'c.state'])
     .where('c.audit_seq', 'is', null)
-    .where(({ exists, selectFrom }) => exists(selectFrom('audit_entries as e').select('e.seq').whereRef('e.turn_id', '=', 'c.turn_id').where('e.event_type', '=', 'TurnEnded')))
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('audit_entries as e').select('e.seq').whereRef('e.turn_id', '=', 'c.turn_id').where('e.event_type', '=', 'TurnEnded'),
+      ),
+    )
     // A running row may belong to an attempt still working (a tool outlives a timed-out turn): only a stale one is given up on.
     .where((eb) => eb.or([eb('c.state', '=', 'done'), eb('c.started_at', '<', new Date(Date.now() - STALE_RUNNING_MS))]))
     .orderBy('c.started_at')
     .execute();
   for (const r of owed) {
     if (opts.write) {
-      await auditToolCall(db, auditKey, { idemKey: r.idem_key, turnId: r.turn_id, callId: r.call_id, tool: r.tool, scope: r.scope, inputHash: r.input_hash }, { running: INTERRUPTED_OUTCOME, missing: INTERRUPTED_OUTCOME });
+      await auditToolCall(
+        db,
+        auditKey,
+        { idemKey: r.idem_key, turnId: r.turn_id, callId: r.call_id, tool: r.tool, scope: r.scope, inputHash: r.input_hash },
+        { running: INTERRUPTED_OUTCOME, missing: INTERRUPTED_OUTCOME },
+      );
       written++;
     } else {
-      findings.push({ kind: 'owed-entry', turnId: r.turn_id, what: `tool call ${r.idem_key} (${r.tool}, ${r.state}) has no ToolCall entry although its turn ended` });
+      findings.push({
+        kind: 'owed-entry',
+        turnId: r.turn_id,
+        what: `tool call ${r.idem_key} (${r.tool}, ${r.state}) has no ToolCall entry although its turn ended`,
+      });
     }
   }
   // At-most-once tools claim an intent under the same key as their call: a started intent with no entry is an unaudited effect.
@@ -114,18 +162,36 @@ export async function reconcileToolCalls(db: Kysely<Database>, auditKey: Uint8Ar
     .leftJoin('audit_entries as e', 'e.idem_key', 'i.idem_key')
     .select(['i.idem_key', 'i.tool', 'i.state'])
     .where('e.seq', 'is', null)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('tool_calls as c').select('c.idem_key').whereRef('c.idem_key', '=', 'i.idem_key').where('c.audit_seq', 'is', null))))
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('tool_calls as c').select('c.idem_key').whereRef('c.idem_key', '=', 'i.idem_key').where('c.audit_seq', 'is', null),
+        ),
+      ),
+    )
     .execute();
-  for (const i of intents) findings.push({ kind: 'intent-without-entry', turnId: i.idem_key.split('/')[0] ?? i.idem_key, what: `intent ${i.idem_key} (${i.tool}, ${i.state}) has no ToolCall entry` });
+  for (const i of intents)
+    findings.push({
+      kind: 'intent-without-entry',
+      turnId: i.idem_key.split('/')[0] ?? i.idem_key,
+      what: `intent ${i.idem_key} (${i.tool}, ${i.state}) has no ToolCall entry`,
+    });
 
   // Turns with a call still running (not yet stale) are not counted yet: its entry comes when it finishes.
   const counts = await sql<{ turn_id: string; made: string; entries: string }>`
     select e.turn_id, (e.event::jsonb ->> 'toolCallsMade') as made,
       (select count(*) from audit_entries c where c.turn_id = e.turn_id and c.event_type = 'ToolCall') as entries
     from audit_entries e where e.event_type = 'TurnEnded'
-      and not exists (select 1 from tool_calls r where r.turn_id = e.turn_id and r.audit_seq is null and r.state = 'running' and r.started_at >= ${new Date(Date.now() - STALE_RUNNING_MS)})`.execute(db);
+      and not exists (select 1 from tool_calls r where r.turn_id = e.turn_id and r.audit_seq is null and r.state = 'running' and r.started_at >= ${new Date(Date.now() - STALE_RUNNING_MS)})`.execute(
+    db,
+  );
   for (const c of counts.rows) {
-    if (Number(c.made) !== Number(c.entries)) findings.push({ kind: 'tool-call-count', turnId: c.turn_id, what: `TurnEnded of ${c.turn_id} says ${c.made} tool call(s) but the log has ${c.entries} ToolCall entr${Number(c.entries) === 1 ? 'y' : 'ies'}` });
+    if (Number(c.made) !== Number(c.entries))
+      findings.push({
+        kind: 'tool-call-count',
+        turnId: c.turn_id,
+        what: `TurnEnded of ${c.turn_id} says ${c.made} tool call(s) but the log has ${c.entries} ToolCall entr${Number(c.entries) === 1 ? 'y' : 'ies'}`,
+      });
   }
   return { written, findings };
 }
@@ -139,15 +205,29 @@ export type ReconciledReport<V> = V & { reconciliation: ReconcileReport; failed?
  * and checkpoints when given), and reports every remaining disagreement by name — `ok` only when
  * there is none.
  */
-export async function verifyAuditLog<V extends { ok: boolean }>(db: Kysely<Database>, auditKey: Uint8Array, verify: () => Promise<V> = () => verifyAuditChain(db, auditKey) as Promise<never>): Promise<ReconciledReport<V>> {
+export async function verifyAuditLog<V extends { ok: boolean }>(
+  db: Kysely<Database>,
+  auditKey: Uint8Array,
+  verify: () => Promise<V> = () => verifyAuditChain(db, auditKey) as Promise<never>,
+): Promise<ReconciledReport<V>> {
   const reconciliation = await reconcileToolCalls(db, auditKey, { write: true });
   const report = await verify();
   if (!report.ok || reconciliation.findings.length === 0) return { ...report, reconciliation };
   const first = reconciliation.findings[0]!;
-  return { ...report, ok: false, failed: 'reconciliation', reason: `${reconciliation.findings.length} disagreement(s) between tool calls and the log; first: ${first.what}`, reconciliation };
+  return {
+    ...report,
+    ok: false,
+    failed: 'reconciliation',
+    reason: `${reconciliation.findings.length} disagreement(s) between tool calls and the log; first: ${first.what}`,
+    reconciliation,
+  };
 }
 
 /** The audit service with its `verify` reconciling tool calls and intents first (what the CLI and REST serve). */
-export function reconciledAuditService<S extends { verify(o?: { checkpoint?: string; source?: string }): Promise<{ ok: boolean }> }>(service: S, db: Kysely<Database>, auditKey: Uint8Array): S {
+export function reconciledAuditService<S extends { verify(o?: { checkpoint?: string; source?: string }): Promise<{ ok: boolean }> }>(
+  service: S,
+  db: Kysely<Database>,
+  auditKey: Uint8Array,
+): S {
   return { ...service, verify: (o?: { checkpoint?: string; source?: string }) => verifyAuditLog(db, auditKey, () => service.verify(o)) };
 }

@@ -79,12 +79,15 @@ export const gateMachine = setup({
     input: {} as GateInput,
   },
   guards: {
-    mayDecide: ({ context, event }) => (event.type === 'APPROVE' || event.type === 'DENY') && approverRefusal(context, event.approver) === undefined,
+    mayDecide: ({ context, event }) =>
+      (event.type === 'APPROVE' || event.type === 'DENY') && approverRefusal(context, event.approver) === undefined,
     hasSecondApprovers: ({ context }) => (context.secondApprovers?.length ?? 0) > 0,
   },
   actions: {
     recordDecision: assign(({ event }) =>
-      event.type === 'APPROVE' || event.type === 'DENY' ? { decidedBy: event.approver, ...(event.reason ? { reason: event.reason } : {}) } : {},
+      event.type === 'APPROVE' || event.type === 'DENY'
+        ? { decidedBy: event.approver, ...(event.reason ? { reason: event.reason } : {}) }
+        : {},
     ),
     recordWithdrawal: assign(({ event }) => (event.type === 'WITHDRAW' && event.reason ? { reason: event.reason } : {})),
     markEscalated: assign({ escalated: true }),

@@ -10,7 +10,11 @@ import type { MissionArgs } from './mission-messages.js';
 
 /** An XState actor error turned into a workflow failure (a plain throw would only retry the task forever). */
 export function machineFailure(which: string, err: unknown): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'Internal', nonRetryable: true, message: `${which} machine error: ${err instanceof Error ? err.message : String(err)}` });
+  return ApplicationFailure.create({
+    type: 'Internal',
+    nonRetryable: true,
+    message: `${which} machine error: ${err instanceof Error ? err.message : String(err)}`,
+  });
 }
 
 /**
@@ -21,7 +25,8 @@ export function machineFailure(which: string, err: unknown): ApplicationFailure 
 export function restoreMission(args: MissionArgs, onError: (err: unknown) => void): Actor<typeof missionMachine> {
   const input = { stepCount: args.definition.steps.length, onExpire: args.definition.onExpire };
   const snapshot = args.carried?.snapshot;
-  if (args.carried && (typeof snapshot !== 'object' || snapshot === null)) throw machineFailure('mission', 'the carried snapshot is not a machine snapshot');
+  if (args.carried && (typeof snapshot !== 'object' || snapshot === null))
+    throw machineFailure('mission', 'the carried snapshot is not a machine snapshot');
   let actor: Actor<typeof missionMachine>;
   try {
     actor = createActor(missionMachine, { input, ...(args.carried ? { snapshot: snapshot as never } : {}) });

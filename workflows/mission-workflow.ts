@@ -73,10 +73,16 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   }
   const historyLimit = args.historyLimit ?? DEFAULT_HISTORY_LIMIT;
   // Until the definition is verified the status says only that (a query confers nothing; the real one replaces it).
-  setHandler(missionStatusQuery, () => ({ missionId, state: 'verifying', step: 0, stepsRun: args.carried?.stepsRun ?? 0 }), { description: 'The mission state, current step, steps run and the current gate, if any' });
+  setHandler(missionStatusQuery, () => ({ missionId, state: 'verifying', step: 0, stepsRun: args.carried?.stepsRun ?? 0 }), {
+    description: 'The mission state, current step, steps run and the current gate, if any',
+  });
   // Authority before anything else: nothing of a mission runs unless the worker verified its definition.
-  const opened = await acts.openMission({ args, ...(workflowInfo().continuedFromExecutionRunId ? { continuedFromRunId: workflowInfo().continuedFromExecutionRunId } : {}) });
-  if (!opened.ok) throw ApplicationFailure.create({ type: 'CapabilityDenied', nonRetryable: true, message: `mission refused: ${opened.reason}` });
+  const opened = await acts.openMission({
+    args,
+    ...(workflowInfo().continuedFromExecutionRunId ? { continuedFromRunId: workflowInfo().continuedFromExecutionRunId } : {}),
+  });
+  if (!opened.ok)
+    throw ApplicationFailure.create({ type: 'CapabilityDenied', nonRetryable: true, message: `mission refused: ${opened.reason}` });
 
   let machineError: { which: string; err: unknown } | undefined;
   const mission = restoreMission(args, (err) => (machineError = { which: 'mission', err }));
@@ -97,7 +103,15 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     const g = gate?.getSnapshot();
     const state = String(s.value);
     const openGate = g && g.status === 'active' ? g.context.gateId : undefined;
-    const approver = g ? (g.context.decidedBy ? g.context.decidedBy.identity : openGate ? currentApprovers(g.context).map((a) => a.identity).join(',') : undefined) : undefined;
+    const approver = g
+      ? g.context.decidedBy
+        ? g.context.decidedBy.identity
+        : openGate
+          ? currentApprovers(g.context)
+              .map((a) => a.identity)
+              .join(',')
+          : undefined
+      : undefined;
     const key = JSON.stringify([state, s.context.step, openGate, g ? String(g.value) : undefined, approver]);
     if (key === published) return;
     published = key;
@@ -105,7 +119,9 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       [
         `**Mission** ${missionId}: **${state}**`,
         `- step ${Math.min(s.context.step + 1, def.steps.length)} of ${def.steps.length}, ${stepsRun} run`,
-        ...(g ? [`- gate \`${g.context.gateId}\` (${String(g.value)}) for \`${g.context.tool}\`${approver ? `; approver: ${approver}` : ''}`] : []),
+        ...(g
+          ? [`- gate \`${g.context.gateId}\` (${String(g.value)}) for \`${g.context.tool}\`${approver ? `; approver: ${approver}` : ''}`]
+          : []),
       ].join('\n'),
     );
     if (args.dashboard) {
@@ -138,25 +154,43 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   };
   // Decisions being checked by the worker: the gate does not expire or withdraw under them.
   let deciding = 0;
-  const decide = (type: 'APPROVE' | 'DENY') => async (req: GateDecisionRequest): Promise<GateDecisionResult> => {
-    deciding++;
-    try {
-      // The gate moves only on a decision the worker verified (proof, approver, first decision).
-      const verdict = await acts.verifyGateDecision({ kind: type === 'APPROVE' ? 'approve' : 'deny', request: req });
-      if (!verdict.ok) throw ApplicationFailure.create({ type: 'CapabilityDenied', nonRetryable: true, message: `${type === 'APPROVE' ? 'approval' : 'denial'} refused: ${verdict.reason}` });
-      const g = gate;
-      if (!g || g.getSnapshot().context.gateId !== req.gateId || g.getSnapshot().status !== 'active') {
-        throw ApplicationFailure.create({ type: 'NotFound', nonRetryable: true, message: `gate ${req.gateId} closed while the decision was checked` });
+  const decide =
+    (type: 'APPROVE' | 'DENY') =>
+    async (req: GateDecisionRequest): Promise<GateDecisionResult> => {
+      deciding++;
+      try {
+        // The gate moves only on a decision the worker verified (proof, approver, first decision).
+        const verdict = await acts.verifyGateDecision({ kind: type === 'APPROVE' ? 'approve' : 'deny', request: req });
+        if (!verdict.ok)
+          throw ApplicationFailure.create({
+            type: 'CapabilityDenied',
+            nonRetryable: true,
+            message: `${type === 'APPROVE' ? 'approval' : 'denial'} refused: ${verdict.reason}`,
+          });
+        const g = gate;
+        if (!g || g.getSnapshot().context.gateId !== req.gateId || g.getSnapshot().status !== 'active') {
+          throw ApplicationFailure.create({
+            type: 'NotFound',
+            nonRetryable: true,
+            message: `gate ${req.gateId} closed while the decision was checked`,
+          });
+        }
+        g.send({ type, approver: req.approver, ...(req.reason ? { reason: req.reason } : {}) });
+        checked();
+        return { gateId: req.gateId, state: String(g.getSnapshot().value) };
+      } finally {
+        deciding--;
       }
-      g.send({ type, approver: req.approver, ...(req.reason ? { reason: req.reason } : {}) });
-      checked();
-      return { gateId: req.gateId, state: String(g.getSnapshot().value) };
-    } finally {
-      deciding--;
-    }
-  };
-  setHandler(approveGateUpdate, decide('APPROVE'), { validator: validateDecision, description: 'Approve the open gate: { gateId, approver, reason?, nonce, proof } — the proof comes from the gateway that authenticated the approver' });
-  setHandler(denyGateUpdate, decide('DENY'), { validator: validateDecision, description: 'Deny the open gate: { gateId, approver, reason?, nonce, proof }' });
+    };
+  setHandler(approveGateUpdate, decide('APPROVE'), {
+    validator: validateDecision,
+    description:
+      'Approve the open gate: { gateId, approver, reason?, nonce, proof } — the proof comes from the gateway that authenticated the approver',
+  });
+  setHandler(denyGateUpdate, decide('DENY'), {
+    validator: validateDecision,
+    description: 'Deny the open gate: { gateId, approver, reason?, nonce, proof }',
+  });
   setHandler(
     cancelMissionSignal,
     ({ reason }) => {
@@ -164,17 +198,32 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     },
     { description: 'Cancel the mission: { reason? }; an open gate is withdrawn and its approvers told' },
   );
-  setHandler(missionStatusQuery, () => {
-    const s = mission.getSnapshot();
-    const g = gate?.getSnapshot();
-    return {
-      missionId,
-      state: String(s.value),
-      step: s.context.step,
-      stepsRun,
-      ...(g ? { gate: { gateId: g.context.gateId, state: String(g.value), tool: g.context.tool, inputHash: g.context.inputHash, approvers: g.context.approvers.slice(), ...gateView } } : {}),
-    };
-  }, { description: 'The mission state, current step, steps run and the current gate, if any' });
+  setHandler(
+    missionStatusQuery,
+    () => {
+      const s = mission.getSnapshot();
+      const g = gate?.getSnapshot();
+      return {
+        missionId,
+        state: String(s.value),
+        step: s.context.step,
+        stepsRun,
+        ...(g
+          ? {
+              gate: {
+                gateId: g.context.gateId,
+                state: String(g.value),
+                tool: g.context.tool,
+                inputHash: g.context.inputHash,
+                approvers: g.context.approvers.slice(),
+                ...gateView,
+              },
+            }
+          : {}),
+      };
+    },
+    { description: 'The mission state, current step, steps run and the current gate, if any' },
+  );
   // A Temporal cancel of the mission means the same as the signal.
   CancellationScope.current().cancelRequested.catch(() => {
     cancelState ??= { reason: 'mission cancelled' };
@@ -231,7 +280,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         continue;
       }
       if (outcome.status !== 'Escalated') {
-        const reason = outcome.status === 'Failed' ? `${outcome.error.kind}: ${outcome.error.message}` : `step turn ended ${outcome.status}`;
+        const reason =
+          outcome.status === 'Failed' ? `${outcome.error.kind}: ${outcome.error.message}` : `step turn ended ${outcome.status}`;
         mission.send({ type: 'STEP_FAILED', reason });
         checked();
         continue;
@@ -240,8 +290,22 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       // Escalated: a gate for exactly this pending call.
       gateSeq++;
       const gateId = `${missionId}/gate-${gateSeq}`;
-      const { inputHash } = await acts.openGate({ definition: def, gateId, step, tool: outcome.pendingTool, input: outcome.pendingInput ?? null });
-      gate = createActor(gateMachine, { input: { gateId, tool: outcome.pendingTool, inputHash, approvers: def.approvers, ...(def.secondApprovers ? { secondApprovers: def.secondApprovers } : {}) } });
+      const { inputHash } = await acts.openGate({
+        definition: def,
+        gateId,
+        step,
+        tool: outcome.pendingTool,
+        input: outcome.pendingInput ?? null,
+      });
+      gate = createActor(gateMachine, {
+        input: {
+          gateId,
+          tool: outcome.pendingTool,
+          inputHash,
+          approvers: def.approvers,
+          ...(def.secondApprovers ? { secondApprovers: def.secondApprovers } : {}),
+        },
+      });
       gate.subscribe({ error: (err) => (machineError = { which: 'gate', err }) });
       gate.start();
       mission.send({ type: 'STEP_ESCALATED', gateId });
@@ -249,9 +313,24 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       const openedAt = Date.now();
       // What every notice of this gate says about it (channels that show a full request use these).
       // The call is rendered here, once (bounded lines, secrets redacted), never shipped raw to every notice.
-      const about = { goal: def.goal, tool: outcome.pendingTool, inputHash, why: outcome.reason, deadline: openedAt + expireMs, call: describeCall(outcome.pendingTool, outcome.pendingInput).lines, askedBy: { identity: def.channel.sender, channel: def.channel.name } };
+      const about = {
+        goal: def.goal,
+        tool: outcome.pendingTool,
+        inputHash,
+        why: outcome.reason,
+        deadline: openedAt + expireMs,
+        call: describeCall(outcome.pendingTool, outcome.pendingInput).lines,
+        askedBy: { identity: def.channel.sender, channel: def.channel.name },
+      };
       gateView = { call: about.call, why: about.why, askedBy: about.askedBy };
-      await acts.notifyApprovers({ missionId, gateId, kind: 'opened', approvers: def.approvers, text: `${outcome.pendingTool} needs approval: ${outcome.reason}`, ...about });
+      await acts.notifyApprovers({
+        missionId,
+        gateId,
+        kind: 'opened',
+        approvers: def.approvers,
+        text: `${outcome.pendingTool} needs approval: ${outcome.reason}`,
+        ...about,
+      });
 
       const g = gate;
       let reminded = false;
@@ -260,7 +339,11 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       const allTold = () => [...def.approvers, ...(escalated ? (def.secondApprovers ?? []) : [])];
       const isDecided = () => g.getSnapshot().status !== 'active';
       while (!isDecided()) {
-        const due = Math.min(reminded ? Infinity : openedAt + reminderMs, escalated || escalateMs === undefined ? Infinity : openedAt + escalateMs, openedAt + expireMs);
+        const due = Math.min(
+          reminded ? Infinity : openedAt + reminderMs,
+          escalated || escalateMs === undefined ? Infinity : openedAt + escalateMs,
+          openedAt + expireMs,
+        );
         const woke = await condition(() => isDecided() || cancelled() !== undefined, Math.max(1, due - Date.now()));
         if (isDecided()) break;
         const c = cancelled();
@@ -289,11 +372,25 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           checked();
           if (e.type === 'REMIND') {
             await audit({ type: 'GateReminded', gateId, afterMs: now - openedAt });
-            await acts.notifyApprovers({ missionId, gateId, kind: 'reminder', approvers: def.approvers, text: `still waiting for a decision on ${outcome.pendingTool}`, ...about });
+            await acts.notifyApprovers({
+              missionId,
+              gateId,
+              kind: 'reminder',
+              approvers: def.approvers,
+              text: `still waiting for a decision on ${outcome.pendingTool}`,
+              ...about,
+            });
           } else {
             const all = [...def.approvers, ...(def.secondApprovers ?? [])];
             await audit({ type: 'GateEscalated', gateId, approvers: names(all), afterMs: now - openedAt });
-            await acts.notifyApprovers({ missionId, gateId, kind: 'escalated', approvers: def.secondApprovers ?? [], text: `escalated to you: ${outcome.pendingTool} needs approval`, ...about });
+            await acts.notifyApprovers({
+              missionId,
+              gateId,
+              kind: 'escalated',
+              approvers: def.secondApprovers ?? [],
+              text: `escalated to you: ${outcome.pendingTool} needs approval`,
+              ...about,
+            });
           }
         }
         // Expiry last, and only if no decision arrived meanwhile (an update may have landed during the awaits,
@@ -311,11 +408,25 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       switch (decided.value) {
         // GateApproved / GateDenied were audited by the activity that verified the decision.
         case 'approved':
-          await acts.notifyApprovers({ missionId, gateId, kind: 'decided', approvers: allTold(), text: `approved by ${by?.identity ?? '?'}@${by?.channel ?? '?'}`, ...about });
+          await acts.notifyApprovers({
+            missionId,
+            gateId,
+            kind: 'decided',
+            approvers: allTold(),
+            text: `approved by ${by?.identity ?? '?'}@${by?.channel ?? '?'}`,
+            ...about,
+          });
           mission.send({ type: 'GATE_APPROVED', grant: { gateId, tool: decided.context.tool, inputHash: decided.context.inputHash } });
           break;
         case 'denied':
-          await acts.notifyApprovers({ missionId, gateId, kind: 'decided', approvers: allTold(), text: `denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}${reason ? `: ${reason}` : ''}`, ...about });
+          await acts.notifyApprovers({
+            missionId,
+            gateId,
+            kind: 'decided',
+            approvers: allTold(),
+            text: `denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}${reason ? `: ${reason}` : ''}`,
+            ...about,
+          });
           // The denier's own words go to the mission's result, not into its failure (and so not into
           // MissionEnded): the audit log holds no user text.
           deniedSaying = reason;
@@ -323,12 +434,26 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           break;
         case 'expired':
           await audit({ type: 'GateExpired', gateId, afterMs: Date.now() - openedAt });
-          await acts.notifyApprovers({ missionId, gateId, kind: 'expired', approvers: def.approvers, text: `the gate expired; the mission ${def.onExpire === 'fail' ? 'ends' : 'skips the step'}`, ...about });
+          await acts.notifyApprovers({
+            missionId,
+            gateId,
+            kind: 'expired',
+            approvers: def.approvers,
+            text: `the gate expired; the mission ${def.onExpire === 'fail' ? 'ends' : 'skips the step'}`,
+            ...about,
+          });
           mission.send({ type: 'GATE_EXPIRED' });
           break;
         case 'withdrawn':
           await audit({ type: 'GateWithdrawn', gateId });
-          await acts.notifyApprovers({ missionId, gateId, kind: 'withdrawn', approvers: allTold(), text: `withdrawn: ${reason ?? 'mission cancelled'}`, ...about });
+          await acts.notifyApprovers({
+            missionId,
+            gateId,
+            kind: 'withdrawn',
+            approvers: allTold(),
+            text: `withdrawn: ${reason ?? 'mission cancelled'}`,
+            ...about,
+          });
           mission.send({ type: 'CANCEL' });
           break;
       }
@@ -340,7 +465,11 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       missionId,
       state: end.value as MissionResult['state'],
       stepsRun,
-      ...(end.context.failure ? { reason: `${end.context.failure}${deniedSaying ? `: ${deniedSaying}` : ''}` } : cancelled() ? { reason: cancelled()?.reason ?? '' } : {}),
+      ...(end.context.failure
+        ? { reason: `${end.context.failure}${deniedSaying ? `: ${deniedSaying}` : ''}` }
+        : cancelled()
+          ? { reason: cancelled()?.reason ?? '' }
+          : {}),
     };
     publish();
     // A cancel's reason is a person's text: the audit gets only the mission's own (system) failure reason.

@@ -55,7 +55,8 @@ export async function sessionWorkflow(input: SessionState): Promise<void> {
       validator: (req) => {
         const parsed = turnRequestSchema.safeParse(req);
         if (!parsed.success) throw new Error(`turn request refused: malformed (${describeIssues(parsed.error)})`);
-        if (req.message.sessionId !== state.sessionId) throw new Error(`message is for session ${req.message.sessionId}, not ${state.sessionId}`);
+        if (req.message.sessionId !== state.sessionId)
+          throw new Error(`message is for session ${req.message.sessionId}, not ${state.sessionId}`);
       },
     },
   );

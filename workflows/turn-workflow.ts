@@ -3,7 +3,16 @@
  * the turn: attestation and trust tier first, then the tool-calling loop, then exactly one of
  * the five outcomes, always followed by `TurnEnded` and finalize.
  */
-import { ActivityCancellationType, CancellationScope, condition, isCancellation, proxyActivities, setCurrentDetails, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { DeliveryActivities } from '../activities/delivery-activities.js';
 import type { createTurnActivities, PendingCall, RunToolResult, ScheduledCall } from '../activities/turn-activities.js';
 import { ACTIVITY_POLICIES } from '../core/activity-policies.js';
@@ -45,10 +54,12 @@ const recording = proxyActivities<Pick<TurnActivities, 'recordToolCall'>>(ACTIVI
 async function cancellableBy<T>(isCancelled: () => boolean, fn: () => Promise<T>): Promise<T> {
   const work = new CancellationScope();
   const watcher = new CancellationScope();
-  void watcher.run(() => condition(isCancelled)).then(
-    () => work.cancel(),
-    () => undefined,
-  );
+  void watcher
+    .run(() => condition(isCancelled))
+    .then(
+      () => work.cancel(),
+      () => undefined,
+    );
   try {
     return await work.run(fn);
   } finally {
@@ -68,15 +79,19 @@ async function raceStep<T>(fn: () => Promise<T>, remainingMs: number, isCancelle
     (value): Race<T> => ({ kind: 'done', value }),
     (error: unknown): Race<T> => ({ kind: 'error', error }),
   );
-  const timer = watchers.run(() => sleep(remainingMs)).then(
-    (): Race<T> => ({ kind: 'timeout' }),
-    () => new Promise<Race<T>>(() => undefined),
-  );
+  const timer = watchers
+    .run(() => sleep(remainingMs))
+    .then(
+      (): Race<T> => ({ kind: 'timeout' }),
+      () => new Promise<Race<T>>(() => undefined),
+    );
   const cancel = cancelWork
-    ? watchers.run(() => condition(isCancelled)).then(
-        (): Race<T> => ({ kind: 'cancel' }),
-        () => new Promise<Race<T>>(() => undefined),
-      )
+    ? watchers
+        .run(() => condition(isCancelled))
+        .then(
+          (): Race<T> => ({ kind: 'cancel' }),
+          () => new Promise<Race<T>>(() => undefined),
+        )
     : new Promise<Race<T>>(() => undefined);
   const winner = await Promise.race([outcome, timer, cancel]);
   watchers.cancel();
@@ -85,10 +100,19 @@ async function raceStep<T>(fn: () => Promise<T>, remainingMs: number, isCancelle
 }
 
 /** Scope-checks one call against the turn's effective set: the deterministic half of the check. */
-function checkCall(call: ToolCall, effective: CapabilitySet): { ok: true; scope: string } | { ok: false; outcome: ToolOutcome; scope?: string } {
+function checkCall(
+  call: ToolCall,
+  effective: CapabilitySet,
+): { ok: true; scope: string } | { ok: false; outcome: ToolOutcome; scope?: string } {
   const tool = findTool(call.tool);
   if (!tool) {
-    return { ok: false, outcome: { status: 'Failed', error: { kind: 'NotFound', message: `no tool named "${call.tool}"`, detail: { kind: 'tool', id: call.tool } } } };
+    return {
+      ok: false,
+      outcome: {
+        status: 'Failed',
+        error: { kind: 'NotFound', message: `no tool named "${call.tool}"`, detail: { kind: 'tool', id: call.tool } },
+      },
+    };
   }
   let scope: Scope;
   try {
@@ -161,13 +185,23 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
               const checked = checkCall(call, effective);
               if (!checked.ok) {
                 if (checked.outcome.status === 'Denied' && checked.scope) {
-                  await bookkeeping.recordScopeDenied({ turnId: req.turnId, call: { callId: call.callId, tool: call.tool }, scope: checked.scope, held: effective.toJSON() });
+                  await bookkeeping.recordScopeDenied({
+                    turnId: req.turnId,
+                    call: { callId: call.callId, tool: call.tool },
+                    scope: checked.scope,
+                    held: effective.toJSON(),
+                  });
                 }
                 return { callId: call.callId, tool: call.tool, outcome: checked.outcome };
               }
               toolCallsMade++;
               const activityId = `tool-${step}-${i}`;
-              const scheduled: ScheduledCall = { idemKey: `${workflowId}/${runId}/${activityId}`, turnId: req.turnId, call, scope: checked.scope };
+              const scheduled: ScheduledCall = {
+                idemKey: `${workflowId}/${runId}/${activityId}`,
+                turnId: req.turnId,
+                call,
+                scope: checked.scope,
+              };
               owed.set(scheduled.idemKey, scheduled);
               const callProof = proofs[call.callId];
               const runInput = { turnId: req.turnId, step, call, scope: checked.scope, ...(callProof ? { callProof } : {}) };
@@ -175,13 +209,22 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
               let ran: RunToolResult | undefined;
               let out: ToolOutcome;
               try {
-                ran = INTERRUPTIBLE_TOOLS.has(call.tool) ? await cancellableBy(() => cancelRequested, () => runTool(runInput)) : await runTool(runInput);
+                ran = INTERRUPTIBLE_TOOLS.has(call.tool)
+                  ? await cancellableBy(
+                      () => cancelRequested,
+                      () => runTool(runInput),
+                    )
+                  : await runTool(runInput);
                 out = ran.outcome;
               } catch (err) {
                 out = { status: 'Failed', error: failureToErrorData(err) };
               }
               // One source of truth: the entry is written from the call's row; the model gets the same outcome.
-              await recording.recordToolCall(ran ? { facts: ran.facts, outcome: summarizeToolOutcome(ran.outcome), receipt: ran.receipt } : { scheduled, outcome: summarizeToolOutcome(out) });
+              await recording.recordToolCall(
+                ran
+                  ? { facts: ran.facts, outcome: summarizeToolOutcome(ran.outcome), receipt: ran.receipt }
+                  : { scheduled, outcome: summarizeToolOutcome(out) },
+              );
               owed.delete(scheduled.idemKey);
               return { callId: call.callId, tool: call.tool, outcome: out };
             }),
@@ -192,7 +235,8 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
         false,
       );
       if (batch.kind === 'timeout') return { status: 'TimedOut', toolCallsMade, elapsedMs: Date.now() - startedAt };
-      if (batch.kind !== 'done') return { status: 'Failed', error: failureToErrorData(batch.kind === 'error' ? batch.error : 'cancelled'), toolCallsMade };
+      if (batch.kind !== 'done')
+        return { status: 'Failed', error: failureToErrorData(batch.kind === 'error' ? batch.error : 'cancelled'), toolCallsMade };
 
       transcript.push({ role: 'assistant', ...(result.text ? { text: result.text } : {}), calls });
       transcript.push({ role: 'tool', results: batch.value });
@@ -202,7 +246,13 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
       if (escalation && escalation.outcome.status === 'RequiresEscalation') {
         const call = calls.find((c) => c.callId === escalation.callId);
         pending = call ? { step, call, ...(proofs[call.callId] ? { proof: proofs[call.callId] } : {}) } : undefined;
-        return { status: 'Escalated', reason: escalation.outcome.reason, pendingTool: escalation.tool, pendingInput: call?.input, toolCallsMade };
+        return {
+          status: 'Escalated',
+          reason: escalation.outcome.reason,
+          pendingTool: escalation.tool,
+          pendingInput: call?.input,
+          toolCallsMade,
+        };
       }
     }
   }).catch((err: unknown): TurnOutcome => ({ status: 'Failed', error: failureToErrorData(err), toolCallsMade }));

@@ -40,9 +40,17 @@ function contentBlock(p: ContentPart): Block {
     case 'image':
       return { type: 'image', source: { type: 'base64', media_type: p.mime, data: p.data } };
     case 'document':
-      if (p.mime.startsWith('text/')) return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(p.data, 'base64').toString('utf8') } };
+      if (p.mime.startsWith('text/'))
+        return {
+          type: 'document',
+          source: { type: 'text', media_type: 'text/plain', data: Buffer.from(p.data, 'base64').toString('utf8') },
+        };
       if (p.mime !== 'application/pdf') {
-        throw new AivyxError('Llm', `anthropic accepts PDF and plain-text documents, not ${p.mime}${p.filename ? ` (${p.filename})` : ''}`, { hint: 'convert the attachment to PDF', detail: { provider: 'anthropic', status: null, retryable: false } });
+        throw new AivyxError(
+          'Llm',
+          `anthropic accepts PDF and plain-text documents, not ${p.mime}${p.filename ? ` (${p.filename})` : ''}`,
+          { hint: 'convert the attachment to PDF', detail: { provider: 'anthropic', status: null, retryable: false } },
+        );
       }
       return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: p.data } };
   }
@@ -73,13 +81,19 @@ export function anthropicRequestBody(req: LlmStepRequest, model: string, maxToke
       push(
         messages,
         'user',
-        item.results.map((r) => ({ type: 'tool_result', tool_use_id: r.callId, content: toolResultText(r), ...(toolResultIsError(r) ? { is_error: true } : {}) })),
+        item.results.map((r) => ({
+          type: 'tool_result',
+          tool_use_id: r.callId,
+          content: toolResultText(r),
+          ...(toolResultIsError(r) ? { is_error: true } : {}),
+        })),
       );
     }
   }
   const body: Record<string, unknown> = { model, max_tokens: maxTokens, stream: true, messages };
   if (system) body.system = system;
-  if (req.tools.length > 0) body.tools = req.tools.map((t) => ({ name: wireToolName(t.id), description: t.description, input_schema: t.inputSchema }));
+  if (req.tools.length > 0)
+    body.tools = req.tools.map((t) => ({ name: wireToolName(t.id), description: t.description, input_schema: t.inputSchema }));
   return body;
 }
 
@@ -100,7 +114,16 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
       let text = '';
       let stopped = false;
       let stopReason: string | undefined;
-      const stream = postSse({ provider: name, url, headers, body: anthropicRequestBody(req, opts.model, maxTokens, opts.system), fetch: fetchImpl, sink, apiKey: opts.apiKey, ...(opts.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: opts.idleTimeoutMs }) });
+      const stream = postSse({
+        provider: name,
+        url,
+        headers,
+        body: anthropicRequestBody(req, opts.model, maxTokens, opts.system),
+        fetch: fetchImpl,
+        sink,
+        apiKey: opts.apiKey,
+        ...(opts.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: opts.idleTimeoutMs }),
+      });
       for await (const ev of stream) {
         const data = eventJson(name, ev);
         const type = typeof data.type === 'string' ? data.type : ev.event;
@@ -135,7 +158,8 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
                 sink.text(delta.text);
               }
             } else if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
-              if (block?.kind !== 'tool') throw malformedResponse(name, `an input_json_delta for block ${index}, which is not a tool_use block`);
+              if (block?.kind !== 'tool')
+                throw malformedResponse(name, `an input_json_delta for block ${index}, which is not a tool_use block`);
               block.json += delta.partial_json;
             }
             break;
@@ -161,11 +185,14 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
         if (stopped) break;
       }
       if (!stopped) throw truncatedStream(name, 'the stream ended before message_stop');
-      const tools = [...blocks.entries()].filter((e): e is [number, Extract<OpenBlock, { kind: 'tool' }>] => e[1].kind === 'tool').sort(([a], [b]) => a - b);
+      const tools = [...blocks.entries()]
+        .filter((e): e is [number, Extract<OpenBlock, { kind: 'tool' }>] => e[1].kind === 'tool')
+        .sort(([a], [b]) => a - b);
       if (tools.length === 0) return { type: 'final', text };
       const calls: ToolCall[] = tools.map(([, b]) => {
         const tool = toId(b.name);
-        if (!b.done && stopReason === 'max_tokens') throw malformedResponse(name, `the ${tool} tool call was cut off at max_tokens (${maxTokens})`);
+        if (!b.done && stopReason === 'max_tokens')
+          throw malformedResponse(name, `the ${tool} tool call was cut off at max_tokens (${maxTokens})`);
         return { callId: b.id, tool, input: parseToolArguments(name, tool, b.json) };
       });
       const result: LlmStepResult = { type: 'tool_calls', calls: uniqueCallIds(calls, req.step) };

@@ -37,7 +37,12 @@ export function parseErrorBody(body: unknown): ProviderErrorBody {
   }
   if (typeof value !== 'object' || value === null) return {};
   const rec = value as Record<string, unknown>;
-  const inner = typeof rec.error === 'object' && rec.error !== null ? (rec.error as Record<string, unknown>) : typeof rec.error === 'string' ? { message: rec.error } : rec;
+  const inner =
+    typeof rec.error === 'object' && rec.error !== null
+      ? (rec.error as Record<string, unknown>)
+      : typeof rec.error === 'string'
+        ? { message: rec.error }
+        : rec;
   const out: ProviderErrorBody = {};
   if (typeof inner.message === 'string') out.message = inner.message;
   if (typeof inner.type === 'string') out.type = inner.type;
@@ -76,39 +81,76 @@ function isContextOverflow(p: ProviderErrorBody): boolean {
   return /prompt is too long|maximum context length|context length|context window|too many tokens/i.test(p.message ?? '');
 }
 
-function llmError(provider: string, message: string, detail: { status: number | null; retryable: boolean; retryAfterMs?: number; [k: string]: unknown }, hint?: string, cause?: unknown): AivyxError {
+function llmError(
+  provider: string,
+  message: string,
+  detail: { status: number | null; retryable: boolean; retryAfterMs?: number; [k: string]: unknown },
+  hint?: string,
+  cause?: unknown,
+): AivyxError {
   const d: Record<string, unknown> = { provider, ...detail };
   for (const k of Object.keys(d)) if (d[k] === undefined) delete d[k];
   return new AivyxError('Llm', message, { detail: d, ...(hint === undefined ? {} : { hint }), ...(cause === undefined ? {} : { cause }) });
 }
 
 /** Maps a provider error (HTTP status, headers, body text) to an AivyxError. `status: null` = an error event inside a stream. */
-export function providerError(input: { provider: string; status: number | null; headers?: Headers; body?: unknown; apiKey?: string | undefined; now?: number }): AivyxError {
+export function providerError(input: {
+  provider: string;
+  status: number | null;
+  headers?: Headers;
+  body?: unknown;
+  apiKey?: string | undefined;
+  now?: number;
+}): AivyxError {
   const { provider, status } = input;
   const parsed = parseErrorBody(input.body ?? '');
   const said = parsed.message ? `: ${redact(parsed.message, [input.apiKey])}` : '';
   const type = parsed.type ?? parsed.code;
   const extra = { ...(parsed.type ? { errorType: parsed.type } : {}), ...(parsed.code ? { code: parsed.code } : {}) };
   const retryAfterMs = input.headers ? parseRetryAfter(input.headers, input.now) : undefined;
-  const where = status === null ? `${provider} stream error${type ? ` (${type})` : ''}` : `${provider} returned HTTP ${status}${type ? ` (${type})` : ''}`;
+  const where =
+    status === null
+      ? `${provider} stream error${type ? ` (${type})` : ''}`
+      : `${provider} returned HTTP ${status}${type ? ` (${type})` : ''}`;
 
   if (status === 401 || status === 403 || parsed.type === 'authentication_error' || parsed.type === 'permission_error') {
     // The provider's own text is left out: OpenAI echoes part of a wrong key back.
     const what = status === 403 || parsed.type === 'permission_error' ? 'refused the API key for this request' : 'rejected the API key';
-    return new AivyxError('Config', `${provider} ${what}${status === null ? '' : ` (HTTP ${status})`}`, { hint: `check the API key: ${API_KEY_SETTING}`, detail: { provider, status, retryable: false, ...extra } });
+    return new AivyxError('Config', `${provider} ${what}${status === null ? '' : ` (HTTP ${status})`}`, {
+      hint: `check the API key: ${API_KEY_SETTING}`,
+      detail: { provider, status, retryable: false, ...extra },
+    });
   }
   if (status === 429 || status === 529 || parsed.type === 'overloaded_error' || parsed.type === 'rate_limit_error') {
     if (parsed.code === 'insufficient_quota' || parsed.type === 'insufficient_quota') {
-      return llmError(provider, `${where}: the account has no quota left${said}`, { status, retryable: false, ...extra }, 'check the plan and billing of the provider account');
+      return llmError(
+        provider,
+        `${where}: the account has no quota left${said}`,
+        { status, retryable: false, ...extra },
+        'check the plan and billing of the provider account',
+      );
     }
     const overloaded = status === 529 || parsed.type === 'overloaded_error';
-    return llmError(provider, `${where}: ${overloaded ? 'the provider is overloaded' : 'rate limited'}${said}`, { status, retryable: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...extra }, 'the step is retried after the delay the provider asked for');
+    return llmError(
+      provider,
+      `${where}: ${overloaded ? 'the provider is overloaded' : 'rate limited'}${said}`,
+      { status, retryable: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...extra },
+      'the step is retried after the delay the provider asked for',
+    );
   }
   if (isContextOverflow(parsed) && (status === null || status === 400 || status === 413)) {
-    return llmError(provider, `${where}: the conversation is too long for the model's context window${said}`, { status, retryable: false, contextOverflow: true, ...extra }, 'shorten the history: start a new session, or send a smaller message or attachment');
+    return llmError(
+      provider,
+      `${where}: the conversation is too long for the model's context window${said}`,
+      { status, retryable: false, contextOverflow: true, ...extra },
+      'shorten the history: start a new session, or send a smaller message or attachment',
+    );
   }
   if (status === 404) {
-    return new AivyxError('Config', `${where}: not found${said}`, { hint: 'check the model name in AIVYX_LLM and the base URL in AIVYX_LLM_BASE_URL', detail: { provider, status, retryable: false, ...extra } });
+    return new AivyxError('Config', `${where}: not found${said}`, {
+      hint: 'check the model name in AIVYX_LLM and the base URL in AIVYX_LLM_BASE_URL',
+      detail: { provider, status, retryable: false, ...extra },
+    });
   }
   if (status === null) {
     // An error event mid-stream: server-side trouble unless it says the request was bad.
@@ -116,9 +158,19 @@ export function providerError(input: { provider: string; status: number | null; 
     return llmError(provider, `${where}${said}`, { status, retryable: !bad, ...extra });
   }
   if (status === 408 || status === 409 || status >= 500) {
-    return llmError(provider, `${where}${said}`, { status, retryable: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), ...extra });
+    return llmError(provider, `${where}${said}`, {
+      status,
+      retryable: true,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...extra,
+    });
   }
-  return llmError(provider, `${where}: the request was refused${said}`, { status, retryable: false, ...extra }, 'retrying the same request cannot help');
+  return llmError(
+    provider,
+    `${where}: the request was refused${said}`,
+    { status, retryable: false, ...extra },
+    'retrying the same request cannot help',
+  );
 }
 
 /** A network failure (connection refused, reset, DNS): retryable. Only the origin is named. */
@@ -126,7 +178,13 @@ export function networkError(provider: string, url: string, err: unknown): Aivyx
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
   const reason = code ?? (cause instanceof Error ? cause.message : String(cause));
-  return llmError(provider, `cannot reach ${provider} at ${safeOrigin(url)}: ${redact(reason)}`, { status: null, retryable: true }, 'check that the provider is reachable (AIVYX_LLM_BASE_URL)', err);
+  return llmError(
+    provider,
+    `cannot reach ${provider} at ${safeOrigin(url)}: ${redact(reason)}`,
+    { status: null, retryable: true },
+    'check that the provider is reachable (AIVYX_LLM_BASE_URL)',
+    err,
+  );
 }
 
 /** The model answered something we cannot use (malformed tool arguments, unknown event shape): not retryable. */

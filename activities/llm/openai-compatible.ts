@@ -114,7 +114,11 @@ export function openAiRequestBody(req: LlmStepRequest, model: string, system?: s
       messages.push({
         role: 'assistant',
         content: item.text ?? null,
-        tool_calls: item.calls.map((c) => ({ id: c.callId, type: 'function', function: { name: wireToolName(c.tool), arguments: JSON.stringify(c.input ?? {}) } })),
+        tool_calls: item.calls.map((c) => ({
+          id: c.callId,
+          type: 'function',
+          function: { name: wireToolName(c.tool), arguments: JSON.stringify(c.input ?? {}) },
+        })),
       });
     } else {
       for (const r of item.results) messages.push({ role: 'tool', tool_call_id: r.callId, content: toolResultText(r) });
@@ -122,7 +126,10 @@ export function openAiRequestBody(req: LlmStepRequest, model: string, system?: s
   }
   const body: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } };
   if (req.tools.length > 0) {
-    body.tools = req.tools.map((t) => ({ type: 'function', function: { name: wireToolName(t.id), description: t.description, parameters: t.inputSchema } }));
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      function: { name: wireToolName(t.id), description: t.description, parameters: t.inputSchema },
+    }));
   }
   return body;
 }
@@ -147,7 +154,16 @@ export function createOpenAiCompatibleProvider(opts: OpenAiCompatibleOptions): L
       let text = '';
       const calls = new Map<number, PartialCall>();
       let finished = false;
-      for await (const ev of postSse({ provider: name, url, headers, body: openAiRequestBody(req, opts.model, opts.system), fetch: fetchImpl, sink, apiKey: opts.apiKey, ...(opts.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: opts.idleTimeoutMs }) })) {
+      for await (const ev of postSse({
+        provider: name,
+        url,
+        headers,
+        body: openAiRequestBody(req, opts.model, opts.system),
+        fetch: fetchImpl,
+        sink,
+        apiKey: opts.apiKey,
+        ...(opts.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: opts.idleTimeoutMs }),
+      })) {
         if (ev.data.trim() === '[DONE]') {
           finished = true;
           break;

@@ -13,12 +13,23 @@ export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const FORMS = 'scripted:<file>, openai:<model>, ollama:<model>, anthropic:<model>';
 
 /** The API key: the named secret when AIVYX_LLM_API_KEY_SECRET is set, else AIVYX_LLM_API_KEY. */
-async function apiKey(env: NodeJS.ProcessEnv, secrets: ((name: string) => Promise<string | undefined>) | undefined, provider: string): Promise<string | undefined> {
+async function apiKey(
+  env: NodeJS.ProcessEnv,
+  secrets: ((name: string) => Promise<string | undefined>) | undefined,
+  provider: string,
+): Promise<string | undefined> {
   const secretName = env.AIVYX_LLM_API_KEY_SECRET;
   if (secretName) {
-    if (!secrets) throw new AivyxError('Config', `AIVYX_LLM_API_KEY_SECRET names the secret "${secretName}", but no secret store is available here`, { hint: 'set AIVYX_LLM_API_KEY instead, or run where the secret store is open' });
+    if (!secrets)
+      throw new AivyxError('Config', `AIVYX_LLM_API_KEY_SECRET names the secret "${secretName}", but no secret store is available here`, {
+        hint: 'set AIVYX_LLM_API_KEY instead, or run where the secret store is open',
+      });
     const value = await secrets(secretName);
-    if (!value) throw new AivyxError('Config', `the secret "${secretName}" (AIVYX_LLM_API_KEY_SECRET) is not set`, { hint: `store the ${provider} API key under that name`, detail: { secret: secretName } });
+    if (!value)
+      throw new AivyxError('Config', `the secret "${secretName}" (AIVYX_LLM_API_KEY_SECRET) is not set`, {
+        hint: `store the ${provider} API key under that name`,
+        detail: { secret: secretName },
+      });
     return value;
   }
   return env.AIVYX_LLM_API_KEY || undefined;
@@ -26,7 +37,10 @@ async function apiKey(env: NodeJS.ProcessEnv, secrets: ((name: string) => Promis
 
 function model(spec: string, prefix: string): string {
   const m = spec.slice(prefix.length).trim();
-  if (m === '') throw new AivyxError('Config', `AIVYX_LLM=${prefix} needs a model name`, { hint: `e.g. ${prefix}${prefix === 'anthropic:' ? 'claude-sonnet-4-5' : prefix === 'ollama:' ? 'llama3.1' : 'gpt-4o-mini'}` });
+  if (m === '')
+    throw new AivyxError('Config', `AIVYX_LLM=${prefix} needs a model name`, {
+      hint: `e.g. ${prefix}${prefix === 'anthropic:' ? 'claude-sonnet-4-5' : prefix === 'ollama:' ? 'llama3.1' : 'gpt-4o-mini'}`,
+    });
   return m;
 }
 
@@ -42,7 +56,11 @@ function maxTokens(env: NodeJS.ProcessEnv): number | undefined {
  * Builds the provider a spec names. `secrets` resolves a secret by name (the encrypted secret
  * store); the key is read once, here, and never logged.
  */
-export async function providerFromSpec(spec: string, env: NodeJS.ProcessEnv, secrets?: (name: string) => Promise<string | undefined>): Promise<LlmProvider> {
+export async function providerFromSpec(
+  spec: string,
+  env: NodeJS.ProcessEnv,
+  secrets?: (name: string) => Promise<string | undefined>,
+): Promise<LlmProvider> {
   const s = spec.trim();
   const baseOverride = env.AIVYX_LLM_BASE_URL || undefined;
   if (s.startsWith('scripted:')) return loadScriptedProvider(s);
@@ -51,7 +69,8 @@ export async function providerFromSpec(spec: string, env: NodeJS.ProcessEnv, sec
     const baseUrl = baseOverride ?? OPENAI_DEFAULT_BASE_URL;
     const key = await apiKey(env, secrets, 'OpenAI');
     // A self-hosted OpenAI-compatible server (AIVYX_LLM_BASE_URL) may need no key; api.openai.com does.
-    if (!key && baseUrl === OPENAI_DEFAULT_BASE_URL) throw new AivyxError('Config', `openai:${m} needs an API key`, { hint: `set ${API_KEY_SETTING}` });
+    if (!key && baseUrl === OPENAI_DEFAULT_BASE_URL)
+      throw new AivyxError('Config', `openai:${m} needs an API key`, { hint: `set ${API_KEY_SETTING}` });
     return createOpenAiCompatibleProvider({ baseUrl, model: m, ...(key ? { apiKey: key } : {}) });
   }
   if (s.startsWith('ollama:')) {
@@ -63,16 +82,27 @@ export async function providerFromSpec(spec: string, env: NodeJS.ProcessEnv, sec
     const key = await apiKey(env, secrets, 'Anthropic');
     if (!key) throw new AivyxError('Config', `anthropic:${m} needs an API key`, { hint: `set ${API_KEY_SETTING}` });
     const mt = maxTokens(env);
-    return createAnthropicProvider({ baseUrl: baseOverride ?? ANTHROPIC_DEFAULT_BASE_URL, model: m, apiKey: key, ...(mt === undefined ? {} : { maxTokens: mt }) });
+    return createAnthropicProvider({
+      baseUrl: baseOverride ?? ANTHROPIC_DEFAULT_BASE_URL,
+      model: m,
+      apiKey: key,
+      ...(mt === undefined ? {} : { maxTokens: mt }),
+    });
   }
-  throw new AivyxError('Config', `unknown LLM provider "${s}"`, { hint: `set AIVYX_LLM to one of: ${FORMS}`, detail: { forms: FORMS.split(', ') } });
+  throw new AivyxError('Config', `unknown LLM provider "${s}"`, {
+    hint: `set AIVYX_LLM to one of: ${FORMS}`,
+    detail: { forms: FORMS.split(', ') },
+  });
 }
 
 /**
  * True when an Ollama server answers GET {base}/api/tags within 500 ms (for `aivyx up`'s default).
  * `baseUrl` may be the server root or its OpenAI-compatible `/v1` URL.
  */
-export async function detectOllama(fetchImpl: typeof fetch = globalThis.fetch, baseUrl: string = OLLAMA_DEFAULT_BASE_URL): Promise<boolean> {
+export async function detectOllama(
+  fetchImpl: typeof fetch = globalThis.fetch,
+  baseUrl: string = OLLAMA_DEFAULT_BASE_URL,
+): Promise<boolean> {
   const root = baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
   try {
     const res = await fetchImpl(`${root}/api/tags`, { signal: AbortSignal.timeout(500) });

@@ -11,7 +11,16 @@ import type { ToolCall, ToolResult } from '../../core/tools.js';
 import type { LlmProvider, LlmStepSink } from './llm-provider.js';
 import { TEMPLATE, validateScript, type ScriptedRule, type ScriptedScript, type ScriptedStep } from './scripted-script.js';
 
-export { validateScript, type ScriptedScript, type ScriptedRule, type ScriptedStep, type ScriptedSayStep, type ScriptedCallStep, type ScriptedCall, type ScriptedFailStep } from './scripted-script.js';
+export {
+  validateScript,
+  type ScriptedScript,
+  type ScriptedRule,
+  type ScriptedStep,
+  type ScriptedSayStep,
+  type ScriptedCallStep,
+  type ScriptedCall,
+  type ScriptedFailStep,
+} from './scripted-script.js';
 
 /** Final text when `req.step` is past the matching rule's last step. */
 export const SCRIPT_EXHAUSTED = '(script exhausted)';
@@ -147,7 +156,10 @@ function fillInput(value: unknown, scope: TemplateScope): unknown {
   if (typeof obj.$number === 'string') {
     const text = fill(obj.$number, scope).trim();
     const n = Number(text);
-    if (text === '' || !Number.isFinite(n)) throw new AivyxError('Llm', `scripted: {"$number": …} filled to ${JSON.stringify(text)}, not a number`, { detail: { provider: 'scripted' } });
+    if (text === '' || !Number.isFinite(n))
+      throw new AivyxError('Llm', `scripted: {"$number": …} filled to ${JSON.stringify(text)}, not a number`, {
+        detail: { provider: 'scripted' },
+      });
     return n;
   }
   return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, fillInput(v, scope)]));
@@ -160,7 +172,8 @@ export function splitForStreaming(text: string, chunks?: number): string[] {
     const chars = Array.from(text);
     const n = Math.min(chunks, chars.length);
     const out: string[] = [];
-    for (let i = 0; i < n; i++) out.push(chars.slice(Math.floor((i * chars.length) / n), Math.floor(((i + 1) * chars.length) / n)).join(''));
+    for (let i = 0; i < n; i++)
+      out.push(chars.slice(Math.floor((i * chars.length) / n), Math.floor(((i + 1) * chars.length) / n)).join(''));
     return out;
   }
   // Split before each word that follows whitespace, so the pieces concatenate back exactly.
@@ -217,7 +230,11 @@ async function runStep(step: ScriptedStep, scope: TemplateScope, rule: ScriptedR
     throw new AivyxError('Llm', fill(step.fail, scope), { detail: { provider: 'scripted', rule: rule.name ?? null, step: scope.step } });
   }
   if ('call' in step) {
-    const calls: ToolCall[] = step.call.map((c, i) => ({ callId: `s${scope.step}c${i}`, tool: c.tool, input: fillInput(c.input ?? {}, scope) }));
+    const calls: ToolCall[] = step.call.map((c, i) => ({
+      callId: `s${scope.step}c${i}`,
+      tool: c.tool,
+      input: fillInput(c.input ?? {}, scope),
+    }));
     if (step.say === undefined) return { type: 'tool_calls', calls };
     const text = fill(step.say, scope);
     await stream(text, step, sink);
@@ -241,7 +258,12 @@ export function createScriptedProvider(script: ScriptedScript, source = '<inline
         if (pattern !== undefined && match === null) continue;
         const step = rule.steps[req.step];
         if (step === undefined) return say(SCRIPT_EXHAUSTED, sink);
-        return runStep(step, { message, step: req.step, match: match ?? undefined, results: lastResults(req), receivedAt: req.message.receivedAt }, rule, sink);
+        return runStep(
+          step,
+          { message, step: req.step, match: match ?? undefined, results: lastResults(req), receivedAt: req.message.receivedAt },
+          rule,
+          sink,
+        );
       }
       return say(SCRIPT_NO_MATCH, sink);
     },
@@ -251,19 +273,30 @@ export function createScriptedProvider(script: ScriptedScript, source = '<inline
 /** Reads, parses and validates a script file: `spec` is `scripted:<file>` or a plain path. */
 export async function loadScriptedProvider(spec: string): Promise<LlmProvider> {
   const file = spec.startsWith('scripted:') ? spec.slice('scripted:'.length) : spec;
-  if (file === '') throw new AivyxError('Config', 'the scripted LLM needs a file: scripted:<path>', { hint: 'e.g. AIVYX_LLM=scripted:docs/examples/demo-script.json' });
+  if (file === '')
+    throw new AivyxError('Config', 'the scripted LLM needs a file: scripted:<path>', {
+      hint: 'e.g. AIVYX_LLM=scripted:docs/examples/demo-script.json',
+    });
   const path = resolve(file);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new AivyxError('Config', `cannot read the LLM script ${path}: ${(e as Error).message}`, { hint: 'check AIVYX_LLM=scripted:<path>', detail: { file: path }, cause: e });
+    throw new AivyxError('Config', `cannot read the LLM script ${path}: ${(e as Error).message}`, {
+      hint: 'check AIVYX_LLM=scripted:<path>',
+      detail: { file: path },
+      cause: e,
+    });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new AivyxError('Config', `${path}: invalid JSON: ${(e as Error).message}`, { hint: 'see docs/SCRIPTED-LLM.md for the script format', detail: { file: path, path: '$' }, cause: e });
+    throw new AivyxError('Config', `${path}: invalid JSON: ${(e as Error).message}`, {
+      hint: 'see docs/SCRIPTED-LLM.md for the script format',
+      detail: { file: path, path: '$' },
+      cause: e,
+    });
   }
   return createScriptedProvider(json as ScriptedScript, path);
 }

@@ -61,7 +61,8 @@ export interface ScriptedFailStep {
 }
 
 /** Template variables a script may use; anything else is a load-time error. */
-const TEMPLATE_VAR = /^(message|results|step|match\.[A-Za-z0-9_]+|result\.\d+(\.[A-Za-z0-9_$-]+)*|date\.now(\.ms)?|date\.(today|yesterday)(\.(start|end)(\.ms)?)?)$/;
+const TEMPLATE_VAR =
+  /^(message|results|step|match\.[A-Za-z0-9_]+|result\.\d+(\.[A-Za-z0-9_$-]+)*|date\.now(\.ms)?|date\.(today|yesterday)(\.(start|end)(\.ms)?)?)$/;
 /** `{{ name }}` with optional inner spaces. */
 export const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
@@ -69,7 +70,10 @@ type Problem = (path: string, message: string) => AivyxError;
 
 function problemFor(source: string): Problem {
   return (path, message) =>
-    new AivyxError('Config', `${source}: ${path}: ${message}`, { hint: 'see docs/SCRIPTED-LLM.md for the script format', detail: { file: source, path } });
+    new AivyxError('Config', `${source}: ${path}: ${message}`, {
+      hint: 'see docs/SCRIPTED-LLM.md for the script format',
+      detail: { file: source, path },
+    });
 }
 
 function key(path: string, k: string): string {
@@ -87,7 +91,11 @@ function onlyKeys(p: Problem, path: string, obj: Record<string, unknown>, allowe
 function checkTemplate(p: Problem, path: string, text: unknown): void {
   if (typeof text !== 'string') throw p(path, 'must be a string');
   for (const m of text.matchAll(TEMPLATE)) {
-    if (!TEMPLATE_VAR.test(m[1] as string)) throw p(path, `unknown template variable {{${m[1]}}} (use message, step, results, match.N, result.N.<path>, date.now, date.today[.start|.end], date.yesterday[.start|.end], .ms)`);
+    if (!TEMPLATE_VAR.test(m[1] as string))
+      throw p(
+        path,
+        `unknown template variable {{${m[1]}}} (use message, step, results, match.N, result.N.<path>, date.now, date.today[.start|.end], date.yesterday[.start|.end], .ms)`,
+      );
   }
 }
 
@@ -146,7 +154,8 @@ function checkRule(p: Problem, path: string, rule: unknown): void {
   onlyKeys(p, path, rule, ['name', 'match', 'regex', 'steps']);
   if (rule.name !== undefined && typeof rule.name !== 'string') throw p(`${path}.name`, 'must be a string');
   if (rule.match !== undefined && rule.regex !== undefined) throw p(path, 'give "match" or "regex", not both');
-  if (rule.match !== undefined && (typeof rule.match !== 'string' || rule.match === '')) throw p(`${path}.match`, 'must be a non-empty string');
+  if (rule.match !== undefined && (typeof rule.match !== 'string' || rule.match === ''))
+    throw p(`${path}.match`, 'must be a non-empty string');
   if (rule.regex !== undefined) {
     if (typeof rule.regex !== 'string') throw p(`${path}.regex`, 'must be a string');
     try {

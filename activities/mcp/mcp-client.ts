@@ -28,7 +28,12 @@ export interface McpClientPool {
   /** Every tool of `server` (or of every server), connecting lazily. */
   listTools(server?: string): Promise<DiscoveredMcpTool[]>;
   /** Calls `tool` on `server`; rejects with AivyxError('Timeout') after `timeoutMs`. */
-  callTool(server: string, tool: string, args: Record<string, unknown>, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<McpCallResult>;
+  callTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    opts?: { timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<McpCallResult>;
   /** Closes every open connection (stdio servers are terminated). */
   close(): Promise<void>;
 }
@@ -53,12 +58,14 @@ export function parseMcpServers(raw: string | undefined): McpServerConfig[] {
   return value.map((v, i) => {
     const c = v as Record<string, unknown>;
     const where = `AIVYX_MCP_SERVERS[${i}]`;
-    if (typeof c !== 'object' || c === null || typeof c.name !== 'string' || !MCP_SERVER_NAME.test(c.name)) throw new AivyxError('Config', `${where}: "name" must be letters, digits, "_" or "-"`);
+    if (typeof c !== 'object' || c === null || typeof c.name !== 'string' || !MCP_SERVER_NAME.test(c.name))
+      throw new AivyxError('Config', `${where}: "name" must be letters, digits, "_" or "-"`);
     if (seen.has(c.name)) throw new AivyxError('Config', `${where}: duplicate server name "${c.name}"`);
     seen.add(c.name);
     if (c.transport === 'stdio') {
       if (typeof c.command !== 'string' || c.command === '') throw new AivyxError('Config', `${where}: stdio needs "command"`);
-      if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string'))) throw new AivyxError('Config', `${where}: "args" must be strings`);
+      if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string')))
+        throw new AivyxError('Config', `${where}: "args" must be strings`);
       return c as McpServerConfig;
     }
     if (c.transport === 'http') {
@@ -77,7 +84,11 @@ export function createMcpClientPool(configs: readonly McpServerConfig[], opts: {
 
   function config(server: string): McpServerConfig {
     const c = byName.get(server);
-    if (!c) throw new AivyxError('NotFound', `no MCP server named "${server}"`, { detail: { kind: 'mcp-server', id: server }, hint: `configured servers: ${[...byName.keys()].join(', ') || 'none'}` });
+    if (!c)
+      throw new AivyxError('NotFound', `no MCP server named "${server}"`, {
+        detail: { kind: 'mcp-server', id: server },
+        hint: `configured servers: ${[...byName.keys()].join(', ') || 'none'}`,
+      });
     return c;
   }
 
@@ -89,7 +100,13 @@ export function createMcpClientPool(configs: readonly McpServerConfig[], opts: {
       const client = new Client({ name: 'aivyx', version: '1.0.0' });
       const transport =
         c.transport === 'stdio'
-          ? new StdioClientTransport({ command: c.command, ...(c.args ? { args: c.args } : {}), ...(c.env ? { env: c.env } : {}), ...(c.cwd ? { cwd: c.cwd } : {}), stderr: 'ignore' })
+          ? new StdioClientTransport({
+              command: c.command,
+              ...(c.args ? { args: c.args } : {}),
+              ...(c.env ? { env: c.env } : {}),
+              ...(c.cwd ? { cwd: c.cwd } : {}),
+              stderr: 'ignore',
+            })
           : new StreamableHTTPClientTransport(new URL(c.url), c.headers ? { requestInit: { headers: c.headers } } : undefined);
       client.onclose = () => {
         if (clients.get(server) === promise) clients.delete(server);
@@ -98,7 +115,11 @@ export function createMcpClientPool(configs: readonly McpServerConfig[], opts: {
         await client.connect(transport, { timeout: defaultTimeout });
       } catch (cause) {
         await client.close().catch(() => undefined);
-        throw new AivyxError('Tool', `could not connect to MCP server "${server}": ${cause instanceof Error ? cause.message : String(cause)}`, { cause, detail: { server } });
+        throw new AivyxError(
+          'Tool',
+          `could not connect to MCP server "${server}": ${cause instanceof Error ? cause.message : String(cause)}`,
+          { cause, detail: { server } },
+        );
       }
       return client;
     })();
@@ -119,7 +140,13 @@ export function createMcpClientPool(configs: readonly McpServerConfig[], opts: {
         let cursor: string | undefined;
         do {
           const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: defaultTimeout });
-          for (const t of page.tools) out.push({ server: name, name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: t.inputSchema as Record<string, unknown> });
+          for (const t of page.tools)
+            out.push({
+              server: name,
+              name: t.name,
+              ...(t.description ? { description: t.description } : {}),
+              inputSchema: t.inputSchema as Record<string, unknown>,
+            });
           cursor = page.nextCursor;
         } while (cursor);
       }
@@ -129,12 +156,20 @@ export function createMcpClientPool(configs: readonly McpServerConfig[], opts: {
       const client = await connect(server);
       const timeout = callOpts.timeoutMs ?? defaultTimeout;
       try {
-        const r = await client.callTool({ name: tool, arguments: args }, undefined, { timeout, ...(callOpts.signal ? { signal: callOpts.signal } : {}) });
-        return { content: Array.isArray(r.content) ? r.content : [], ...(r.structuredContent === undefined ? {} : { structuredContent: r.structuredContent }), isError: r.isError === true };
+        const r = await client.callTool({ name: tool, arguments: args }, undefined, {
+          timeout,
+          ...(callOpts.signal ? { signal: callOpts.signal } : {}),
+        });
+        return {
+          content: Array.isArray(r.content) ? r.content : [],
+          ...(r.structuredContent === undefined ? {} : { structuredContent: r.structuredContent }),
+          isError: r.isError === true,
+        };
       } catch (cause) {
         if (callOpts.signal?.aborted) throw new AivyxError('Cancelled', `mcp.call ${server}/${tool} was cancelled`, { cause });
         const msg = cause instanceof Error ? cause.message : String(cause);
-        if (/timed out|timeout/i.test(msg)) throw new AivyxError('Timeout', `mcp.call ${server}/${tool} timed out after ${timeout} ms`, { cause, detail: { server, tool } });
+        if (/timed out|timeout/i.test(msg))
+          throw new AivyxError('Timeout', `mcp.call ${server}/${tool} timed out after ${timeout} ms`, { cause, detail: { server, tool } });
         throw new AivyxError('Tool', `mcp.call ${server}/${tool} failed: ${msg.slice(0, 500)}`, { cause, detail: { server, tool } });
       }
     },

@@ -50,10 +50,20 @@ export function createAuditReadTool(deps: { reader: AuditReader }): ToolImplemen
       let rows: readonly AuditReadRow[];
       if (req.allSessions) rows = await deps.reader.tail(n);
       else if (ctx.sessionId !== undefined) rows = await deps.reader.tailOfSession(ctx.sessionId, n);
-      else throw new AivyxError('Tool', 'audit.read: this call does not know its session, so it reads nothing', { detail: { tool: 'audit.read' }, hint: 'read every session with allSessions:true (needs a wider grant)' });
+      else
+        throw new AivyxError('Tool', 'audit.read: this call does not know its session, so it reads nothing', {
+          detail: { tool: 'audit.read' },
+          hint: 'read every session with allSessions:true (needs a wider grant)',
+        });
       const matching = rows.filter((r) => req.type === undefined || r.eventType === req.type);
       const kept = matching.slice(-req.limit);
-      const entries: AuditReadEntry[] = kept.map((r) => ({ seq: r.seq, type: r.eventType, turnId: r.turnId, recordedAt: r.recordedAt.toISOString(), event: r.event }));
+      const entries: AuditReadEntry[] = kept.map((r) => ({
+        seq: r.seq,
+        type: r.eventType,
+        turnId: r.turnId,
+        recordedAt: r.recordedAt.toISOString(),
+        event: r.event,
+      }));
       return { kind: 'completed', output: { entries, truncated: matching.length > kept.length }, verified: 'NotApplicable' };
     },
   };

@@ -37,10 +37,16 @@ export function channelSenderFromRegistry(registry: DeliveryRegistry): ChannelSe
     async send(channel, to, text, idemKey) {
       const deliverer = registry.get(channel);
       if (!deliverer) {
-        throw toolError(`channel.send: no channel named "${channel}" is configured on this worker`, { hint: 'use the name of a configured channel (e.g. telegram, email)', detail: { channel } });
+        throw toolError(`channel.send: no channel named "${channel}" is configured on this worker`, {
+          hint: 'use the name of a configured channel (e.g. telegram, email)',
+          detail: { channel },
+        });
       }
       if (!deliverer.send) {
-        throw toolError(`channel.send: channel "${channel}" cannot send messages to other recipients`, { hint: 'this channel only replies where a message came from', detail: { channel } });
+        throw toolError(`channel.send: channel "${channel}" cannot send messages to other recipients`, {
+          hint: 'this channel only replies where a message came from',
+          detail: { channel },
+        });
       }
       await deliverer.send(to, text, idemKey);
     },
@@ -60,7 +66,10 @@ export function createChannelSendTool(deps: { sender: ChannelSender }): ToolImpl
         await deps.sender.send(req.channel, req.to, req.text, ctx.idemKey);
       } catch (e) {
         if (e instanceof AivyxError) throw e;
-        throw toolError(`channel.send: sending on "${req.channel}" failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e, detail: { channel: req.channel } });
+        throw toolError(`channel.send: sending on "${req.channel}" failed: ${e instanceof Error ? e.message : String(e)}`, {
+          cause: e,
+          detail: { channel: req.channel },
+        });
       }
       const output: ChannelSendOutput = { channel: req.channel, to: req.to, sent: true, chars: req.text.length };
       // The channel accepted the message; that it reached the person is not something we can read back.

@@ -72,14 +72,17 @@ export function confinedScope(base: string, p: string, paths: ProtectedPaths): s
 
 /** Why `p` may not be used by a call holding `held` for `base`, or undefined when it may. */
 function refusal(base: string, p: string, held: readonly string[], paths: ProtectedPaths): string | undefined {
-  if (isProtectedPath(p, paths)) return `${p} is inside aivyx's data directory (or another protected path), which no tool reaches below the Kernel tier`;
+  if (isProtectedPath(p, paths))
+    return `${p} is inside aivyx's data directory (or another protected path), which no tool reaches below the Kernel tier`;
   let granted = false;
   try {
     granted = CapabilitySet.fromJSON([...held]).grants(`${base}:${p}`);
   } catch {
     granted = false; // a path that cannot be written as a scope is granted by nothing
   }
-  return granted ? undefined : `${p} is not covered by this turn's ${base} grants (it changed between the scope check and its use, or lies outside them)`;
+  return granted
+    ? undefined
+    : `${p} is not covered by this turn's ${base} grants (it changed between the scope check and its use, or lies outside them)`;
 }
 
 /** Throws CapabilityDenied unless the turn's grants cover `base:<p>` and `p` is not protected. */
@@ -87,7 +90,9 @@ export function assertReachable(tool: string, base: string, p: string, held: rea
   const why = refusal(base, p, held, paths);
   if (why === undefined) return;
   throw new AivyxError('CapabilityDenied', `${tool}: ${why}`, {
-    hint: isProtectedPath(p, paths) ? 'the data directory holds keys, tokens and the database; keep files for the assistant in its workspace folder' : 'ask again with a path inside the granted tree',
+    hint: isProtectedPath(p, paths)
+      ? 'the data directory holds keys, tokens and the database; keep files for the assistant in its workspace folder'
+      : 'ask again with a path inside the granted tree',
     detail: { tool, scope: isProtectedPath(p, paths) ? dataDirScope(p) : `${base}:${p}` },
   });
 }
@@ -136,7 +141,14 @@ export async function openChecked(tool: string, p: string, flags = 0): Promise<F
   } catch (e) {
     // `p` was resolved without symlinks: a link there now (ELOOP, or ENOTDIR for a directory) was swapped in after the check.
     const code = (e as NodeJS.ErrnoException).code;
-    if ((code === 'ELOOP' || code === 'ENOTDIR') && (await lstat(p).then((s) => s.isSymbolicLink(), () => false))) throw changed(tool, p);
+    if (
+      (code === 'ELOOP' || code === 'ENOTDIR') &&
+      (await lstat(p).then(
+        (s) => s.isSymbolicLink(),
+        () => false,
+      ))
+    )
+      throw changed(tool, p);
     throw e;
   }
   try {

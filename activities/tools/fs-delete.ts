@@ -9,7 +9,17 @@ import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
 import { fsDeleteTool, parseFsDeleteInput } from '../../core/tools/fs-delete.js';
-import { anchorDirectory, assertReachable, confinedScope, containsProtectedPath, dataDirScope, lstatOrAbsent, NO_PROTECTED_PATHS, type AnchoredDirectory, type ProtectedPaths } from './confinement.js';
+import {
+  anchorDirectory,
+  assertReachable,
+  confinedScope,
+  containsProtectedPath,
+  dataDirScope,
+  lstatOrAbsent,
+  NO_PROTECTED_PATHS,
+  type AnchoredDirectory,
+  type ProtectedPaths,
+} from './confinement.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
 /** What a path is, as lstat sees it (a symlink is a symlink, not its target). */
@@ -87,8 +97,15 @@ export function createFsDeleteTool(options: FsDeleteOptions = {}): ToolImplement
       ctx.signal.throwIfAborted();
       const target = await resolveEntry(req.path, 'fs.delete');
       const home = await realpath(homeSetting).catch(() => homeSetting);
-      if (target === '/' || target === home) throw toolError(`refusing to delete ${target === '/' ? '"/"' : `the home directory ${target}`}`, { hint: 'delete the entries inside it instead' });
-      if (containsProtectedPath(target, paths)) throw new AivyxError('CapabilityDenied', `fs.delete: ${target} holds aivyx's data directory`, { hint: 'delete the entries beside it instead', detail: { tool: 'fs.delete', scope: dataDirScope(target) } });
+      if (target === '/' || target === home)
+        throw toolError(`refusing to delete ${target === '/' ? '"/"' : `the home directory ${target}`}`, {
+          hint: 'delete the entries inside it instead',
+        });
+      if (containsProtectedPath(target, paths))
+        throw new AivyxError('CapabilityDenied', `fs.delete: ${target} holds aivyx's data directory`, {
+          hint: 'delete the entries beside it instead',
+          detail: { tool: 'fs.delete', scope: dataDirScope(target) },
+        });
       assertReachable('fs.delete', 'fs.delete', target, ctx.held, paths);
       await options.beforeOpen?.(target);
       // Everything below goes through the parent directory's descriptor: a swapped-in link cannot redirect it.
@@ -97,13 +114,15 @@ export function createFsDeleteTool(options: FsDeleteOptions = {}): ToolImplement
         dir = await anchorDirectory('fs.delete', dirname(target));
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'completed', output: { path: target, existed: false } satisfies FsDeleteOutput, verified: 'Verified' };
+        if (code === 'ENOENT' || code === 'ENOTDIR')
+          return { kind: 'completed', output: { path: target, existed: false } satisfies FsDeleteOutput, verified: 'Verified' };
         throw entryError(e, dirname(target));
       }
       try {
         const entry = dir.entry(basename(target));
         const before = await lstatOrAbsent(entry).catch((e: unknown) => Promise.reject(entryError(e, target)));
-        if (before === undefined) return { kind: 'completed', output: { path: target, existed: false } satisfies FsDeleteOutput, verified: 'Verified' };
+        if (before === undefined)
+          return { kind: 'completed', output: { path: target, existed: false } satisfies FsDeleteOutput, verified: 'Verified' };
         const type = entryType(before);
         try {
           if (type === 'directory') {
@@ -116,7 +135,10 @@ export function createFsDeleteTool(options: FsDeleteOptions = {}): ToolImplement
           if (isCode(e, 'ENOENT')) {
             // Gone meanwhile (a concurrent delete): the effect is in place.
           } else if (isCode(e, 'ENOTEMPTY') || isCode(e, 'EEXIST')) {
-            throw toolError(`${target} is a non-empty directory`, { cause: e, hint: 'pass recursive:true to delete it and everything under it' });
+            throw toolError(`${target} is a non-empty directory`, {
+              cause: e,
+              hint: 'pass recursive:true to delete it and everything under it',
+            });
           } else if (isCode(e, 'EACCES') || isCode(e, 'EPERM')) {
             throw toolError(`${target}: permission denied`, { cause: e });
           } else {
@@ -124,7 +146,11 @@ export function createFsDeleteTool(options: FsDeleteOptions = {}): ToolImplement
           }
         }
         const after = await lstatOrAbsent(entry).catch(() => before);
-        return { kind: 'completed', output: { path: target, existed: true, type } satisfies FsDeleteOutput, verified: after === undefined ? 'Verified' : 'Unverified' };
+        return {
+          kind: 'completed',
+          output: { path: target, existed: true, type } satisfies FsDeleteOutput,
+          verified: after === undefined ? 'Verified' : 'Unverified',
+        };
       } finally {
         await dir.close();
       }

@@ -8,7 +8,15 @@ import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
 import { fsMetadataTool, parseFsMetadataInput } from '../../core/tools/fs-metadata.js';
-import { anchorDirectory, assertReachable, dataDirScope, isProtectedPath, lstatOrAbsent, NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
+import {
+  anchorDirectory,
+  assertReachable,
+  dataDirScope,
+  isProtectedPath,
+  lstatOrAbsent,
+  NO_PROTECTED_PATHS,
+  type ProtectedPaths,
+} from './confinement.js';
 import { entryType, resolveEntry, type FsEntryType } from './fs-delete.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
@@ -81,7 +89,8 @@ export function createFsMetadataTool(options: FsMetadataOptions = {}): ToolImple
         const via = entry === '/' ? '/' : dir.entry(basename(entry));
         const l = await lstatOrAbsent(via).catch((e: unknown) => Promise.reject(toolError(`${path}: ${(e as Error).message}`, e)));
         assertReachable('fs.metadata', 'fs.metadata', entry, ctx.held, paths);
-        if (l === undefined) return { kind: 'completed', output: { path, exists: false } satisfies FsMetadataOutput, verified: 'NotApplicable' };
+        if (l === undefined)
+          return { kind: 'completed', output: { path, exists: false } satisfies FsMetadataOutput, verified: 'NotApplicable' };
         const type = entryType(l);
         // A symlink reveals its target: resolved through the descriptor, then checked like the entry.
         const t = type === 'symlink' ? await stat(via).catch(() => undefined) : undefined;

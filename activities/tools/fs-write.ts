@@ -14,7 +14,14 @@ import { link, lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/prom
 import { basename, dirname, join } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
 import { fsWriteTool, parseFsWriteInput } from '../../core/tools/fs-write.js';
-import { anchorDirectory, assertReachable, confinedScope, NO_PROTECTED_PATHS, type AnchoredDirectory, type ProtectedPaths } from './confinement.js';
+import {
+  anchorDirectory,
+  assertReachable,
+  confinedScope,
+  NO_PROTECTED_PATHS,
+  type AnchoredDirectory,
+  type ProtectedPaths,
+} from './confinement.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
 /** Options of `createFsWriteTool`. */
@@ -39,7 +46,14 @@ const toolError = toolErrorFor('fs.write');
 function ioError(e: unknown, path: string): AivyxError {
   if (e instanceof AivyxError) return e;
   const code = (e as NodeJS.ErrnoException).code;
-  const what = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : code === 'ENOTDIR' ? 'a parent is not a directory' : (e as Error).message;
+  const what =
+    code === 'EACCES' || code === 'EPERM'
+      ? 'permission denied'
+      : code === 'EISDIR'
+        ? 'is a directory'
+        : code === 'ENOTDIR'
+          ? 'a parent is not a directory'
+          : (e as Error).message;
   return toolError(`${path}: ${what}`, { cause: e });
 }
 
@@ -63,8 +77,12 @@ async function resolveTarget(path: string): Promise<{ target: string; missingDir
     if (!isCode(e, 'ENOENT')) throw ioError(e, path);
   }
   // A dangling symlink would be replaced (overwrite) or block (create) in confusing ways: refuse it.
-  const dangling = await lstat(path).then((s) => s.isSymbolicLink(), () => false);
-  if (dangling) throw toolError(`${path} is a symlink to a missing file`, { hint: 'write to the link target directly, or remove the link' });
+  const dangling = await lstat(path).then(
+    (s) => s.isSymbolicLink(),
+    () => false,
+  );
+  if (dangling)
+    throw toolError(`${path} is a symlink to a missing file`, { hint: 'write to the link target directly, or remove the link' });
   const missing: string[] = [basename(path)];
   let dir = dirname(path);
   for (;;) {
@@ -86,7 +104,8 @@ async function currentContent(dir: AnchoredDirectory, name: string): Promise<{ c
     handle = await open(dir.entry(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (e) {
     if (isCode(e, 'ENOENT')) return undefined;
-    if (isCode(e, 'ELOOP')) throw toolError(`${join(dir.path, name)} became a symlink`, { hint: 'nothing was written; write to the link target directly' });
+    if (isCode(e, 'ELOOP'))
+      throw toolError(`${join(dir.path, name)} became a symlink`, { hint: 'nothing was written; write to the link target directly' });
     throw e;
   }
   try {
@@ -117,9 +136,12 @@ async function writeTemp(dir: AnchoredDirectory, name: string, content: string, 
 }
 
 function exists(target: string, existingSha: string, wantedSha: string): AivyxError {
-  return toolError(`${target} already exists with different content (sha256 ${existingSha.slice(0, 12)}…, wanted ${wantedSha.slice(0, 12)}…)`, {
-    hint: 'use mode "overwrite" to replace it, or choose another path',
-  });
+  return toolError(
+    `${target} already exists with different content (sha256 ${existingSha.slice(0, 12)}…, wanted ${wantedSha.slice(0, 12)}…)`,
+    {
+      hint: 'use mode "overwrite" to replace it, or choose another path',
+    },
+  );
 }
 
 /** Creates the `fs.write` implementation. */
@@ -166,7 +188,8 @@ export function createFsWriteTool(options: FsWriteOptions = {}): ToolImplementat
             await link(anchored.entry(temp), anchored.entry(name)).catch(async (e: unknown) => {
               if (!isCode(e, 'EEXIST')) throw e;
               const raced = await currentContent(anchored, name);
-              if (raced === undefined || sha256(raced.content) !== wanted) throw exists(target, raced ? sha256(raced.content) : 'missing', wanted);
+              if (raced === undefined || sha256(raced.content) !== wanted)
+                throw exists(target, raced ? sha256(raced.content) : 'missing', wanted);
             });
           } else {
             await rename(dir.entry(temp), dir.entry(name));

@@ -19,14 +19,45 @@ export { createFsReadTool, FS_READ_DEFAULT_MAX_BYTES, type FsReadOutput, type Fs
 export { createFsWriteTool, type FsWriteOutput, type FsWriteOptions } from './fs-write.js';
 export { NO_PROTECTED_PATHS, PROC_FD, isProtectedPath, type ProtectedPaths } from './confinement.js';
 export type { MemoryStore, MemoryEntry, RecallResult } from './memory-port.js';
-export { createMemoryTools, type MemoryToolDeps, type MemoryWriteOutput, type MemoryRecallOutput, type MemoryRecallEntry, type MemoryForgetOutput } from './memory-tools.js';
+export {
+  createMemoryTools,
+  type MemoryToolDeps,
+  type MemoryWriteOutput,
+  type MemoryRecallOutput,
+  type MemoryRecallEntry,
+  type MemoryForgetOutput,
+} from './memory-tools.js';
 export { createFsDeleteTool, type FsDeleteOptions, type FsDeleteOutput, type FsEntryType } from './fs-delete.js';
 export { createFsMetadataTool, type FsMetadataOutput, type FsMetadataOptions } from './fs-metadata.js';
-export { createNetFetchTool, blockedAddressReason, type NetToolDeps, type NetResponseOutput, type HostResolver, type ResolvedAddress } from './net-fetch.js';
+export {
+  createNetFetchTool,
+  blockedAddressReason,
+  type NetToolDeps,
+  type NetResponseOutput,
+  type HostResolver,
+  type ResolvedAddress,
+} from './net-fetch.js';
 export { createNetPostTool, idempotencyKeyFor } from './net-post.js';
-export { createShellSpawnTool, headTailBuffer, SPAWN_OUTPUT_CAP_BYTES, SPAWN_HEARTBEAT_MS, SPAWN_KILL_GRACE_MS, type ShellSpawnDeps, type ShellSpawnOutput, type ShellSpawnProgress } from './shell-spawn.js';
+export {
+  createShellSpawnTool,
+  headTailBuffer,
+  SPAWN_OUTPUT_CAP_BYTES,
+  SPAWN_HEARTBEAT_MS,
+  SPAWN_KILL_GRACE_MS,
+  type ShellSpawnDeps,
+  type ShellSpawnOutput,
+  type ShellSpawnProgress,
+} from './shell-spawn.js';
 export { createChannelSendTool, channelSenderFromRegistry, type ChannelSender, type ChannelSendOutput } from './channel-send.js';
-export { createShellExecTool, scrubbedCommandEnv, SHELL_DEFAULT_TIMEOUT_MS, SHELL_OUTPUT_CAP_BYTES, SHELL_ENV_ALLOWLIST, type ShellExecDeps, type ShellExecOutput } from './shell-exec.js';
+export {
+  createShellExecTool,
+  scrubbedCommandEnv,
+  SHELL_DEFAULT_TIMEOUT_MS,
+  SHELL_OUTPUT_CAP_BYTES,
+  SHELL_ENV_ALLOWLIST,
+  type ShellExecDeps,
+  type ShellExecOutput,
+} from './shell-exec.js';
 
 /** Ports of the starter tools: the intent store (required), optional shell settings, and the memory store. */
 export interface StarterToolDeps {
@@ -45,7 +76,16 @@ export interface StarterToolDeps {
 /** The starter tools in catalog order: fs.read, fs.write, shell.exec, the memory tools when `memory` is given, then fs.delete, fs.metadata, net.fetch, net.post. */
 export function createStarterTools(deps: StarterToolDeps): ToolImplementation[] {
   const confined = deps.protectedPaths === undefined ? {} : { protectedPaths: deps.protectedPaths };
-  const tools = [createFsReadTool(confined), createFsWriteTool(confined), createShellExecTool({ intents: deps.intents, ...deps.shell, ...confined })];
-  const extra = [createFsDeleteTool({ ...deps.fsDelete, ...confined }), createFsMetadataTool(confined), createNetFetchTool(deps.net), createNetPostTool(deps.net)];
+  const tools = [
+    createFsReadTool(confined),
+    createFsWriteTool(confined),
+    createShellExecTool({ intents: deps.intents, ...deps.shell, ...confined }),
+  ];
+  const extra = [
+    createFsDeleteTool({ ...deps.fsDelete, ...confined }),
+    createFsMetadataTool(confined),
+    createNetFetchTool(deps.net),
+    createNetPostTool(deps.net),
+  ];
   return deps.memory === undefined ? [...tools, ...extra] : [...tools, ...createMemoryTools({ store: deps.memory }), ...extra];
 }

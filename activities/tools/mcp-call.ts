@@ -48,27 +48,47 @@ export function createMcpCallTool(deps: McpCallDeps): ToolImplementation {
     async run(input, ctx) {
       const req = parseMcpCallInput(input);
       if (!deps.pool.servers().includes(req.server)) {
-        throw new AivyxError('NotFound', `mcp.call: no MCP server named "${req.server}"`, { detail: { tool: 'mcp.call', server: req.server }, hint: `configured: ${deps.pool.servers().join(', ') || 'none'}` });
+        throw new AivyxError('NotFound', `mcp.call: no MCP server named "${req.server}"`, {
+          detail: { tool: 'mcp.call', server: req.server },
+          hint: `configured: ${deps.pool.servers().join(', ') || 'none'}`,
+        });
       }
       ctx.signal.throwIfAborted();
-      const hash = createHash('sha256').update(JSON.stringify([req.server, req.tool, req.arguments])).digest('hex');
+      const hash = createHash('sha256')
+        .update(JSON.stringify([req.server, req.tool, req.arguments]))
+        .digest('hex');
       const claim = await deps.intents.begin(ctx.idemKey, { tool: 'mcp.call', inputHash: hash });
       if (claim === 'already-started') {
-        throw new AivyxError('Tool', 'mcp.call was interrupted and is not re-run (at-most-once); check whether it took effect', { detail: { tool: 'mcp.call', idemKey: ctx.idemKey, atMostOnce: true }, hint: `the call was ${req.server}/${req.tool}` });
+        throw new AivyxError('Tool', 'mcp.call was interrupted and is not re-run (at-most-once); check whether it took effect', {
+          detail: { tool: 'mcp.call', idemKey: ctx.idemKey, atMostOnce: true },
+          hint: `the call was ${req.server}/${req.tool}`,
+        });
       }
       let summary = 'failed before it ended';
       try {
         const beat = setInterval(() => ctx.heartbeat({ tool: 'mcp.call', server: req.server }), 1_000);
-        const r = await deps.pool.callTool(req.server, req.tool, req.arguments, { signal: ctx.signal, ...(deps.timeoutMs === undefined ? {} : { timeoutMs: deps.timeoutMs }) }).finally(() => clearInterval(beat));
+        const r = await deps.pool
+          .callTool(req.server, req.tool, req.arguments, {
+            signal: ctx.signal,
+            ...(deps.timeoutMs === undefined ? {} : { timeoutMs: deps.timeoutMs }),
+          })
+          .finally(() => clearInterval(beat));
         const { content, truncated } = capContent(r.content);
         if (r.isError) {
-          const text = content.map((c) => (c as { text?: unknown }).text).filter((t): t is string => typeof t === 'string').join('\n').slice(0, 2000);
+          const text = content
+            .map((c) => (c as { text?: unknown }).text)
+            .filter((t): t is string => typeof t === 'string')
+            .join('\n')
+            .slice(0, 2000);
           summary = 'tool reported an error';
-          throw new AivyxError('Tool', `mcp.call ${req.server}/${req.tool} reported an error: ${text || '(no text)'}`, { detail: { tool: 'mcp.call', server: req.server, mcpTool: req.tool } });
+          throw new AivyxError('Tool', `mcp.call ${req.server}/${req.tool} reported an error: ${text || '(no text)'}`, {
+            detail: { tool: 'mcp.call', server: req.server, mcpTool: req.tool },
+          });
         }
         summary = 'completed';
         const output: Record<string, unknown> = { server: req.server, tool: req.tool, content, truncated };
-        if (r.structuredContent !== undefined && JSON.stringify(r.structuredContent).length <= MCP_OUTPUT_CAP_CHARS) output.structuredContent = r.structuredContent;
+        if (r.structuredContent !== undefined && JSON.stringify(r.structuredContent).length <= MCP_OUTPUT_CAP_CHARS)
+          output.structuredContent = r.structuredContent;
         return { kind: 'completed', output, verified: 'Unverified' };
       } catch (e) {
         if (summary === 'failed before it ended') summary = e instanceof AivyxError ? e.message.slice(0, 200) : 'failed';

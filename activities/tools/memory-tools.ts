@@ -86,7 +86,8 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
       ctx.signal.throwIfAborted();
       const output: MemoryForgetOutput = await store.forget(req);
       // Read back by id: a forgotten entry must be gone (a filter forget has no single thing to check).
-      const verified = req.id === undefined || output.forgotten === 0 ? 'NotApplicable' : (await store.has(req.id)) ? 'Unverified' : 'Verified';
+      const verified =
+        req.id === undefined || output.forgotten === 0 ? 'NotApplicable' : (await store.has(req.id)) ? 'Unverified' : 'Verified';
       return { kind: 'completed', output, verified };
     },
   };

@@ -17,7 +17,14 @@ import { BlockList, isIPv4, isIPv6, type LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import { Scope } from '../../core/capability/index.js';
 import { AivyxError } from '../../core/errors.js';
-import { canonicalUrlParts, NET_DEFAULT_MAX_BYTES, NET_DEFAULT_TIMEOUT_MS, netFetchTool, parseNetFetchInput, type CanonicalUrlParts } from '../../core/tools/net-tools.js';
+import {
+  canonicalUrlParts,
+  NET_DEFAULT_MAX_BYTES,
+  NET_DEFAULT_TIMEOUT_MS,
+  netFetchTool,
+  parseNetFetchInput,
+  type CanonicalUrlParts,
+} from '../../core/tools/net-tools.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** One resolved address. */
@@ -131,10 +138,13 @@ export function blockedAddressReason(ip: string): string | undefined {
   const g = ipv6Groups(ip);
   if (g.length !== 8 || g.some((x) => !Number.isInteger(x))) return 'not an IP address';
   const embedded =
-    g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff ? v4FromGroups(g[6] as number, g[7] as number) // IPv4-mapped
-    : g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0) ? v4FromGroups(g[6] as number, g[7] as number) // NAT64
-    : g[0] === 0x2002 ? v4FromGroups(g[1] as number, g[2] as number) // 6to4
-    : undefined;
+    g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff
+      ? v4FromGroups(g[6] as number, g[7] as number) // IPv4-mapped
+      : g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)
+        ? v4FromGroups(g[6] as number, g[7] as number) // NAT64
+        : g[0] === 0x2002
+          ? v4FromGroups(g[1] as number, g[2] as number) // 6to4
+          : undefined;
   if (embedded !== undefined) {
     const why = blockedAddressReason(embedded);
     return why === undefined ? undefined : `${why} (IPv4 ${embedded} inside IPv6)`;
@@ -157,7 +167,12 @@ export function grantNamesPrivateHost(base: string, needed: string, parts: Canon
   });
 }
 
-function netError(tool: string, kind: 'Tool' | 'CapabilityDenied' | 'Timeout', message: string, options: { cause?: unknown; hint?: string; detail?: Record<string, unknown> } = {}): AivyxError {
+function netError(
+  tool: string,
+  kind: 'Tool' | 'CapabilityDenied' | 'Timeout',
+  message: string,
+  options: { cause?: unknown; hint?: string; detail?: Record<string, unknown> } = {},
+): AivyxError {
   const { detail, ...rest } = options;
   return new AivyxError(kind, `${tool}: ${message}`, { detail: { tool, ...detail }, ...rest });
 }
@@ -174,7 +189,13 @@ export interface HttpExchange {
 }
 
 /** Picks and checks the one address the request connects to. */
-async function pinAddress(ex: HttpExchange, parts: CanonicalUrlParts, ctx: ToolRunContext, resolve: HostResolver, policy: (address: string) => string | undefined): Promise<ResolvedAddress> {
+async function pinAddress(
+  ex: HttpExchange,
+  parts: CanonicalUrlParts,
+  ctx: ToolRunContext,
+  resolve: HostResolver,
+  policy: (address: string) => string | undefined,
+): Promise<ResolvedAddress> {
   let addrs: ResolvedAddress[];
   if (parts.ipv4) addrs = [{ address: parts.host, family: 4 }];
   else {
@@ -224,7 +245,10 @@ export async function httpExchange(ex: HttpExchange, ctx: ToolRunContext, deps: 
   const parts = canonicalUrlParts(ex.url);
   const deadline = AbortSignal.timeout(ex.timeoutMs);
   const signal = AbortSignal.any([ctx.signal, deadline]);
-  const timedOut = (): AivyxError => netError(ex.tool, 'Timeout', `no complete response from ${parts.host} within ${ex.timeoutMs} ms`, { hint: 'try again later or ask for a longer timeoutMs' });
+  const timedOut = (): AivyxError =>
+    netError(ex.tool, 'Timeout', `no complete response from ${parts.host} within ${ex.timeoutMs} ms`, {
+      hint: 'try again later or ask for a longer timeoutMs',
+    });
   const pinned = await pinAddress(ex, parts, ctx, deps.resolve ?? systemResolve, deps.addressPolicy ?? blockedAddressReason);
   if (deadline.aborted) throw timedOut();
   // Connect to the checked address only: this lookup never consults DNS.
@@ -263,7 +287,14 @@ export async function httpExchange(ex: HttpExchange, ctx: ToolRunContext, deps: 
     const raw = Buffer.concat(chunks);
     const kept = truncated ? utf8Boundary(raw) : raw;
     const headers = flatHeaders(res.headers);
-    const out: NetResponseOutput = { url: ex.url, status: res.statusCode, headers, body: kept.toString('utf8'), bytes: kept.length, truncated };
+    const out: NetResponseOutput = {
+      url: ex.url,
+      status: res.statusCode,
+      headers,
+      body: kept.toString('utf8'),
+      bytes: kept.length,
+      truncated,
+    };
     if (res.statusCode >= 300 && res.statusCode < 400 && headers.location !== undefined) out.location = headers.location;
     return out;
   } catch (e) {
@@ -271,7 +302,12 @@ export async function httpExchange(ex: HttpExchange, ctx: ToolRunContext, deps: 
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
     if (deadline.aborted) throw timedOut();
     const code = (e as { code?: string }).code;
-    throw netError(ex.tool, 'Tool', `${ex.method} ${ex.url} failed: ${code === 'ECONNREFUSED' ? 'connection refused' : (e as Error).message}`, { cause: e, ...(code === undefined ? {} : { detail: { code } }) });
+    throw netError(
+      ex.tool,
+      'Tool',
+      `${ex.method} ${ex.url} failed: ${code === 'ECONNREFUSED' ? 'connection refused' : (e as Error).message}`,
+      { cause: e, ...(code === undefined ? {} : { detail: { code } }) },
+    );
   } finally {
     agent.destroy().catch(() => undefined);
   }
@@ -286,7 +322,14 @@ export function createNetFetchTool(deps: NetToolDeps = {}): ToolImplementation {
     async run(input, ctx) {
       const req = parseNetFetchInput(input);
       const output = await httpExchange(
-        { tool: 'net.fetch', url: req.url, method: req.method, headers: req.headers, maxBytes: req.maxBytes ?? NET_DEFAULT_MAX_BYTES, timeoutMs: req.timeoutMs ?? NET_DEFAULT_TIMEOUT_MS },
+        {
+          tool: 'net.fetch',
+          url: req.url,
+          method: req.method,
+          headers: req.headers,
+          maxBytes: req.maxBytes ?? NET_DEFAULT_MAX_BYTES,
+          timeoutMs: req.timeoutMs ?? NET_DEFAULT_TIMEOUT_MS,
+        },
         ctx,
         deps,
       );

@@ -25,7 +25,15 @@ export function createNetPostTool(deps: NetToolDeps = {}): ToolImplementation {
       const headers: Record<string, string> = { ...req.headers, 'idempotency-key': idempotencyKeyFor(ctx.idemKey) };
       if (req.contentType !== undefined) headers['content-type'] = req.contentType;
       const output = await httpExchange(
-        { tool: 'net.post', url: req.url, method: req.method, headers, ...(req.body === undefined ? {} : { body: req.body }), maxBytes: NET_DEFAULT_MAX_BYTES, timeoutMs: NET_DEFAULT_TIMEOUT_MS },
+        {
+          tool: 'net.post',
+          url: req.url,
+          method: req.method,
+          headers,
+          ...(req.body === undefined ? {} : { body: req.body }),
+          maxBytes: NET_DEFAULT_MAX_BYTES,
+          timeoutMs: NET_DEFAULT_TIMEOUT_MS,
+        },
         ctx,
         deps,
       );

@@ -79,7 +79,8 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-type Ended = { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null } | { kind: 'spawn-failed'; error: NodeJS.ErrnoException };
+type Ended =
+  { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null } | { kind: 'spawn-failed'; error: NodeJS.ErrnoException };
 
 /** The environment a command tool's child sees: PATH, HOME and LANG from `source`, PATH defaulted. */
 export function scrubbedCommandEnv(source: Readonly<Record<string, string | undefined>>): Record<string, string> {
@@ -108,12 +109,27 @@ export async function resolveCommandScope(argvScope: string, cwd: string, paths:
  * the call is not cancelled, and the intent is claimed — a second attempt after a crash throws
  * `interrupted()` (at most once). Resolves with the real working directory the child gets.
  */
-export async function claimCommandRun(run: { tool: string; cwd: string; ctx: ToolRunContext; intents: IntentStore; inputHash: string; protectedPaths?: ProtectedPaths }, interrupted: () => AivyxError): Promise<string> {
+export async function claimCommandRun(
+  run: { tool: string; cwd: string; ctx: ToolRunContext; intents: IntentStore; inputHash: string; protectedPaths?: ProtectedPaths },
+  interrupted: () => AivyxError,
+): Promise<string> {
   const real = await realpath(run.cwd).catch(() => undefined);
-  const ok = real !== undefined && (await stat(real).then((s) => s.isDirectory(), () => false));
-  if (!ok) throw new AivyxError('Tool', `${run.tool}: working directory ${run.cwd} does not exist or is not a directory`, { detail: { tool: run.tool } });
+  const ok =
+    real !== undefined &&
+    (await stat(real).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ));
+  if (!ok)
+    throw new AivyxError('Tool', `${run.tool}: working directory ${run.cwd} does not exist or is not a directory`, {
+      detail: { tool: run.tool },
+    });
   if (isProtectedPath(real, run.protectedPaths ?? NO_PROTECTED_PATHS)) {
-    throw new AivyxError('CapabilityDenied', `${run.tool}: working directory ${real} is inside aivyx's data directory, which no tool reaches below the Kernel tier`, { hint: 'run the command somewhere else (e.g. the workspace folder)', detail: { tool: run.tool, scope: dataDirScope(real) } });
+    throw new AivyxError(
+      'CapabilityDenied',
+      `${run.tool}: working directory ${real} is inside aivyx's data directory, which no tool reaches below the Kernel tier`,
+      { hint: 'run the command somewhere else (e.g. the workspace folder)', detail: { tool: run.tool, scope: dataDirScope(real) } },
+    );
   }
   run.ctx.signal.throwIfAborted();
   const claim = await run.intents.begin(run.ctx.idemKey, { tool: run.tool, inputHash: run.inputHash });
@@ -129,14 +145,28 @@ export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
   return {
     descriptor: shellExecTool,
     // The argv scope (core/tools/shell-argv.ts), unless the working directory is in the data directory.
-    resolveScope: async (input) => resolveCommandScope(shellExecTool.requiredScope(input), parseShellExecInput(input).cwd ?? defaultCwd, deps.protectedPaths ?? NO_PROTECTED_PATHS),
+    resolveScope: async (input) =>
+      resolveCommandScope(
+        shellExecTool.requiredScope(input),
+        parseShellExecInput(input).cwd ?? defaultCwd,
+        deps.protectedPaths ?? NO_PROTECTED_PATHS,
+      ),
     async run(input, ctx) {
       const req = parseShellExecInput(input);
-      const cwd = await claimCommandRun({ tool: TOOL, cwd: req.cwd ?? defaultCwd, ctx, intents: deps.intents, inputHash: inputHash(req), ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}) }, () =>
-        toolError('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect', {
-          hint: `the command was ${req.argv[0] as string}; inspect its effects before asking to run it again`,
-          detail: { idemKey: ctx.idemKey, atMostOnce: true },
-        }),
+      const cwd = await claimCommandRun(
+        {
+          tool: TOOL,
+          cwd: req.cwd ?? defaultCwd,
+          ctx,
+          intents: deps.intents,
+          inputHash: inputHash(req),
+          ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}),
+        },
+        () =>
+          toolError('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect', {
+            hint: `the command was ${req.argv[0] as string}; inspect its effects before asking to run it again`,
+            detail: { idemKey: ctx.idemKey, atMostOnce: true },
+          }),
       );
 
       let summary = 'failed before it ended';
@@ -155,7 +185,12 @@ export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
 }
 
 /** Spawns and waits; resolves with the output, or throws the abort reason / a spawn failure. */
-export async function execute(req: ShellExecInput, cwd: string, env: Record<string, string>, ctx: Parameters<ToolImplementation['run']>[1]): Promise<ShellExecOutput> {
+export async function execute(
+  req: ShellExecInput,
+  cwd: string,
+  env: Record<string, string>,
+  ctx: Parameters<ToolImplementation['run']>[1],
+): Promise<ShellExecOutput> {
   const [command, ...args] = req.argv as [string, ...string[]];
   // shell: false — argv goes to execve() as is, so `$(id)`, `;` and globs are plain bytes.
   const child = spawn(command, args, { shell: false, cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -187,10 +222,13 @@ export async function execute(req: ShellExecInput, cwd: string, env: Record<stri
   if (ctx.signal.aborted) throw ctx.signal.reason ?? new AivyxError('Cancelled', 'shell.exec was cancelled; the command was killed');
   if (ended.kind === 'spawn-failed') {
     const notFound = ended.error.code === 'ENOENT';
-    throw toolError(notFound ? `shell.exec: command not found: ${command}` : `shell.exec: could not start ${command}: ${ended.error.message}`, {
-      cause: ended.error,
-      ...(notFound ? { hint: 'the command is looked up on the worker\'s PATH' } : {}),
-    });
+    throw toolError(
+      notFound ? `shell.exec: command not found: ${command}` : `shell.exec: could not start ${command}: ${ended.error.message}`,
+      {
+        cause: ended.error,
+        ...(notFound ? { hint: "the command is looked up on the worker's PATH" } : {}),
+      },
+    );
   }
   return {
     exitCode: ended.code,

@@ -74,7 +74,9 @@ const toolError = toolErrorFor(TOOL);
 
 /** Hash of the validated input; raw argv never leaves the tool. */
 function inputHash(req: ShellSpawnInput): string {
-  return createHash('sha256').update(JSON.stringify({ argv: req.argv, cwd: req.cwd, maxDurationMs: req.maxDurationMs })).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify({ argv: req.argv, cwd: req.cwd, maxDurationMs: req.maxDurationMs }))
+    .digest('hex');
 }
 
 /** Bytes to drop from the end of `b` so it does not end inside a UTF-8 sequence. */
@@ -166,14 +168,28 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
   return {
     descriptor: shellSpawnTool,
     // The argv scope (core/tools/shell-argv.ts), unless the working directory is in the data directory.
-    resolveScope: async (input) => resolveCommandScope(shellSpawnTool.requiredScope(input), parseShellSpawnInput(input).cwd ?? defaultCwd, deps.protectedPaths ?? NO_PROTECTED_PATHS),
+    resolveScope: async (input) =>
+      resolveCommandScope(
+        shellSpawnTool.requiredScope(input),
+        parseShellSpawnInput(input).cwd ?? defaultCwd,
+        deps.protectedPaths ?? NO_PROTECTED_PATHS,
+      ),
     async run(input, ctx) {
       const req = parseShellSpawnInput(input);
-      const cwd = await claimCommandRun({ tool: TOOL, cwd: req.cwd ?? defaultCwd, ctx, intents: deps.intents, inputHash: inputHash(req), ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}) }, () =>
-        toolError('shell.spawn was interrupted and is not re-run (at-most-once): the earlier attempt\'s result is unknown', {
-          hint: `the command was ${req.argv[0] as string}; its process may still be running or may have finished — inspect its effects before asking to run it again`,
-          detail: { idemKey: ctx.idemKey, atMostOnce: true, resultUnknown: true },
-        }),
+      const cwd = await claimCommandRun(
+        {
+          tool: TOOL,
+          cwd: req.cwd ?? defaultCwd,
+          ctx,
+          intents: deps.intents,
+          inputHash: inputHash(req),
+          ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}),
+        },
+        () =>
+          toolError("shell.spawn was interrupted and is not re-run (at-most-once): the earlier attempt's result is unknown", {
+            hint: `the command was ${req.argv[0] as string}; its process may still be running or may have finished — inspect its effects before asking to run it again`,
+            detail: { idemKey: ctx.idemKey, atMostOnce: true, resultUnknown: true },
+          }),
       );
 
       let summary = 'failed before it ended';
@@ -191,7 +207,8 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
   };
 }
 
-type Ended = { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null } | { kind: 'spawn-failed'; error: NodeJS.ErrnoException };
+type Ended =
+  { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null } | { kind: 'spawn-failed'; error: NodeJS.ErrnoException };
 
 /** Spawns, heartbeats and waits; resolves with the output, or throws Cancelled / a spawn failure. */
 async function supervise(
@@ -220,7 +237,13 @@ async function supervise(
     signalGroup(child, pid, 'SIGTERM');
     killTimer = setTimeout(() => signalGroup(child, pid, 'SIGKILL'), settings.killGraceMs);
   };
-  const progress = (): ShellSpawnProgress => ({ tool: TOOL, pid: child.pid ?? -1, elapsedMs: Date.now() - started, stdoutBytes: stdout.bytes(), stderrBytes: stderr.bytes() });
+  const progress = (): ShellSpawnProgress => ({
+    tool: TOOL,
+    pid: child.pid ?? -1,
+    elapsedMs: Date.now() - started,
+    stdoutBytes: stdout.bytes(),
+    stderrBytes: stderr.bytes(),
+  });
   const deadline = setTimeout(() => stop('timeout'), req.maxDurationMs ?? SPAWN_DEFAULT_DURATION_MS);
   const beat = setInterval(() => ctx.heartbeat(progress()), settings.heartbeatMs);
   const onAbort = (): void => stop('cancel');
@@ -247,10 +270,13 @@ async function supervise(
   if (ended.kind === 'spawn-failed') {
     clearTimeout(killTimer);
     const notFound = ended.error.code === 'ENOENT';
-    throw toolError(notFound ? `shell.spawn: command not found: ${command}` : `shell.spawn: could not start ${command}: ${ended.error.message}`, {
-      cause: ended.error,
-      ...(notFound ? { hint: 'the command is looked up on the worker\'s PATH' } : {}),
-    });
+    throw toolError(
+      notFound ? `shell.spawn: command not found: ${command}` : `shell.spawn: could not start ${command}: ${ended.error.message}`,
+      {
+        cause: ended.error,
+        ...(notFound ? { hint: "the command is looked up on the worker's PATH" } : {}),
+      },
+    );
   }
   const pid = child.pid as number;
   const durationMs = Date.now() - started;
@@ -267,7 +293,9 @@ async function supervise(
 
   if (stopping === 'cancel') {
     const reason = ctx.signal.reason instanceof Error ? ctx.signal.reason.message : String(ctx.signal.reason ?? 'cancelled');
-    throw new AivyxError('Cancelled', `shell.spawn was cancelled (${reason}); its process group (pid ${pid}) was killed`, { detail: { tool: TOOL, pid, durationMs } });
+    throw new AivyxError('Cancelled', `shell.spawn was cancelled (${reason}); its process group (pid ${pid}) was killed`, {
+      detail: { tool: TOOL, pid, durationMs },
+    });
   }
   return {
     pid,

@@ -22,9 +22,7 @@ export interface ToolRunContext {
 }
 
 /** What a tool run ends as; failures are thrown as AivyxError('Tool' | 'Cancelled' | ...). */
-export type ToolRunResult =
-  | { kind: 'completed'; output: unknown; verified: Verification }
-  | { kind: 'escalate'; reason: string };
+export type ToolRunResult = { kind: 'completed'; output: unknown; verified: Verification } | { kind: 'escalate'; reason: string };
 
 /** One tool implementation: its descriptor, its canonical scope re-check and its effect. */
 export interface ToolImplementation {

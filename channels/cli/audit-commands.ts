@@ -60,13 +60,19 @@ function checkpointArg(arg: string, readStdin: () => Promise<string>): Promise<{
   if (arg === '-') return readStdin().then((text) => ({ text, source: '(stdin)' }));
   if (existsSync(arg)) return Promise.resolve({ text: readFileSync(arg, 'utf8'), source: arg });
   if (arg.includes('\n')) return Promise.resolve({ text: arg, source: 'given' });
-  throw new AivyxError('Config', `no checkpoint file ${arg}`, { hint: 'pass a file holding a signed checkpoint (e.g. copied from audit-checkpoints), - to read one from stdin, or its text' });
+  throw new AivyxError('Config', `no checkpoint file ${arg}`, {
+    hint: 'pass a file holding a signed checkpoint (e.g. copied from audit-checkpoints), - to read one from stdin, or its text',
+  });
 }
 
 /** Parses the arguments after `aivyx audit`. */
 export async function parseAuditCommand(args: string[], readStdin: () => Promise<string>): Promise<AuditCommand> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { n: { type: 'string', short: 'n' }, json: { type: 'boolean' }, checkpoint: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { n: { type: 'string', short: 'n' }, json: { type: 'boolean' }, checkpoint: { type: 'string' } },
+  });
   const json = Boolean(values.json);
   switch (sub) {
     case 'verify':
@@ -80,11 +86,15 @@ export async function parseAuditCommand(args: string[], readStdin: () => Promise
       return { sub, json };
     case 'prove': {
       const seq = Number(positionals[0]);
-      if (!Number.isSafeInteger(seq) || seq < 1) throw new AivyxError('Config', `aivyx audit prove needs an entry's sequence number, got "${positionals[0] ?? ''}"`, { hint: 'see `aivyx audit tail` for sequence numbers' });
+      if (!Number.isSafeInteger(seq) || seq < 1)
+        throw new AivyxError('Config', `aivyx audit prove needs an entry's sequence number, got "${positionals[0] ?? ''}"`, {
+          hint: 'see `aivyx audit tail` for sequence numbers',
+        });
       return { sub, json, seq };
     }
     case 'consistency': {
-      if (positionals[0] === undefined) throw new AivyxError('Config', 'aivyx audit consistency needs an older checkpoint', { hint: AUDIT_USAGE });
+      if (positionals[0] === undefined)
+        throw new AivyxError('Config', 'aivyx audit consistency needs an older checkpoint', { hint: AUDIT_USAGE });
       return { sub, json, checkpoint: (await checkpointArg(positionals[0], readStdin)).text };
     }
     default:
@@ -114,7 +124,8 @@ export async function runAuditCommand(cmd: AuditCommand, port: RestAuditPort): P
 /** The audit port of a running stack, over its REST channel. */
 export function restAuditPort(target: RestTarget): RestAuditPort {
   return {
-    verify: (o) => (o?.checkpoint === undefined ? restJson(target, 'GET', '/v1/audit/verify') : restJson(target, 'POST', '/v1/audit/verify', o)),
+    verify: (o) =>
+      o?.checkpoint === undefined ? restJson(target, 'GET', '/v1/audit/verify') : restJson(target, 'POST', '/v1/audit/verify', o),
     tail: (n) => restJson(target, 'GET', `/v1/audit/tail?n=${n}`),
     pubkey: () => restJson(target, 'GET', '/v1/audit/pubkey'),
     prove: (seq) => restJson(target, 'GET', `/v1/audit/prove?seq=${seq}`),
@@ -129,7 +140,18 @@ export function withDirectAuditPort<T>(config: AivyxConfig, passphrase: string, 
     (storage) => {
       const master = storage.keys.master;
       const auditKey = master.subkey('audit');
-      return fn(reconciledAuditService(createAuditService({ db: storage.db, auditKey, checkpointSeed: master.subkey('audit_checkpoint'), witnessPath: witnessPath(config.home) }), storage.db, auditKey));
+      return fn(
+        reconciledAuditService(
+          createAuditService({
+            db: storage.db,
+            auditKey,
+            checkpointSeed: master.subkey('audit_checkpoint'),
+            witnessPath: witnessPath(config.home),
+          }),
+          storage.db,
+          auditKey,
+        ),
+      );
     },
     passphrase,
   );
@@ -153,10 +175,19 @@ interface VerifyView {
 /** The lines `aivyx audit verify` prints: one per guarantee, the failed one saying why. */
 function verifyLines(r: VerifyView): string[] {
   const rec = r.reconciliation;
-  const wrote = rec && rec.written > 0 ? [`wrote ${rec.written} owed tool-call entr${rec.written === 1 ? 'y' : 'ies'} (effects whose entry a crash had left owed)`] : [];
+  const wrote =
+    rec && rec.written > 0
+      ? [`wrote ${rec.written} owed tool-call entr${rec.written === 1 ? 'y' : 'ies'} (effects whose entry a crash had left owed)`]
+      : [];
   const findings = (rec?.findings ?? []).map((f) => `  ${f.kind}: ${f.what}`);
   const agree = rec && findings.length === 0 ? ['tool calls and intents agree with the log'] : [];
-  if (r.failed === 'reconciliation') return [...wrote, ...guaranteeLines({ ...r, ok: true, failed: undefined }), `tool calls DISAGREE with the log: ${r.reason}`, ...findings];
+  if (r.failed === 'reconciliation')
+    return [
+      ...wrote,
+      ...guaranteeLines({ ...r, ok: true, failed: undefined }),
+      `tool calls DISAGREE with the log: ${r.reason}`,
+      ...findings,
+    ];
   return [...wrote, ...guaranteeLines(r), ...(r.ok ? agree : findings)];
 }
 
@@ -166,10 +197,14 @@ function guaranteeLines(r: VerifyView): string[] {
   if (r.failed === 'chain') return [`audit chain BROKEN at seq ${r.firstBadSeq}: ${r.reason} (${r.count} entries verified before it)`];
   const chain = `audit chain OK: ${verified}${r.failed ? '' : `, head at seq ${r.headSeq}`}`;
   if (r.failed === 'tree') return [chain, `audit tree BROKEN at seq ${r.firstBadSeq}: ${r.reason}`];
-  if (r.failed === 'checkpoint') return [...(r.count > 0 ? [chain, `audit tree OK over those ${verified}`] : []), `audit checkpoint FAILED: ${r.reason}`];
+  if (r.failed === 'checkpoint')
+    return [...(r.count > 0 ? [chain, `audit tree OK over those ${verified}`] : []), `audit checkpoint FAILED: ${r.reason}`];
   const lines = [chain, `audit tree OK: root ${r.root} at size ${r.count}`];
   const newest = r.checkpoints?.newest;
-  if (newest) lines.push(`audit checkpoints OK: ${r.checkpoints?.matched} agree with the log; the newest covers ${newest.size} entries (${newest.source})`);
+  if (newest)
+    lines.push(
+      `audit checkpoints OK: ${r.checkpoints?.matched} agree with the log; the newest covers ${newest.size} entries (${newest.source})`,
+    );
   else lines.push(`audit checkpoints: none — ${r.warning ?? 'the log is empty'}`);
   return lines;
 }
@@ -202,7 +237,15 @@ export function printAudit(cmd: AuditCommand, result: unknown, out: (s: string) 
       out(`${(result as { vkey: string }).vkey}\n`);
       return 0;
     case 'prove': {
-      const p = result as { seq: number; leafIndex: number; treeSize: number; entry: string; leafHash: string; proof: string[]; checkpoint: string };
+      const p = result as {
+        seq: number;
+        leafIndex: number;
+        treeSize: number;
+        entry: string;
+        leafHash: string;
+        proof: string[];
+        checkpoint: string;
+      };
       out(
         [
           `entry ${p.seq} is leaf ${p.leafIndex} of the tree of ${p.treeSize} entries`,
@@ -218,7 +261,15 @@ export function printAudit(cmd: AuditCommand, result: unknown, out: (s: string) 
     }
     case 'consistency': {
       const c = result as { oldSize: number; newSize: number; proof: string[]; checkpoint: string };
-      out([`the log only grew: ${c.oldSize} → ${c.newSize} entries`, `consistency proof (RFC 9162 §2.1.4, ${c.proof.length} hashes):`, ...c.proof, 'checkpoint:', c.checkpoint].join('\n'));
+      out(
+        [
+          `the log only grew: ${c.oldSize} → ${c.newSize} entries`,
+          `consistency proof (RFC 9162 §2.1.4, ${c.proof.length} hashes):`,
+          ...c.proof,
+          'checkpoint:',
+          c.checkpoint,
+        ].join('\n'),
+      );
       return 0;
     }
   }

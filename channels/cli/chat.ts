@@ -9,7 +9,13 @@ import { createRestartDedupe } from './restart-dedupe.js';
 import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
 
 /** Exit status for each outcome: 0 only for Completed. */
-export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = { Completed: 0, Failed: 1, Escalated: 3, TimedOut: 4, Cancelled: 5 };
+export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = {
+  Completed: 0,
+  Failed: 1,
+  Escalated: 3,
+  TimedOut: 4,
+  Cancelled: 5,
+};
 
 /** One line describing how a turn ended. */
 export function outcomeLine(o: TurnOutcome): string {
@@ -69,7 +75,9 @@ async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnI
         case 'turn':
           turnId = String(data.turnWorkflowId);
           // First thing on stderr: should this client die, the turn id is what --follow needs.
-          io.err(`· turn ${turnId}${data.duplicate ? ' (already submitted: showing how it ends)' : ''}${data.followed ? ` (${String(data.status).toLowerCase()})` : ''}\n`);
+          io.err(
+            `· turn ${turnId}${data.duplicate ? ' (already submitted: showing how it ends)' : ''}${data.followed ? ` (${String(data.status).toLowerCase()})` : ''}\n`,
+          );
           onTurn?.(turnId);
           break;
         case 'text': {
@@ -119,7 +127,13 @@ async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnI
 }
 
 /** Runs one turn against the REST channel, streaming to `io`; `onTurn` learns the turn id as soon as it is accepted (for cancel). */
-export function chatTurn(target: RestTarget, text: string, sessionId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
+export function chatTurn(
+  target: RestTarget,
+  text: string,
+  sessionId: string,
+  io: Io,
+  onTurn?: (turnId: string) => void,
+): Promise<TurnOutcome> {
   return showTurn(sendMessage(target, { text, sessionId }), io, onTurn);
 }
 
@@ -160,7 +174,9 @@ export async function chatRepl(target: () => RestTarget, sessionId = `cli-${rand
     if (busy) {
       if (current) {
         io.err('\n· cancelling this turn (the running tool finishes first)…\n');
-        void restJson(target(), 'POST', `/v1/turns/${encodeURIComponent(current)}/cancel`).catch((e: unknown) => io.err(`· cancel failed: ${String(e)}\n`));
+        void restJson(target(), 'POST', `/v1/turns/${encodeURIComponent(current)}/cancel`).catch((e: unknown) =>
+          io.err(`· cancel failed: ${String(e)}\n`),
+        );
       }
       return;
     }

@@ -41,7 +41,8 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
   });
   const one = (what: string): string => {
     const v = positionals[0];
-    if (!v || positionals.length > 1) throw new AivyxError('Config', `mission ${sub ?? ''} needs exactly one ${what}`, { hint: MISSION_USAGE });
+    if (!v || positionals.length > 1)
+      throw new AivyxError('Config', `mission ${sub ?? ''} needs exactly one ${what}`, { hint: MISSION_USAGE });
     return v;
   };
   switch (sub) {
@@ -56,29 +57,50 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
         }
       } else {
         if (!values.goal) throw new AivyxError('Config', 'mission create needs --goal TEXT (or a JSON file)', { hint: MISSION_USAGE });
-        spec = { goal: values.goal, ...(values.step ? { steps: values.step } : {}), ...(values.approver ? { approvers: values.approver } : {}) };
+        spec = {
+          goal: values.goal,
+          ...(values.step ? { steps: values.step } : {}),
+          ...(values.approver ? { approvers: values.approver } : {}),
+        };
       }
       const r = (await restJson(target, 'POST', '/v1/missions', spec)) as { missionId: string };
       out(values.json ? `${JSON.stringify(r)}\n` : `${r.missionId}\n`);
       return 0;
     }
     case 'list': {
-      const rows = (await restJson(target, 'GET', `/v1/missions${values.state ? `?state=${encodeURIComponent(values.state)}` : ''}`)) as MissionSummary[];
+      const rows = (await restJson(
+        target,
+        'GET',
+        `/v1/missions${values.state ? `?state=${encodeURIComponent(values.state)}` : ''}`,
+      )) as MissionSummary[];
       if (values.json) out(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
       else if (rows.length === 0) out('no missions\n');
-      else out(rows.map((r) => `${r.missionId}  ${r.state ?? '?'}${r.openGate ? `  gate ${r.openGate}` : ''}  (${r.status.toLowerCase()}, started ${r.startTime})\n`).join(''));
+      else
+        out(
+          rows
+            .map(
+              (r) =>
+                `${r.missionId}  ${r.state ?? '?'}${r.openGate ? `  gate ${r.openGate}` : ''}  (${r.status.toLowerCase()}, started ${r.startTime})\n`,
+            )
+            .join(''),
+        );
       return 0;
     }
     case 'show': {
       const id = one('mission id');
-      const s = (await restJson(target, 'GET', `/v1/missions/${encodeURIComponent(id)}`)) as MissionStatus & { status: string; result?: { reason?: string } };
+      const s = (await restJson(target, 'GET', `/v1/missions/${encodeURIComponent(id)}`)) as MissionStatus & {
+        status: string;
+        result?: { reason?: string };
+      };
       if (values.json) {
         out(`${JSON.stringify(s)}\n`);
         return 0;
       }
       const lines = [`mission ${s.missionId}: ${s.state} (${s.status.toLowerCase()})`, `  step ${s.step + 1}, ${s.stepsRun} step runs`];
       if (s.gate) {
-        lines.push(`  gate ${s.gate.gateId}: ${s.gate.state} — ${s.gate.tool} (input ${s.gate.inputHash.slice(0, 12)}…), approvers ${s.gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`);
+        lines.push(
+          `  gate ${s.gate.gateId}: ${s.gate.state} — ${s.gate.tool} (input ${s.gate.inputHash.slice(0, 12)}…), approvers ${s.gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`,
+        );
         // What the approvers were shown: the call as it will run, why, and who asked where.
         lines.push(...(s.gate.call ?? []).map((l) => `    ${l}`));
         if (s.gate.why) lines.push(`    why: ${s.gate.why}`);
@@ -91,7 +113,11 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
     case 'approve':
     case 'deny': {
       const gateId = one('gate id');
-      const r = (await restJson(target, 'POST', `/v1/gates/${sub}`, { gateId, ...(values.mission ? { missionId: values.mission } : {}), ...(values.reason ? { reason: values.reason } : {}) })) as { gateId: string; state: string };
+      const r = (await restJson(target, 'POST', `/v1/gates/${sub}`, {
+        gateId,
+        ...(values.mission ? { missionId: values.mission } : {}),
+        ...(values.reason ? { reason: values.reason } : {}),
+      })) as { gateId: string; state: string };
       out(`gate ${r.gateId}: ${r.state}\n`);
       return 0;
     }

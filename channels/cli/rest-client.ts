@@ -26,7 +26,10 @@ async function failure(res: Response): Promise<AivyxError> {
   } catch {
     // not JSON
   }
-  return new AivyxError(kind, message, { ...(hint ? { hint } : {}), detail: { status: res.status, ...(res.status === 503 ? { unavailable: true } : {}) } });
+  return new AivyxError(kind, message, {
+    ...(hint ? { hint } : {}),
+    detail: { status: res.status, ...(res.status === 503 ? { unavailable: true } : {}) },
+  });
 }
 
 /** A fetch that says which `aivyx up` it could not reach, and what to do. */
@@ -53,8 +56,17 @@ async function* events(res: Response): AsyncGenerator<SseEvent> {
 }
 
 /** Posts a message and yields the turn's events as they arrive: `turn` first, the last is `outcome` or `error`. */
-export async function* sendMessage(target: RestTarget, body: { text: string; sessionId: string; messageId?: string }, signal?: AbortSignal): AsyncGenerator<SseEvent> {
-  const res = await request(target, '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, channel: 'cli' }), ...(signal ? { signal } : {}) });
+export async function* sendMessage(
+  target: RestTarget,
+  body: { text: string; sessionId: string; messageId?: string },
+  signal?: AbortSignal,
+): AsyncGenerator<SseEvent> {
+  const res = await request(target, '/v1/messages', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, channel: 'cli' }),
+    ...(signal ? { signal } : {}),
+  });
   if (!res.ok) throw await failure(res);
   yield* events(res);
 }

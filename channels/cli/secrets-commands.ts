@@ -31,7 +31,10 @@ export async function runSecretsCommand(args: string[], deps: SecretsCommandDeps
     const raw = deps.prompt ? await deps.prompt(`value for ${name}: `) : await deps.readStdin();
     // Only the line terminator goes: spaces may be part of a password.
     const value = raw.replace(/\r?\n$/, '');
-    if (value.length === 0) throw new AivyxError('Config', `no value given for secret ${name}`, { hint: 'pipe it on stdin (printf %s "$TOKEN" | aivyx secrets set NAME) or type it at the prompt' });
+    if (value.length === 0)
+      throw new AivyxError('Config', `no value given for secret ${name}`, {
+        hint: 'pipe it on stdin (printf %s "$TOKEN" | aivyx secrets set NAME) or type it at the prompt',
+      });
     await setSecret(deps.storage, name, value);
     deps.out(`secret ${name} stored (sealed)\n`);
     return 0;
@@ -48,16 +51,22 @@ export interface RotateCommandDeps {
 /** Runs `storage rotate-keys [--batch-size N]` (args exclude "storage"); exit 0 when done, 1 if rows remain. */
 export async function runRotateCommand(args: string[], deps: RotateCommandDeps): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'rotate-keys') throw new AivyxError('Config', `unknown storage command "${sub ?? ''}"`, { hint: 'usage: aivyx storage rotate-keys [--batch-size N]' });
+  if (sub !== 'rotate-keys')
+    throw new AivyxError('Config', `unknown storage command "${sub ?? ''}"`, { hint: 'usage: aivyx storage rotate-keys [--batch-size N]' });
   let batchSize: number | undefined;
   if (rest.length === 2 && rest[0] === '--batch-size') batchSize = Number(rest[1]);
-  else if (rest.length !== 0) throw new AivyxError('Config', `unexpected arguments "${rest.join(' ')}"`, { hint: 'usage: aivyx storage rotate-keys [--batch-size N]' });
+  else if (rest.length !== 0)
+    throw new AivyxError('Config', `unexpected arguments "${rest.join(' ')}"`, {
+      hint: 'usage: aivyx storage rotate-keys [--batch-size N]',
+    });
   const result = await rotateStorageKeys(deps.storage.db, deps.storage.keys, {
     ...(batchSize === undefined ? {} : { batchSize }),
     onProgress: (p) => deps.out(`re-sealed ${p.resealed}/${p.total} rows under v${p.version}\n`),
   });
-  deps.out(result.done
-    ? `storage keys rotated: every row is sealed under aivyx-v${result.version}-storage (${result.resealed} re-sealed now)\n`
-    : `rotation to aivyx-v${result.version}-storage interrupted after ${result.resealed} rows; re-run to finish\n`);
+  deps.out(
+    result.done
+      ? `storage keys rotated: every row is sealed under aivyx-v${result.version}-storage (${result.resealed} re-sealed now)\n`
+      : `rotation to aivyx-v${result.version}-storage interrupted after ${result.resealed} rows; re-run to finish\n`,
+  );
   return result.done ? 0 : 1;
 }

@@ -51,11 +51,18 @@ export function upstreamSpf(headers: readonly RawHeader[], authservId: string): 
   if (!top) return { ok: false, reason: 'SPF not evaluated: no Authentication-Results header' };
   const parsed = parseAuthResults(top.value);
   if (!parsed) return { ok: false, reason: 'SPF not evaluated: the topmost Authentication-Results header is malformed' };
-  if (parsed.authservId !== authservId.toLowerCase()) return { ok: false, reason: `SPF not evaluated: the topmost Authentication-Results header is from ${parsed.authservId}, not ${authservId.toLowerCase()}` };
+  if (parsed.authservId !== authservId.toLowerCase())
+    return {
+      ok: false,
+      reason: `SPF not evaluated: the topmost Authentication-Results header is from ${parsed.authservId}, not ${authservId.toLowerCase()}`,
+    };
   const spf = parsed.results.filter((r) => r.method === 'spf');
   if (spf.length !== 1) return { ok: false, reason: `SPF not evaluated: ${authservId.toLowerCase()} recorded ${spf.length} SPF results` };
   const mailfrom = spf[0]!.props.get('smtp.mailfrom') ?? '';
-  const domain = mailfrom.slice(mailfrom.lastIndexOf('@') + 1).replace(/^<|>$/g, '').toLowerCase();
+  const domain = mailfrom
+    .slice(mailfrom.lastIndexOf('@') + 1)
+    .replace(/^<|>$/g, '')
+    .toLowerCase();
   if (!domain) return { ok: false, reason: `SPF not evaluated: ${authservId.toLowerCase()} recorded no smtp.mailfrom` };
   return { ok: true, result: spf[0]!.result, domain };
 }

@@ -10,6 +10,10 @@ export const emailChannel = defineChannel<EmailConfig>({
   configure: ({ env, secret }) => emailConfigFromEnv(env, secret),
   async start(config, ctx) {
     const mail = await startEmailChannel({ ...emailOptionsFromConfig(config), ...ctx, log: (line) => ctx.log(`[email] ${line}`) });
-    return { deliverer: mail.deliverer, describe: `email: ${config.address} (IMAP ${config.imap.host}:${config.imap.port}, SMTP ${config.smtp.host}:${config.smtp.port})`, stop: () => mail.stop() };
+    return {
+      deliverer: mail.deliverer,
+      describe: `email: ${config.address} (IMAP ${config.imap.host}:${config.imap.port}, SMTP ${config.smtp.host}:${config.smtp.port})`,
+      stop: () => mail.stop(),
+    };
   },
 });

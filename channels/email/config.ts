@@ -41,7 +41,10 @@ export function emailSettingsFromEnv(env: Record<string, string | undefined>): E
     return v;
   };
   const imapSecret = envValue(env, 'AIVYX_EMAIL_IMAP_PASSWORD_SECRET')?.trim();
-  if (!imapSecret) throw new AivyxError('Config', 'AIVYX_EMAIL_IMAP_PASSWORD_SECRET must name the secret holding the password', { hint: 'aivyx secrets set email-password, then AIVYX_EMAIL_IMAP_PASSWORD_SECRET=email-password' });
+  if (!imapSecret)
+    throw new AivyxError('Config', 'AIVYX_EMAIL_IMAP_PASSWORD_SECRET must name the secret holding the password', {
+      hint: 'aivyx secrets set email-password, then AIVYX_EMAIL_IMAP_PASSWORD_SECRET=email-password',
+    });
   const imapPort = envValue(env, 'AIVYX_EMAIL_IMAP_PORT');
   const startTls = envValue(env, 'AIVYX_EMAIL_IMAP_STARTTLS');
   const imapUser = envValue(env, 'AIVYX_EMAIL_IMAP_USER')?.trim() || address;
@@ -52,11 +55,16 @@ export function emailSettingsFromEnv(env: Record<string, string | undefined>): E
   const maxAttachmentBytes = envValue(env, 'AIVYX_EMAIL_MAX_ATTACHMENT_BYTES');
   if (envValue(env, 'AIVYX_EMAIL_TRUSTED_RECEIVER')?.trim()) {
     // Its old meaning read the client IP from any `[ip]` in the header, HELO included: refuse rather than reinterpret it.
-    throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_RECEIVER is no longer read', { hint: 'set AIVYX_EMAIL_TRUSTED_HOP=<host in by> and AIVYX_EMAIL_TRUSTED_HOP_MTA=postfix|exim, or AIVYX_EMAIL_AUTHSERV_ID (docs/EMAIL.md, Trust)' });
+    throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_RECEIVER is no longer read', {
+      hint: 'set AIVYX_EMAIL_TRUSTED_HOP=<host in by> and AIVYX_EMAIL_TRUSTED_HOP_MTA=postfix|exim, or AIVYX_EMAIL_AUTHSERV_ID (docs/EMAIL.md, Trust)',
+    });
   }
   const hopHost = envValue(env, 'AIVYX_EMAIL_TRUSTED_HOP')?.trim();
   const hopMta = envValue(env, 'AIVYX_EMAIL_TRUSTED_HOP_MTA');
-  if (hopHost && !hopMta) throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_HOP_MTA must be postfix or exim when AIVYX_EMAIL_TRUSTED_HOP is set', { hint: 'the Received format of that host decides where the client IP is read (docs/EMAIL.md)' });
+  if (hopHost && !hopMta)
+    throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_HOP_MTA must be postfix or exim when AIVYX_EMAIL_TRUSTED_HOP is set', {
+      hint: 'the Received format of that host decides where the client IP is read (docs/EMAIL.md)',
+    });
   if (!hopHost && hopMta) throw new AivyxError('Config', 'AIVYX_EMAIL_TRUSTED_HOP_MTA is set without AIVYX_EMAIL_TRUSTED_HOP');
   const authservId = envValue(env, 'AIVYX_EMAIL_AUTHSERV_ID')?.trim();
   return {
@@ -75,7 +83,12 @@ export function emailSettingsFromEnv(env: Record<string, string | undefined>): E
       port: smtpPort,
       secure: envValue(env, 'AIVYX_EMAIL_SMTP_SECURE') ?? smtpPort === 465,
       requireTls: envValue(env, 'AIVYX_EMAIL_SMTP_REQUIRE_TLS') ?? smtpPort === 587,
-      ...(envValue(env, 'AIVYX_EMAIL_SMTP_AUTH') ? { user: envValue(env, 'AIVYX_EMAIL_SMTP_USER')?.trim() || imapUser, passwordSecret: envValue(env, 'AIVYX_EMAIL_SMTP_PASSWORD_SECRET')?.trim() || imapSecret } : {}),
+      ...(envValue(env, 'AIVYX_EMAIL_SMTP_AUTH')
+        ? {
+            user: envValue(env, 'AIVYX_EMAIL_SMTP_USER')?.trim() || imapUser,
+            passwordSecret: envValue(env, 'AIVYX_EMAIL_SMTP_PASSWORD_SECRET')?.trim() || imapSecret,
+          }
+        : {}),
     },
     allowlist,
     ...(hopHost && hopMta ? { trustedHop: { host: hopHost, mta: hopMta } } : {}),
@@ -89,7 +102,10 @@ export function emailSettingsFromEnv(env: Record<string, string | undefined>): E
  * Reads AIVYX_EMAIL_* from `env`; undefined when AIVYX_EMAIL_ADDRESS is unset (the channel is
  * off). `secret(name)` reads the sealed `secrets` domain.
  */
-export async function emailConfigFromEnv(env: Record<string, string | undefined>, secret: (name: string) => Promise<string | undefined>): Promise<EmailConfig | undefined> {
+export async function emailConfigFromEnv(
+  env: Record<string, string | undefined>,
+  secret: (name: string) => Promise<string | undefined>,
+): Promise<EmailConfig | undefined> {
   const s = emailSettingsFromEnv(env);
   if (!s) return undefined;
   const password = async (name: string): Promise<string> => {
@@ -107,13 +123,19 @@ export async function emailConfigFromEnv(env: Record<string, string | undefined>
 }
 
 /** The channel options a configuration gives (the rest — gateway, storage, deliveries, missions, tokens — comes from the stack). */
-export function emailOptionsFromConfig(c: EmailConfig): Pick<EmailChannelOptions, 'imap' | 'smtp' | 'address' | 'backlog' | 'trust' | 'maxAttachmentBytes'> {
+export function emailOptionsFromConfig(
+  c: EmailConfig,
+): Pick<EmailChannelOptions, 'imap' | 'smtp' | 'address' | 'backlog' | 'trust' | 'maxAttachmentBytes'> {
   return {
     imap: c.imap,
     smtp: c.smtp,
     address: c.address,
     ...(c.backlog ? { backlog: c.backlog } : {}),
-    trust: { allowlist: c.allowlist, ...(c.trustedHop ? { trustedHop: c.trustedHop } : {}), ...(c.authservId ? { authservId: c.authservId } : {}) },
+    trust: {
+      allowlist: c.allowlist,
+      ...(c.trustedHop ? { trustedHop: c.trustedHop } : {}),
+      ...(c.authservId ? { authservId: c.authservId } : {}),
+    },
     ...(c.maxAttachmentBytes !== undefined ? { maxAttachmentBytes: c.maxAttachmentBytes } : {}),
   };
 }

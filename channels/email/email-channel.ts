@@ -73,7 +73,14 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
   validateEmailAllowlist(opts.trust.allowlist);
   const log = opts.log ?? ((line: string) => console.warn(`[email] ${line}`));
   const store = opts.storage;
-  const outbound = createEmailOutbound({ smtp: opts.smtp, address: opts.address, ...(opts.fromName ? { fromName: opts.fromName } : {}), store, ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}), log });
+  const outbound = createEmailOutbound({
+    smtp: opts.smtp,
+    address: opts.address,
+    ...(opts.fromName ? { fromName: opts.fromName } : {}),
+    store,
+    ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}),
+    log,
+  });
   const unregister = opts.deliveries?.register(EMAIL_CHANNEL_NAME, outbound.deliverer);
   const maxMail = opts.maxMailBytes ?? 10 * 1024 * 1024;
   const inbound = createEmailInbound({
@@ -88,7 +95,15 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
     maxMail,
     log,
   });
-  const box = watchMailbox({ imap: opts.imap, store, handleMail: inbound.handleMail, maxMail, ...(opts.backlog ? { backlog: opts.backlog } : {}), ...(opts.reconnect ? { reconnect: opts.reconnect } : {}), log });
+  const box = watchMailbox({
+    imap: opts.imap,
+    store,
+    handleMail: inbound.handleMail,
+    maxMail,
+    ...(opts.backlog ? { backlog: opts.backlog } : {}),
+    ...(opts.reconnect ? { reconnect: opts.reconnect } : {}),
+    log,
+  });
   return {
     deliverer: outbound.deliverer,
     connected: box.connected,

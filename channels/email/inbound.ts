@@ -14,7 +14,16 @@ import type { MissionGateway } from '../mission-gateway.js';
 import type { TurnGateway } from '../turn-gateway.js';
 import type { EmailOutbound } from './outbound.js';
 import { addresses, EMAIL_CHANNEL_NAME, short } from './shared.js';
-import { bareMessageId, emailMessageId, emailSessionId, parseDecision, referenceList, replySubject, stripQuotedText, threadRoot } from './threading.js';
+import {
+  bareMessageId,
+  emailMessageId,
+  emailSessionId,
+  parseDecision,
+  referenceList,
+  replySubject,
+  stripQuotedText,
+  threadRoot,
+} from './threading.js';
 import { verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js';
 
 /** What the channel needs of missions (a `MissionGateway` satisfies it). */
@@ -43,7 +52,13 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
   async function answer(mid: string, to: string, parsed: ParsedMail, text: string, suffix = 'answer'): Promise<void> {
     const refs = referenceList(parsed.references);
     try {
-      await send(`in/${short(mid)}/${suffix}`, { to, subject: replySubject(parsed.subject), text, inReplyTo: mid, references: [...refs, mid].slice(-20) });
+      await send(`in/${short(mid)}/${suffix}`, {
+        to,
+        subject: replySubject(parsed.subject),
+        text,
+        inReplyTo: mid,
+        references: [...refs, mid].slice(-20),
+      });
     } catch (err) {
       // Best effort: a recipient that refuses our answer (a spoofed From, greylisting) must not stall the mailbox.
       log(`could not answer ${mid}: ${(err as Error).message}`);
@@ -68,7 +83,8 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     const check = await checkApprovalToken(tokens, token, EMAIL_CHANNEL_NAME, verdict.from!);
     if (!check.ok && check.why === 'invalid') return refuse(`${check.reason}.`);
     if (!check.ok && check.why === 'other-channel') return refuse('this approval request was not sent by email.');
-    if (!check.ok && check.why === 'someone-else') return refuse(`this approval request was sent to another address; a reply from ${to} cannot decide it.`);
+    if (!check.ok && check.why === 'someone-else')
+      return refuse(`this approval request was sent to another address; a reply from ${to} cannot decide it.`);
     if (verdict.tier !== 'SemiTrusted') return refuse(`your mail could not be verified (${verdict.reasons.join('; ')}).`);
     if (!check.ok) return refuse(`${check.reason}; only the first reply counts.`);
     const grant = check;
@@ -76,11 +92,21 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     if (closed) return refuse(`gate ${grant.gateId} is closed (${closed.closed}).`);
     const decision = parseDecision(parsed.text ?? '');
     if (decision.kind === 'unclear') {
-      await answer(mid, to, parsed, `I could not tell what you decided${decision.line ? ` from "${decision.line}"` : ''}. Reply again with "approve" or "deny <reason>" as the first line.`);
+      await answer(
+        mid,
+        to,
+        parsed,
+        `I could not tell what you decided${decision.line ? ` from "${decision.line}"` : ''}. Reply again with "approve" or "deny <reason>" as the first line.`,
+      );
       return 'refused';
     }
     try {
-      await deps.missions.decideAs(decision.kind, grant.gateId, { identity: to, channel: EMAIL_CHANNEL_NAME, trustTier: verdict.tier }, decision.kind === 'deny' ? decision.reason : undefined);
+      await deps.missions.decideAs(
+        decision.kind,
+        grant.gateId,
+        { identity: to, channel: EMAIL_CHANNEL_NAME, trustTier: verdict.tier },
+        decision.kind === 'deny' ? decision.reason : undefined,
+      );
     } catch (err) {
       const message = err instanceof AivyxError ? err.message : (err as Error).message;
       return refuse(`${message}.`);
@@ -96,11 +122,18 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     else if (parsed.subject) parts.push({ type: 'text', text: parsed.subject });
     const files = parsed.attachments.filter((a) => !a.related || a.contentType.startsWith('image/'));
     const total = files.reduce((n, a) => n + a.size, 0);
-    if (total > maxAttachments) return { refuse: `the attachments are ${Math.ceil(total / 1024)} KiB; the limit is ${Math.floor(maxAttachments / 1024)} KiB. Send smaller files, or put them somewhere I can read.` };
+    if (total > maxAttachments)
+      return {
+        refuse: `the attachments are ${Math.ceil(total / 1024)} KiB; the limit is ${Math.floor(maxAttachments / 1024)} KiB. Send smaller files, or put them somewhere I can read.`,
+      };
     for (const a of files) {
       const data = a.content.toString('base64');
       const filename = a.filename;
-      parts.push(a.contentType.startsWith('image/') ? { type: 'image', mime: a.contentType, data, ...(filename ? { filename } : {}) } : { type: 'document', mime: a.contentType, data, ...(filename ? { filename } : {}) });
+      parts.push(
+        a.contentType.startsWith('image/')
+          ? { type: 'image', mime: a.contentType, data, ...(filename ? { filename } : {}) }
+          : { type: 'document', mime: a.contentType, data, ...(filename ? { filename } : {}) },
+      );
     }
     return parts;
   }
@@ -115,8 +148,19 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     if (content.length === 0) return 'ignored';
     const refs = referenceList(parsed.references);
     const root = threadRoot(mid, parsed.inReplyTo, refs);
-    const facts: ChannelFacts = { name: EMAIL_CHANNEL_NAME, platform: 'Email', trustTier: verdict.tier, sessionId: emailSessionId(root, sender, verdict.tier), sender };
-    const message: Message = { id: emailMessageId(mid), sessionId: facts.sessionId, content, receivedAt: parsed.date?.getTime() ?? Date.now() };
+    const facts: ChannelFacts = {
+      name: EMAIL_CHANNEL_NAME,
+      platform: 'Email',
+      trustTier: verdict.tier,
+      sessionId: emailSessionId(root, sender, verdict.tier),
+      sender,
+    };
+    const message: Message = {
+      id: emailMessageId(mid),
+      sessionId: facts.sessionId,
+      content,
+      receivedAt: parsed.date?.getTime() ?? Date.now(),
+    };
     const route: ReplyRoute = { to: sender, inReplyTo: mid, references: [...refs, mid].slice(-20), subject: replySubject(parsed.subject) };
     try {
       const turn = await deps.gateway.start(facts, message, () => undefined, route);
@@ -142,14 +186,26 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     let kind: InboundKind;
     if (isAutomatic(parsed, fromAddr)) kind = 'ignored';
     else if (truncated) {
-      await answer(mid, fromAddr!, parsed, `Sorry, I cannot take that: the mail is larger than ${Math.floor(maxMail / (1024 * 1024))} MiB.`);
+      await answer(
+        mid,
+        fromAddr!,
+        parsed,
+        `Sorry, I cannot take that: the mail is larger than ${Math.floor(maxMail / (1024 * 1024))} MiB.`,
+      );
       kind = 'refused';
     } else {
       const verdict = await verifyMail(raw, deps.trust);
       if (!verdict.from) kind = 'ignored';
       else {
-        const viaThread = bareMessageId(parsed.inReplyTo) ? (await store.getJson<{ token: string }>(`email/gate-mail/${short(bareMessageId(parsed.inReplyTo)!)}`))?.token : undefined;
-        const token = GateTokens.find(parsed.subject ?? '') ?? addresses(parsed.to).map((a) => GateTokens.find(a)).find(Boolean) ?? viaThread;
+        const viaThread = bareMessageId(parsed.inReplyTo)
+          ? (await store.getJson<{ token: string }>(`email/gate-mail/${short(bareMessageId(parsed.inReplyTo)!)}`))?.token
+          : undefined;
+        const token =
+          GateTokens.find(parsed.subject ?? '') ??
+          addresses(parsed.to)
+            .map((a) => GateTokens.find(a))
+            .find(Boolean) ??
+          viaThread;
         kind = token ? await handleApproval(token, verdict, parsed, mid) : await handleTurn(verdict, parsed, mid);
         log(`${mid}: ${kind} (${verdict.tier}${verdict.reasons.length ? `: ${verdict.reasons.join('; ')}` : ''})`);
       }

@@ -13,6 +13,17 @@ export { verifyMail, aligned, validateEmailAllowlist, type EmailTier, type Email
 export { rawHeaders, headerTokens, type RawHeader, type HeaderToken } from './headers.js';
 export { hopClient, receivedClauses, hopFromClause, HOP_MTAS, type HopMta, type TrustedHop, type HopClient } from './received.js';
 export { upstreamSpf, parseAuthResults, type UpstreamSpf } from './auth-results.js';
-export { emailMessageId, emailSessionId, threadRoot, referenceList, bareMessageId, replySubject, stripQuotedText, parseDecision, outboundMessageId, type ApprovalDecision } from './threading.js';
+export {
+  emailMessageId,
+  emailSessionId,
+  threadRoot,
+  referenceList,
+  bareMessageId,
+  replySubject,
+  stripQuotedText,
+  parseDecision,
+  outboundMessageId,
+  type ApprovalDecision,
+} from './threading.js';
 export { emailOutcomeText, gateBody, gateSubject, inputDigest } from './render.js';
 export { emailConfigFromEnv, emailOptionsFromConfig, emailSettingsFromEnv, type EmailConfig, type EmailSettings } from './config.js';

@@ -51,7 +51,9 @@ export function smtpFailure(err: unknown): Error {
   const permanent = code !== undefined && code >= 500;
   return toApplicationFailure(
     new AivyxError('Channel', `SMTP ${code ?? e.code ?? 'error'}: ${e.message ?? String(err)}`, {
-      hint: permanent ? 'the server refused the message permanently; check the address and the SMTP account' : 'a temporary failure: the delivery is retried',
+      hint: permanent
+        ? 'the server refused the message permanently; check the address and the SMTP account'
+        : 'a temporary failure: the delivery is retried',
       detail: { ...(code !== undefined ? { responseCode: code } : {}), retryable: !permanent },
     }),
   );
@@ -155,12 +157,31 @@ export function createEmailOutbound(deps: EmailOutboundDeps): EmailOutbound {
   };
 
   /** The mail for one approver: in the gate's thread when there is one, else a new request (with a token) or a plain notice. */
-  async function gateMail(notice: MissionNotice, address: string, threadKey: string): Promise<{ mail: OutboundMail; thread?: Omit<GateThread, 'root'> }> {
+  async function gateMail(
+    notice: MissionNotice,
+    address: string,
+    threadKey: string,
+  ): Promise<{ mail: OutboundMail; thread?: Omit<GateThread, 'root'> }> {
     const existing = await store.getJson<GateThread>(threadKey);
     const text = gateBody(notice, address);
-    if (existing) return { mail: { to: address, subject: replySubject(existing.subject), text, inReplyTo: existing.root, references: [existing.root], replyTo: plusAddress(existing.token) } };
+    if (existing)
+      return {
+        mail: {
+          to: address,
+          subject: replySubject(existing.subject),
+          text,
+          inReplyTo: existing.root,
+          references: [existing.root],
+          replyTo: plusAddress(existing.token),
+        },
+      };
     if (asksForDecision(notice.kind) && tokens) {
-      const token = await tokens.issue({ gateId: notice.gateId, missionId: notice.missionId, identity: address, channel: EMAIL_CHANNEL_NAME });
+      const token = await tokens.issue({
+        gateId: notice.gateId,
+        missionId: notice.missionId,
+        identity: address,
+        channel: EMAIL_CHANNEL_NAME,
+      });
       const subject = gateSubject(notice, token);
       return { mail: { to: address, subject, text, replyTo: plusAddress(token) }, thread: { subject, token } };
     }

@@ -101,7 +101,8 @@ export function hopClient(headers: readonly RawHeader[], hop: TrustedHop): HopCl
     const clauses = receivedClauses(h.value);
     if (!clauses) return { ok: false, reason: 'SPF not evaluated: the topmost Received header is ambiguous' };
     if (clauses.with && LOCAL_DELIVERY.test(clauses.with)) continue;
-    if (clauses.by !== host) return { ok: false, reason: `SPF not evaluated: the topmost Received header is by ${clauses.by}, not the trusted hop ${host}` };
+    if (clauses.by !== host)
+      return { ok: false, reason: `SPF not evaluated: the topmost Received header is by ${clauses.by}, not the trusted hop ${host}` };
     const client = hopFromClause(clauses.from, hop.mta);
     if (!client) return { ok: false, reason: `SPF not evaluated: the trusted hop's Received header is not in ${hop.mta}'s format` };
     const returnPath = headers.find((r) => r.name === 'return-path')?.value ?? '';

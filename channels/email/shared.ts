@@ -14,4 +14,3 @@ export function addresses(a: AddressObject | AddressObject[] | undefined): strin
   const list = Array.isArray(a) ? a : a ? [a] : [];
   return list.flatMap((o) => o.value.map((v) => (v.address ?? '').toLowerCase())).filter((s) => s.length > 0);
 }
-

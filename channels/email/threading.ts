@@ -10,7 +10,10 @@ const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex
 
 /** A Message-ID without angle brackets and surrounding space; undefined when empty. */
 export function bareMessageId(id: string | undefined): string | undefined {
-  const s = (id ?? '').trim().replace(/^<+|>+$/g, '').trim();
+  const s = (id ?? '')
+    .trim()
+    .replace(/^<+|>+$/g, '')
+    .trim();
   return s.length > 0 ? s : undefined;
 }
 
@@ -22,7 +25,10 @@ export function angle(id: string): string {
 /** The ids of a References header (or mailparser's string | string[]), in order. */
 export function referenceList(refs: string | string[] | undefined): string[] {
   const all = Array.isArray(refs) ? refs : refs ? [refs] : [];
-  return all.flatMap((r) => r.split(/\s+/)).map((r) => bareMessageId(r)).filter((r): r is string => r !== undefined);
+  return all
+    .flatMap((r) => r.split(/\s+/))
+    .map((r) => bareMessageId(r))
+    .filter((r): r is string => r !== undefined);
 }
 
 /** The thread root: the first References id, else In-Reply-To, else the message itself. */
@@ -79,7 +85,11 @@ export type ApprovalDecision = { kind: 'approve' } | { kind: 'deny'; reason?: st
 
 /** Reads the first non-empty line of a reply's new text: `approve` or `deny [reason]`; anything else is unclear. */
 export function parseDecision(text: string): ApprovalDecision {
-  const first = stripQuotedText(text).split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? '';
+  const first =
+    stripQuotedText(text)
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? '';
   if (/^approved?[.!]*$/i.test(first)) return { kind: 'approve' };
   const deny = /^(?:deny|denied)(?:[.!]*$|[\s:,-]+(.*)$)/i.exec(first);
   if (deny) {

@@ -59,7 +59,10 @@ export function aligned(authDomain: string | undefined, fromDomain: string): boo
 /** Checks the allowlist entries (addresses). Throws Config for anything else. */
 export function validateEmailAllowlist(allowlist: readonly string[]): void {
   for (const a of allowlist) {
-    if (!/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(a)) throw new AivyxError('Config', `email allowlist entry "${a}" is not an address`, { hint: 'use plain addresses, e.g. alice@example.com' });
+    if (!/^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(a))
+      throw new AivyxError('Config', `email allowlist entry "${a}" is not an address`, {
+        hint: 'use plain addresses, e.g. alice@example.com',
+      });
   }
 }
 
@@ -69,12 +72,18 @@ type DkimSignature = DKIMResult & { canonBodyLengthLimited?: boolean; canonBodyL
 /** A DKIM result we refuse to count, with why; undefined when it may count. */
 function refusedSignature(sig: DkimSignature): string | undefined {
   // With `l=`, bytes past the limit are unsigned: anyone may append text the signature still "covers".
-  if (sig.canonBodyLengthLimited) return `${sig.signingDomain}: refused (l=${sig.canonBodyLengthLimit ?? '?'} leaves the body after that unsigned)`;
+  if (sig.canonBodyLengthLimited)
+    return `${sig.signingDomain}: refused (l=${sig.canonBodyLengthLimit ?? '?'} leaves the body after that unsigned)`;
   return undefined;
 }
 
 /** SPF from the trusted hop (evaluated by mailauth) or the operator's verifier; none otherwise, with why. */
-function spfVerdict(res: AuthenticateResult, headers: readonly RawHeader[], hop: ReturnType<typeof hopClient> | undefined, policy: EmailTrustPolicy): { result: string; domain?: string; reason?: string } {
+function spfVerdict(
+  res: AuthenticateResult,
+  headers: readonly RawHeader[],
+  hop: ReturnType<typeof hopClient> | undefined,
+  policy: EmailTrustPolicy,
+): { result: string; domain?: string; reason?: string } {
   if (hop?.ok && res.spf) return { result: res.spf.status.result, domain: res.spf.domain };
   const upstream = policy.authservId ? upstreamSpf(headers, policy.authservId) : undefined;
   if (upstream?.ok) return { result: upstream.result, domain: upstream.domain };
@@ -100,7 +109,15 @@ export async function verifyMail(raw: Buffer, policy: EmailTrustPolicy): Promise
       disableDmarc: true,
     });
   } catch (err) {
-    return { tier: 'Untrusted', from: undefined, dkim: 'none', spf: 'none', dmarc: 'none', authenticated: false, reasons: [`verification failed: ${(err as Error).message}`] };
+    return {
+      tier: 'Untrusted',
+      from: undefined,
+      dkim: 'none',
+      spf: 'none',
+      dmarc: 'none',
+      authenticated: false,
+      reasons: [`verification failed: ${(err as Error).message}`],
+    };
   }
   const reasons: string[] = [];
   const froms = res.dkim.headerFrom ?? [];
@@ -120,7 +137,11 @@ export async function verifyMail(raw: Buffer, policy: EmailTrustPolicy): Promise
     ? await dmarcVerify({
         headerFrom: from,
         spfDomains: spf.result === 'pass' && spf.domain ? [spf.domain] : [],
-        dkimDomains: counted.map((r) => ({ ...(r.id ? { id: r.id } : {}), domain: r.signingDomain, ...(r.status.aligned !== undefined ? { aligned: r.status.aligned } : {}) })),
+        dkimDomains: counted.map((r) => ({
+          ...(r.id ? { id: r.id } : {}),
+          domain: r.signingDomain,
+          ...(r.status.aligned !== undefined ? { aligned: r.status.aligned } : {}),
+        })),
         ...(policy.resolver ? { resolver: policy.resolver } : {}),
       })
     : false;
@@ -131,8 +152,15 @@ export async function verifyMail(raw: Buffer, policy: EmailTrustPolicy): Promise
   if (dmarcRes && dmarc !== 'none') authenticated = Boolean(from) && dmarc === 'pass' && (alignedPass !== undefined || spfAligned);
   if (from && !authenticated) {
     if (sigs.length === 0) reasons.push('the message has no DKIM signature');
-    else if (!alignedPass) reasons.push(`no DKIM signature passes for ${fromDomain} (${sigs.map((r) => refusedSignature(r) ?? `${r.signingDomain ?? '?'}: ${r.status.result}`).join(', ')})`);
-    if (!spfAligned) reasons.push(spf.reason ?? `SPF for ${fromDomain} is ${spf.result}${spf.domain && spf.result === 'pass' ? ` (for ${spf.domain}, not aligned)` : ''}`);
+    else if (!alignedPass)
+      reasons.push(
+        `no DKIM signature passes for ${fromDomain} (${sigs.map((r) => refusedSignature(r) ?? `${r.signingDomain ?? '?'}: ${r.status.result}`).join(', ')})`,
+      );
+    if (!spfAligned)
+      reasons.push(
+        spf.reason ??
+          `SPF for ${fromDomain} is ${spf.result}${spf.domain && spf.result === 'pass' ? ` (for ${spf.domain}, not aligned)` : ''}`,
+      );
     if (dmarc !== 'none' && dmarc !== 'pass') reasons.push(`DMARC: ${dmarc}`);
   }
   const listed = from !== undefined && policy.allowlist.some((a) => a.toLowerCase() === from);

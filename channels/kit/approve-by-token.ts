@@ -17,7 +17,8 @@ export async function checkApprovalToken(tokens: GateTokens, token: string, chan
   if (!check.ok) return { ok: false, why: 'invalid', reason: check.reason };
   const { grant } = check;
   if (grant.channel !== channel) return { ok: false, why: 'other-channel', reason: `this approval request was not sent on ${channel}` };
-  if (grant.identity.toLowerCase() !== identity.toLowerCase()) return { ok: false, why: 'someone-else', reason: 'this approval request was sent to someone else' };
+  if (grant.identity.toLowerCase() !== identity.toLowerCase())
+    return { ok: false, why: 'someone-else', reason: 'this approval request was sent to someone else' };
   if (check.used) return { ok: false, why: 'used', reason: `this request was already answered (${check.used.decision})`, used: check.used };
   return { ok: true, gateId: grant.gateId, missionId: grant.missionId };
 }

@@ -86,13 +86,34 @@ const messageBody = z
     channel: z.enum(['cli', 'rest']).optional(),
   })
   .strict();
-const gateDecisionBody = z.object({ gateId: z.string().min(1, 'must be a non-empty string'), missionId: z.string().min(1).optional(), reason: z.string().max(2_000).optional() }).strict();
+const gateDecisionBody = z
+  .object({
+    gateId: z.string().min(1, 'must be a non-empty string'),
+    missionId: z.string().min(1).optional(),
+    reason: z.string().max(2_000).optional(),
+  })
+  .strict();
 const cancelBody = z.object({ reason: z.string().max(2_000).optional() }).strict();
 const tailQuery = z.object({ n: z.coerce.number().int().min(1).max(10_000).default(20) });
-const verifyBody = z.object({ checkpoint: z.string().max(64 * 1024).optional(), source: z.string().max(1024).optional() }).strict();
+const verifyBody = z
+  .object({
+    checkpoint: z
+      .string()
+      .max(64 * 1024)
+      .optional(),
+    source: z.string().max(1024).optional(),
+  })
+  .strict();
 const SEQ = "must be an entry's sequence number (1, 2, …)";
 const proveQuery = z.object({ seq: z.coerce.number({ error: SEQ }).int({ error: SEQ }).min(1, { error: SEQ }) });
-const consistencyBody = z.object({ checkpoint: z.string({ error: 'must be the text of a signed checkpoint' }).min(1, { error: 'must be the text of a signed checkpoint' }).max(64 * 1024) }).strict();
+const consistencyBody = z
+  .object({
+    checkpoint: z
+      .string({ error: 'must be the text of a signed checkpoint' })
+      .min(1, { error: 'must be the text of a signed checkpoint' })
+      .max(64 * 1024),
+  })
+  .strict();
 
 /** Compares tokens in constant time (digests, so the length does not leak either). */
 function sameToken(given: string, want: string): boolean {
@@ -163,7 +184,9 @@ class SseRelay {
 
   private write(event: string, data: unknown): void {
     const stream = this.stream!;
-    this.chain = this.chain.then(() => (stream.aborted || stream.closed ? undefined : stream.writeSSE({ event, data: JSON.stringify(data) }))).catch(() => undefined);
+    this.chain = this.chain
+      .then(() => (stream.aborted || stream.closed ? undefined : stream.writeSSE({ event, data: JSON.stringify(data) })))
+      .catch(() => undefined);
   }
 }
 
@@ -204,7 +227,16 @@ function restApp(opts: RestServerOptions): Hono {
   const deps: RouteDeps = { ...opts, need: (...names) => opts.health?.require(...names) };
 
   // DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends its own Host.
-  app.use('*', loopbackHostOnly((host) => errorBody({ kind: 'CapabilityDenied', message: `Host ${JSON.stringify(host)} is not a loopback name`, hint: 'the REST channel answers only to 127.0.0.1, localhost or [::1]' })));
+  app.use(
+    '*',
+    loopbackHostOnly((host) =>
+      errorBody({
+        kind: 'CapabilityDenied',
+        message: `Host ${JSON.stringify(host)} is not a loopback name`,
+        hint: 'the REST channel answers only to 127.0.0.1, localhost or [::1]',
+      }),
+    ),
+  );
   app.onError((err, c) => {
     if (err instanceof HTTPException) return err.getResponse();
     const e = toAivyxError(err, opts.health);
@@ -220,7 +252,12 @@ function toAivyxError(err: unknown, health: Health | undefined): AivyxError {
   if (err instanceof AivyxError) return err;
   if (isTemporalUnreachable(err)) {
     const detail = describeCause(err);
-    return health ? health.unavailable('temporal', detail, err) : new AivyxError('Channel', `Temporal is unreachable: ${detail}`, { detail: { dependency: 'temporal', unavailable: true }, cause: err });
+    return health
+      ? health.unavailable('temporal', detail, err)
+      : new AivyxError('Channel', `Temporal is unreachable: ${detail}`, {
+          detail: { dependency: 'temporal', unavailable: true },
+          cause: err,
+        });
   }
   return new AivyxError('Internal', err instanceof Error ? err.message : String(err), { cause: err });
 }
@@ -245,7 +282,14 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
       invalidAuthenticationHeader: { message: message('malformed Authorization header (want: Bearer <token>)') },
       invalidToken: { message: message('wrong bearer token') },
     }),
-    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => c.json(errorBody({ kind: 'Channel', message: `request body exceeds ${MAX_BODY_BYTES} bytes`, hint: 'send a shorter message' }), 413) }),
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        c.json(
+          errorBody({ kind: 'Channel', message: `request body exceeds ${MAX_BODY_BYTES} bytes`, hint: 'send a shorter message' }),
+          413,
+        ),
+    }),
   );
 
   app.post('/v1/messages', (c) => postMessage(c, d));
@@ -263,7 +307,9 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   app.post('/v1/audit/verify', async (c) => {
     d.need('database');
     const { checkpoint, source } = parseBody(verifyBody, await jsonBody(c), 'request');
-    return c.json(await d.audit.verify({ ...(checkpoint === undefined ? {} : { checkpoint }), ...(source === undefined ? {} : { source }) }));
+    return c.json(
+      await d.audit.verify({ ...(checkpoint === undefined ? {} : { checkpoint }), ...(source === undefined ? {} : { source }) }),
+    );
   });
   app.get('/v1/audit/tail', async (c) => {
     d.need('database');
@@ -278,7 +324,9 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   };
   app.get('/v1/audit/pubkey', async (c) => c.json(await auditOp('pubkey')()));
   app.get('/v1/audit/prove', async (c) => c.json(await auditOp('prove')(parseBody(proveQuery, c.req.query(), 'query').seq)));
-  app.post('/v1/audit/consistency', async (c) => c.json(await auditOp('consistency')(parseBody(consistencyBody, await jsonBody(c), 'request').checkpoint)));
+  app.post('/v1/audit/consistency', async (c) =>
+    c.json(await auditOp('consistency')(parseBody(consistencyBody, await jsonBody(c), 'request').checkpoint)),
+  );
 
   const missions = (): MissionGateway => {
     if (!d.missions) throw new AivyxError('NotFound', 'missions are not served here');
@@ -303,7 +351,10 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
 
 /** A turn id from a path (turn ids are `turn/<channel>/<message id>`). */
 function turnId(raw: string): string {
-  if (!/^turn\/[^\s/]+\/\S{1,300}$/.test(raw)) throw new AivyxError('Config', `"${raw}" is not a turn id`, { hint: 'turn ids look like turn/cli/<uuid>; aivyx chat prints one when a turn is accepted' });
+  if (!/^turn\/[^\s/]+\/\S{1,300}$/.test(raw))
+    throw new AivyxError('Config', `"${raw}" is not a turn id`, {
+      hint: 'turn ids look like turn/cli/<uuid>; aivyx chat prints one when a turn is accepted',
+    });
   return raw;
 }
 
@@ -312,7 +363,13 @@ async function postMessage(c: Context, d: RouteDeps): Promise<Response> {
   const body = parseBody(messageBody, await jsonBody(c), 'message', 'fields: text, sessionId, messageId, channel (cli or rest)');
   const sessionId = body.sessionId ?? `rest-${randomUUID()}`;
   const isCli = body.channel === 'cli';
-  const facts: ChannelFacts = { name: isCli ? 'cli' : 'rest', platform: isCli ? 'Local' : 'Rest', trustTier: 'Trusted', sessionId, sender: isCli ? 'local-user' : 'rest-client' };
+  const facts: ChannelFacts = {
+    name: isCli ? 'cli' : 'rest',
+    platform: isCli ? 'Local' : 'Rest',
+    trustTier: 'Trusted',
+    sessionId,
+    sender: isCli ? 'local-user' : 'rest-client',
+  };
   const message = { id: body.messageId ?? randomUUID(), sessionId, content: textContent(body.text), receivedAt: Date.now() };
   // Refuse an oversized message while we can still answer with a status code.
   assertMessageFits(message);
@@ -357,7 +414,10 @@ async function finish(relay: SseRelay, d: RouteDeps, id: string, first: Promise<
         }
       }
       const e = toAivyxError(err, d.health);
-      relay.send('error', { ...e.toData(), hint: `${e.hint ? `${e.hint}; ` : ''}the turn goes on without this stream: \`aivyx chat --follow ${id}\` shows its outcome` });
+      relay.send('error', {
+        ...e.toData(),
+        hint: `${e.hint ? `${e.hint}; ` : ''}the turn goes on without this stream: \`aivyx chat --follow ${id}\` shows its outcome`,
+      });
       break;
     }
   }

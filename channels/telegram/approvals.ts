@@ -46,7 +46,14 @@ export function parseCallbackData(data: string | undefined): { kind: GateDecisio
 
 /** The Approve / Deny keyboard for one approver's token. */
 export function approvalKeyboard(token: string): InlineKeyboard {
-  return { inline_keyboard: [[{ text: 'Approve', callback_data: callbackData('approve', token) }, { text: 'Deny', callback_data: callbackData('deny', token) }]] };
+  return {
+    inline_keyboard: [
+      [
+        { text: 'Approve', callback_data: callbackData('approve', token) },
+        { text: 'Deny', callback_data: callbackData('deny', token) },
+      ],
+    ],
+  };
 }
 
 /** An instant as `2026-12-02 15:40:01 UTC`. */
@@ -114,20 +121,32 @@ export interface TelegramDecider {
 export type DecisionResult = { ok: true; line: string } | { ok: false; line: string };
 
 /** Decides `gateId` as `who` through the mission gateway; a refusal is a line to show, never a throw. */
-export async function decideGate(missions: TelegramMissionPort, kind: GateDecisionKind, gateId: string, who: TelegramDecider, reason?: string): Promise<DecisionResult> {
+export async function decideGate(
+  missions: TelegramMissionPort,
+  kind: GateDecisionKind,
+  gateId: string,
+  who: TelegramDecider,
+  reason?: string,
+): Promise<DecisionResult> {
   try {
     await missions.decideAs(kind, gateId, { identity: String(who.userId), channel: 'telegram', trustTier: who.trustTier }, reason);
     return { ok: true, line: `${kind === 'approve' ? 'Approved' : 'Denied'} by ${who.name} at ${utc(Date.now())}` };
   } catch (err) {
-    if (!(err instanceof AivyxError)) return { ok: false, line: 'Could not reach the mission right now; nothing was decided. Try again shortly.' };
+    if (!(err instanceof AivyxError))
+      return { ok: false, line: 'Could not reach the mission right now; nothing was decided. Try again shortly.' };
     // A finished mission refuses every update: say so plainly.
-    if (/already completed|not found/i.test(err.message)) return { ok: false, line: `Refused: gate ${gateId} is closed (the mission has ended); nothing changed.` };
+    if (/already completed|not found/i.test(err.message))
+      return { ok: false, line: `Refused: gate ${gateId} is closed (the mission has ended); nothing changed.` };
     return { ok: false, line: `Refused: ${err.message}` };
   }
 }
 
 /** Why a button press is refused before any decision is sent, or the grant it carries. */
-export async function checkPress(tokens: GateTokens, token: string, presserId: number): Promise<{ ok: true; gateId: string } | { ok: false; line: string }> {
+export async function checkPress(
+  tokens: GateTokens,
+  token: string,
+  presserId: number,
+): Promise<{ ok: true; gateId: string } | { ok: false; line: string }> {
   const v = await checkApprovalToken(tokens, token, 'telegram', String(presserId));
   if (v.ok) return { ok: true, gateId: v.gateId };
   if (v.why === 'invalid') return { ok: false, line: `Refused: ${v.reason}.` };
@@ -161,6 +180,8 @@ export type DeciderChat = { id: number; type: 'private' | 'group' | 'supergroup'
 export function deciderOf(ctx: Context, chat: DeciderChat, policy: TelegramTrustPolicy): TelegramDecider | undefined {
   const from = ctx.from;
   if (!from) return undefined;
-  const trustTier: TelegramTier = chat ? resolveTelegramTier({ chatId: chat.id, chatType: chat.type, senderId: from.id }, policy) : 'Untrusted';
+  const trustTier: TelegramTier = chat
+    ? resolveTelegramTier({ chatId: chat.id, chatType: chat.type, senderId: from.id }, policy)
+    : 'Untrusted';
   return { userId: from.id, name: from.username ? `${from.first_name} (@${from.username})` : from.first_name, trustTier };
 }

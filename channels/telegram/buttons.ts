@@ -1,7 +1,14 @@
 /** Telegram's Approve / Deny buttons, as a grammY Composer: the press is checked, bound to the presser, then decided. */
 import { Composer, type Context } from 'grammy';
 import type { GateTokens } from '../../infra/gate-tokens.js';
-import { checkPress, decideGate, parseCallbackData, type DeciderChat, type TelegramDecider, type TelegramMissionPort } from './approvals.js';
+import {
+  checkPress,
+  decideGate,
+  parseCallbackData,
+  type DeciderChat,
+  type TelegramDecider,
+  type TelegramMissionPort,
+} from './approvals.js';
 import { editText } from './delivery.js';
 
 export interface ButtonDeps {
@@ -41,7 +48,9 @@ export function buttonsComposer(deps: ButtonDeps): Composer<Context> {
       deps.log(`callback ${q.id}: ${(err as Error).message}`);
       answer = 'Something went wrong; nothing was decided.';
     } finally {
-      await ctx.answerCallbackQuery({ text: answer, show_alert: answer.startsWith('Refused') }).catch((err: unknown) => deps.log(`answerCallbackQuery: ${(err as Error).message}`));
+      await ctx
+        .answerCallbackQuery({ text: answer, show_alert: answer.startsWith('Refused') })
+        .catch((err: unknown) => deps.log(`answerCallbackQuery: ${(err as Error).message}`));
     }
   }
   composer.on('callback_query', onCallback);

@@ -10,6 +10,9 @@ export const telegramChannel = defineChannel<TelegramConfig>({
   configure: ({ env, secret }) => telegramConfigFromEnv(env, secret),
   async start(config, ctx) {
     const tg = await startTelegramChannel({ ...config, ...ctx, log: (line) => ctx.log(`[telegram] ${line}`) });
-    return { describe: `telegram: ${config.mode === 'polling' ? 'long polling' : `webhook on ${tg.webhookUrl ?? '?'}`}`, stop: () => tg.stop() };
+    return {
+      describe: `telegram: ${config.mode === 'polling' ? 'long polling' : `webhook on ${tg.webhookUrl ?? '?'}`}`,
+      stop: () => tg.stop(),
+    };
   },
 });

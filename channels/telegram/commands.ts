@@ -29,7 +29,9 @@ export function commandsComposer(deps: CommandDeps): Composer<Context> {
   composer.command(['start', 'help'], (ctx) => ctx.reply(HELP));
   composer.command('status', async (ctx) => {
     const s = (await deps.store.getJson<ChatState>(`chat/${ctx.chat.id}`)) ?? { open: [] };
-    const lines = [`Trust tier here: ${deps.tierOf(ctx)}. ${s.open.length === 0 ? 'Nothing running.' : `${s.open.length} request(s) in progress.`}`];
+    const lines = [
+      `Trust tier here: ${deps.tierOf(ctx)}. ${s.open.length === 0 ? 'Nothing running.' : `${s.open.length} request(s) in progress.`}`,
+    ];
     if (deps.missions && ctx.from) {
       const gates = await openGatesFor(deps.store, deps.missions, ctx.from.id).catch(() => undefined);
       if (gates === undefined) lines.push('Could not list approvals right now.');
@@ -44,14 +46,17 @@ export function commandsComposer(deps: CommandDeps): Composer<Context> {
     const rec = await deps.store.getJson<TurnRecord>(turnKey(running));
     // In a group only the sender of the request (or an allowlisted user) may cancel it.
     const from = ctx.from?.id;
-    if (rec && from !== undefined && rec.sender !== String(from) && !deps.allowlist.includes(from)) return void (await ctx.reply('Only the person who asked can cancel that.'));
+    if (rec && from !== undefined && rec.sender !== String(from) && !deps.allowlist.includes(from))
+      return void (await ctx.reply('Only the person who asked can cancel that.'));
     await deps.gateway.cancel(running);
     await ctx.reply('Cancelling…');
   });
   composer.command(['approve', 'deny'], async (ctx) => {
     const kind = ctx.message?.text?.startsWith('/approve') ? 'approve' : 'deny';
     if (!deps.missions) return void (await ctx.reply('There is nothing to approve here yet.'));
-    const [gateId, ...rest] = String(ctx.match ?? '').trim().split(/\s+/);
+    const [gateId, ...rest] = String(ctx.match ?? '')
+      .trim()
+      .split(/\s+/);
     if (!gateId) return void (await ctx.reply(`Usage: /${kind} <gate id>${kind === 'deny' ? ' [reason]' : ''} (see /status)`));
     const who = deps.decider(ctx, ctx.chat);
     if (!who) return void (await ctx.reply('I cannot tell who you are here.'));

@@ -30,7 +30,10 @@ export function telegramSettingsFromEnv(env: Record<string, string | undefined>)
   let mode: TelegramSettings['mode'] = 'polling';
   if (envValue(env, 'AIVYX_TELEGRAM_MODE') === 'webhook') {
     const secretName = envValue(env, 'AIVYX_TELEGRAM_WEBHOOK_SECRET');
-    if (!secretName) throw new AivyxError('Config', 'webhook mode needs AIVYX_TELEGRAM_WEBHOOK_SECRET naming a stored secret', { hint: 'aivyx secrets set telegram-webhook (16+ random characters), then AIVYX_TELEGRAM_WEBHOOK_SECRET=telegram-webhook' });
+    if (!secretName)
+      throw new AivyxError('Config', 'webhook mode needs AIVYX_TELEGRAM_WEBHOOK_SECRET naming a stored secret', {
+        hint: 'aivyx secrets set telegram-webhook (16+ random characters), then AIVYX_TELEGRAM_WEBHOOK_SECRET=telegram-webhook',
+      });
     mode = { webhook: { secretName, port: envValue(env, 'AIVYX_TELEGRAM_WEBHOOK_PORT') } };
   }
   const apiRoot = envValue(env, 'AIVYX_TELEGRAM_API_ROOT');
@@ -41,15 +44,26 @@ export function telegramSettingsFromEnv(env: Record<string, string | undefined>)
  * Reads AIVYX_TELEGRAM_* from `env`; undefined when AIVYX_TELEGRAM_TOKEN_SECRET is unset (the
  * channel is off). `secret(name)` reads the sealed `secrets` domain.
  */
-export async function telegramConfigFromEnv(env: Record<string, string | undefined>, secret: (name: string) => Promise<string | undefined>): Promise<TelegramConfig | undefined> {
+export async function telegramConfigFromEnv(
+  env: Record<string, string | undefined>,
+  secret: (name: string) => Promise<string | undefined>,
+): Promise<TelegramConfig | undefined> {
   const s = telegramSettingsFromEnv(env);
   if (!s) return undefined;
   const token = await secret(s.tokenSecret);
-  if (!token) throw new AivyxError('Config', `the Telegram bot token secret "${s.tokenSecret}" is not set`, { hint: `aivyx secrets set ${s.tokenSecret}` });
+  if (!token)
+    throw new AivyxError('Config', `the Telegram bot token secret "${s.tokenSecret}" is not set`, {
+      hint: `aivyx secrets set ${s.tokenSecret}`,
+    });
   let mode: TelegramConfig['mode'] = 'polling';
   if (s.mode !== 'polling') {
     const secretToken = await secret(s.mode.webhook.secretName);
-    if (!secretToken) throw new AivyxError('Config', `the Telegram webhook secret "${s.mode.webhook.secretName}" (AIVYX_TELEGRAM_WEBHOOK_SECRET) is not set`, { hint: `aivyx secrets set ${s.mode.webhook.secretName} (16+ random characters)` });
+    if (!secretToken)
+      throw new AivyxError(
+        'Config',
+        `the Telegram webhook secret "${s.mode.webhook.secretName}" (AIVYX_TELEGRAM_WEBHOOK_SECRET) is not set`,
+        { hint: `aivyx secrets set ${s.mode.webhook.secretName} (16+ random characters)` },
+      );
     mode = { webhook: { secretToken, port: s.mode.webhook.port } };
   }
   return { token, allowlist: s.allowlist, chatTiers: s.chatTiers, mode, ...(s.apiRoot ? { apiRoot: s.apiRoot } : {}) };

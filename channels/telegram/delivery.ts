@@ -15,7 +15,16 @@ import { createOutbox } from '../../infra/outbox.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { approvalKeyboard, closedText, inputDigest, requestText } from './approvals.js';
 import { outcomeText, splitMessage } from './render.js';
-import { gateKey, markDelivered, openGatesKey, OUTBOX_PREFIX, turnKey, type GateMessages, type OpenGates, type TurnRecord } from './state.js';
+import {
+  gateKey,
+  markDelivered,
+  openGatesKey,
+  OUTBOX_PREFIX,
+  turnKey,
+  type GateMessages,
+  type OpenGates,
+  type TurnRecord,
+} from './state.js';
 
 /** Where a Telegram turn's reply goes (the turn request's `replyRoute`). */
 export interface TelegramReplyRoute {
@@ -68,7 +77,12 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
 
   type SendOptions = Parameters<Api['sendMessage']>[2];
   /** Sends once per key; `options` is computed only when the send really happens (it may issue a token). */
-  async function send(key: string, chatId: number, text: string, options: () => Promise<SendOptions> | SendOptions = () => ({})): Promise<number | undefined> {
+  async function send(
+    key: string,
+    chatId: number,
+    text: string,
+    options: () => Promise<SendOptions> | SendOptions = () => ({}),
+  ): Promise<number | undefined> {
     const r = await outbox.once(key, async () => (await api.sendMessage(chatId, text, await options())).message_id);
     if (r.status === 'uncertain') {
       log(`${key} may have been sent before a crash; not sending it again`);
@@ -87,7 +101,9 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
   async function indexGate(notice: MissionNotice, userId: string, open: boolean): Promise<void> {
     const key = openGatesKey(userId);
     const rest = ((await store.getJson<OpenGates>(key))?.gates ?? []).filter((g) => g.gateId !== notice.gateId);
-    const gates = open ? [...rest, { gateId: notice.gateId, missionId: notice.missionId, tool: notice.tool ?? '?', digest: inputDigest(notice.inputHash) }] : rest;
+    const gates = open
+      ? [...rest, { gateId: notice.gateId, missionId: notice.missionId, tool: notice.tool ?? '?', digest: inputDigest(notice.inputHash) }]
+      : rest;
     await store.putJson(key, { gates } satisfies OpenGates);
   }
 
@@ -99,7 +115,8 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
       try {
         await api.editMessageReplyMarkup(chatId, m.messageId, { reply_markup: { inline_keyboard: [] } });
       } catch (err) {
-        if (!(err instanceof GrammyError && /not modified/i.test(err.description))) log(`removing the buttons of ${gateId}: ${(err as Error).message}`);
+        if (!(err instanceof GrammyError && /not modified/i.test(err.description)))
+          log(`removing the buttons of ${gateId}: ${(err as Error).message}`);
       }
     }
   }
@@ -112,7 +129,9 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
       const grant = { gateId: notice.gateId, missionId: notice.missionId, identity, channel: 'telegram' };
       // Indexed first, so /status lists the gate as soon as the user can see the request.
       await indexGate(notice, identity, true);
-      const messageId = await send(key, chatId, requestText(notice), async () => (tokens ? { reply_markup: approvalKeyboard(await tokens.issue(grant)) } : {}));
+      const messageId = await send(key, chatId, requestText(notice), async () =>
+        tokens ? { reply_markup: approvalKeyboard(await tokens.issue(grant)) } : {},
+      );
       if (messageId !== undefined) await rememberRequest(notice.gateId, chatId, messageId);
     } else {
       await indexGate(notice, identity, false);
@@ -124,7 +143,10 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
   return {
     /** The `channel.send` tool: `to` is a chat id; each part is sent once per `<idemKey>/<i>`. */
     async send(to: string, text: string, idemKey: string): Promise<void> {
-      if (!/^-?\d{1,20}$/.test(to)) throw new AivyxError('Channel', `"${to}" is not a Telegram chat id`, { hint: 'use the numeric chat id (a user id for a private chat)' });
+      if (!/^-?\d{1,20}$/.test(to))
+        throw new AivyxError('Channel', `"${to}" is not a Telegram chat id`, {
+          hint: 'use the numeric chat id (a user id for a private chat)',
+        });
       for (const [i, part] of splitMessage(text).entries()) await send(`${idemKey}/${i}`, Number(to), part);
     },
 
@@ -135,14 +157,18 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
     async deliverReply(reply: ReplyToDeliver, idemKey: string): Promise<void> {
       const route = parseReplyRoute(reply.route);
       // Retryable: another bot's adapter may be starting on this worker.
-      if (route.botId !== deps.botId) throw new AivyxError('Channel', `this reply is for Telegram bot ${route.botId}, not bot ${deps.botId}`);
+      if (route.botId !== deps.botId)
+        throw new AivyxError('Channel', `this reply is for Telegram bot ${route.botId}, not bot ${deps.botId}`);
       await deps.closeStream(reply.turnId);
       const rec = await store.getJson<TurnRecord>(turnKey(reply.turnId));
       const streamed = rec?.streamMessageId;
       const parts = splitMessage(outcomeText(reply.outcome, reply.turnId));
       for (const [i, part] of parts.entries()) {
         if (i === 0 && streamed !== undefined) await editText(api, route.chatId, streamed, part);
-        else await send(`${idemKey}/${i}`, route.chatId, part, () => (i === 0 ? { reply_parameters: { message_id: route.replyTo, allow_sending_without_reply: true } } : {}));
+        else
+          await send(`${idemKey}/${i}`, route.chatId, part, () =>
+            i === 0 ? { reply_parameters: { message_id: route.replyTo, allow_sending_without_reply: true } } : {},
+          );
       }
       if (rec) await markDelivered(store, reply.turnId, rec);
     },
@@ -163,7 +189,8 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
         } catch (err) {
           // A refusal for this chat (never started the bot, blocked it, no such chat) will not heal by
           // retrying, and a retried activity would hold the mission's gate timers: log it and go on.
-          if (err instanceof GrammyError && (err.error_code === 400 || err.error_code === 403)) log(`could not tell ${a.identity} about ${notice.gateId} (${notice.kind}): ${err.description}`);
+          if (err instanceof GrammyError && (err.error_code === 400 || err.error_code === 403))
+            log(`could not tell ${a.identity} about ${notice.gateId} (${notice.kind}): ${err.description}`);
           else throw err;
         }
       }

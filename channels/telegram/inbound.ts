@@ -40,7 +40,10 @@ export interface TelegramInboundDeps {
   isStopped(): boolean;
 }
 
-export function createTelegramInbound(deps: TelegramInboundDeps): { ingestMessage(ctx: Context): Promise<void>; closeStream(turnId: string): Promise<void> } {
+export function createTelegramInbound(deps: TelegramInboundDeps): {
+  ingestMessage(ctx: Context): Promise<void>;
+  closeStream(turnId: string): Promise<void>;
+} {
   const { bot, token, apiRoot, signal, store, editInterval, gateway, tierOf, log, isStopped } = deps;
   /** Turns this process follows (a redelivery must not start a second follower). */
   const active = new Set<string>();
@@ -69,14 +72,18 @@ export function createTelegramInbound(deps: TelegramInboundDeps): { ingestMessag
     const text = m.text ?? m.caption;
     if (text) parts.push({ type: 'text', text });
     if (m.photo && m.photo.length > 0) {
-      const largest = m.photo.reduce((a, b) => ((b.width * b.height > a.width * a.height) ? b : a));
+      const largest = m.photo.reduce((a, b) => (b.width * b.height > a.width * a.height ? b : a));
       parts.push({ type: 'image', mime: 'image/jpeg', data: (await download(largest.file_id)).toString('base64') });
     }
     if (m.document) {
       const mime = m.document.mime_type ?? 'application/octet-stream';
       const data = (await download(m.document.file_id)).toString('base64');
       const filename = m.document.file_name;
-      parts.push(mime.startsWith('image/') ? { type: 'image', mime, data, ...(filename ? { filename } : {}) } : { type: 'document', mime, data, ...(filename ? { filename } : {}) });
+      parts.push(
+        mime.startsWith('image/')
+          ? { type: 'image', mime, data, ...(filename ? { filename } : {}) }
+          : { type: 'document', mime, data, ...(filename ? { filename } : {}) },
+      );
     }
     return parts;
   }
@@ -92,20 +99,24 @@ export function createTelegramInbound(deps: TelegramInboundDeps): { ingestMessag
     let chain: Promise<void> = Promise.resolve();
     const flush = (): void => {
       timer = undefined;
-      chain = chain.then(async () => {
-        const view = streamView(text, status);
-        if (isStopped() || closed || view === shown) return;
-        shown = view;
-        lastEdit = Date.now();
-        if (rec.streamMessageId === undefined) {
-          const sent = await bot.api.sendMessage(rec.chatId, view, { reply_parameters: { message_id: rec.replyTo, allow_sending_without_reply: true } });
-          rec.streamMessageId = sent.message_id;
-          // The deliverer reads the id from here (it may run in another process).
-          await store.putJson(turnKey(turnId), rec);
-        } else {
-          await editText(bot.api, rec.chatId, rec.streamMessageId, view);
-        }
-      }).catch((err: unknown) => log(`streaming ${turnId}: ${(err as Error).message}`));
+      chain = chain
+        .then(async () => {
+          const view = streamView(text, status);
+          if (isStopped() || closed || view === shown) return;
+          shown = view;
+          lastEdit = Date.now();
+          if (rec.streamMessageId === undefined) {
+            const sent = await bot.api.sendMessage(rec.chatId, view, {
+              reply_parameters: { message_id: rec.replyTo, allow_sending_without_reply: true },
+            });
+            rec.streamMessageId = sent.message_id;
+            // The deliverer reads the id from here (it may run in another process).
+            await store.putJson(turnKey(turnId), rec);
+          } else {
+            await editText(bot.api, rec.chatId, rec.streamMessageId, view);
+          }
+        })
+        .catch((err: unknown) => log(`streaming ${turnId}: ${(err as Error).message}`));
     };
     const schedule = (): void => {
       if (timer !== undefined || isStopped() || closed) return;
@@ -158,10 +169,18 @@ export function createTelegramInbound(deps: TelegramInboundDeps): { ingestMessag
       if (streams.get(turnId) === stream) streams.delete(turnId);
       void stream.close();
       // The deliverer normally did this; a turn whose reply could not be delivered must not stay "in progress".
-      if (ended && !isStopped()) updateChat(store, rec.chatId, (s) => ({ open: s.open.filter((t) => t !== turnId) })).catch((err: unknown) => log(`chat ${rec.chatId}: ${(err as Error).message}`));
+      if (ended && !isStopped())
+        updateChat(store, rec.chatId, (s) => ({ open: s.open.filter((t) => t !== turnId) })).catch((err: unknown) =>
+          log(`chat ${rec.chatId}: ${(err as Error).message}`),
+        );
     };
     try {
-      const turn = await gateway.start(rec.facts, rec.message!, (e) => stream.onEvent(e), toReplyRoute({ botId: bot.botInfo.id, chatId: rec.chatId, replyTo: rec.replyTo }));
+      const turn = await gateway.start(
+        rec.facts,
+        rec.message!,
+        (e) => stream.onEvent(e),
+        toReplyRoute({ botId: bot.botInfo.id, chatId: rec.chatId, replyTo: rec.replyTo }),
+      );
       void turn.outcome
         .catch((err: unknown) => {
           if (!isStopped()) log(`turn ${turnId}: ${(err as Error).message}`);
@@ -195,7 +214,13 @@ export function createTelegramInbound(deps: TelegramInboundDeps): { ingestMessag
     }
     if (content.length === 0) return; // stickers, service messages: nothing to answer
     const sender = String(ctx.from?.id ?? chat.id);
-    const facts: ChannelFacts = { name: TELEGRAM_CHANNEL_NAME, platform: 'Telegram', trustTier: tierOf(ctx), sessionId: `tg-${bot.botInfo.id}-${chat.id}`, sender };
+    const facts: ChannelFacts = {
+      name: TELEGRAM_CHANNEL_NAME,
+      platform: 'Telegram',
+      trustTier: tierOf(ctx),
+      sessionId: `tg-${bot.botInfo.id}-${chat.id}`,
+      sender,
+    };
     const message: Message = { id: messageId, sessionId: facts.sessionId, content, receivedAt: m.date * 1000 };
     const rec: TurnRecord = { chatId: chat.id, replyTo: m.message_id, sender, facts, message };
     await store.putJson(turnKey(turnId), rec);
@@ -213,7 +238,6 @@ export function createTelegramInbound(deps: TelegramInboundDeps): { ingestMessag
       throw err;
     }
   }
-
 
   return { ingestMessage, closeStream: async (turnId) => streams.get(turnId)?.close() };
 }

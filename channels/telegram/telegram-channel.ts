@@ -65,7 +65,6 @@ export interface TelegramChannel {
   stop(): Promise<void>;
 }
 
-
 /** Starts the Telegram channel; resolves once it is receiving updates. */
 export async function startTelegramChannel(opts: TelegramChannelOptions): Promise<TelegramChannel> {
   const policy = { allowlist: opts.allowlist, ...(opts.chatTiers ? { chatTiers: opts.chatTiers } : {}) };
@@ -88,10 +87,37 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
     return resolveTelegramTier({ chatId: chat.id, chatType: chat.type, ...(ctx.from ? { senderId: ctx.from.id } : {}) }, policy);
   }
 
-  const inbound = createTelegramInbound({ bot, token: opts.token, apiRoot, signal: abort.signal, store, editInterval, gateway: opts.gateway, tierOf, log, isStopped: () => stopped });
+  const inbound = createTelegramInbound({
+    bot,
+    token: opts.token,
+    apiRoot,
+    signal: abort.signal,
+    store,
+    editInterval,
+    gateway: opts.gateway,
+    tierOf,
+    log,
+    isStopped: () => stopped,
+  });
   const decider = (ctx: Context, chat: DeciderChat) => deciderOf(ctx, chat, policy);
-  bot.use(commandsComposer({ store, gateway: opts.gateway, allowlist: policy.allowlist, tierOf, decider, ...(opts.missions ? { missions: opts.missions } : {}) }));
-  bot.use(buttonsComposer({ decider, log, ...(opts.missions ? { missions: opts.missions } : {}), ...(opts.gateTokens ? { gateTokens: opts.gateTokens } : {}) }));
+  bot.use(
+    commandsComposer({
+      store,
+      gateway: opts.gateway,
+      allowlist: policy.allowlist,
+      tierOf,
+      decider,
+      ...(opts.missions ? { missions: opts.missions } : {}),
+    }),
+  );
+  bot.use(
+    buttonsComposer({
+      decider,
+      log,
+      ...(opts.missions ? { missions: opts.missions } : {}),
+      ...(opts.gateTokens ? { gateTokens: opts.gateTokens } : {}),
+    }),
+  );
   bot.on(['message', 'channel_post'], inbound.ingestMessage);
 
   await bot.init();
@@ -117,7 +143,11 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
       store,
       // Update ids are per bot: a new token starts a new sequence.
       cursorKey: `offset/${bot.botInfo.id}`,
-      fetch: (offset, signal) => bot.api.getUpdates({ offset, timeout: opts.pollTimeoutSeconds ?? 30, allowed_updates: ['message', 'channel_post', 'callback_query'] }, signal as Parameters<typeof bot.api.getUpdates>[1]),
+      fetch: (offset, signal) =>
+        bot.api.getUpdates(
+          { offset, timeout: opts.pollTimeoutSeconds ?? 30, allowed_updates: ['message', 'channel_post', 'callback_query'] },
+          signal as Parameters<typeof bot.api.getUpdates>[1],
+        ),
       handle: (u) => bot.handleUpdate(u),
       after: (u) => u.update_id + 1,
       describe: (u) => `update ${u.update_id}`,
@@ -135,7 +165,8 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
 
   const { secretToken, port, host = '127.0.0.1', path = '/telegram/webhook' } = opts.mode.webhook;
   if (secretToken.length < 16) unregister();
-  if (secretToken.length < 16) throw new AivyxError('Config', 'the Telegram webhook secret token is too short', { hint: 'use at least 16 random characters' });
+  if (secretToken.length < 16)
+    throw new AivyxError('Config', 'the Telegram webhook secret token is too short', { hint: 'use at least 16 random characters' });
   const handle = webhookCallback(bot, 'http', { secretToken });
   const server: Server = createServer((req, res) => {
     if (req.method !== 'POST' || req.url !== path) {
@@ -160,5 +191,4 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-
 }

@@ -26,7 +26,8 @@ export interface TelegramTrustPolicy {
 /** Throws Config when a per-chat tier is above SemiTrusted or unknown. */
 export function validateTrustPolicy(policy: TelegramTrustPolicy): void {
   for (const id of policy.allowlist) {
-    if (!Number.isSafeInteger(id)) throw new AivyxError('Config', `Telegram allowlist entry ${String(id)} is not a user id`, { hint: 'use numeric Telegram user ids' });
+    if (!Number.isSafeInteger(id))
+      throw new AivyxError('Config', `Telegram allowlist entry ${String(id)} is not a user id`, { hint: 'use numeric Telegram user ids' });
   }
   for (const [chat, tier] of Object.entries(policy.chatTiers ?? {})) {
     if (tier !== 'SemiTrusted' && tier !== 'Untrusted') {
@@ -42,7 +43,11 @@ export function resolveTelegramTier(origin: TelegramOrigin, policy: TelegramTrus
   const configured = policy.chatTiers?.[String(origin.chatId)];
   if (configured === 'Untrusted') return 'Untrusted';
   // A private chat's id is the user's id; requiring both closes a forged-chat gap.
-  const allowlistedDm = origin.chatType === 'private' && origin.senderId !== undefined && origin.senderId === origin.chatId && policy.allowlist.includes(origin.senderId);
+  const allowlistedDm =
+    origin.chatType === 'private' &&
+    origin.senderId !== undefined &&
+    origin.senderId === origin.chatId &&
+    policy.allowlist.includes(origin.senderId);
   if (allowlistedDm) return 'SemiTrusted';
   return configured === 'SemiTrusted' ? 'SemiTrusted' : 'Untrusted';
 }

@@ -46,7 +46,9 @@ export class CapabilitySet {
   /** Reads the {@link CapabilitySet.toJSON} form back; throws AivyxError('InvalidScope') on bad input. */
   static fromJSON(s: readonly string[]): CapabilitySet {
     if (!Array.isArray(s) || s.some((x) => typeof x !== 'string')) {
-      throw new AivyxError('InvalidScope', 'a capability set must be a JSON array of scope strings', { hint: 'write e.g. ["fs.read:/home/you/**", "llm.call"]' });
+      throw new AivyxError('InvalidScope', 'a capability set must be a JSON array of scope strings', {
+        hint: 'write e.g. ["fs.read:/home/you/**", "llm.call"]',
+      });
     }
     return CapabilitySet.from(s);
   }

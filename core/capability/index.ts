@@ -14,5 +14,11 @@ export {
   effectiveCapabilities,
   channelTrustTier,
 } from './trust-tier.js';
-export { type TierPolicy, type SemiTrustedPolicyBase, SEMITRUSTED_POLICY_BASES, EMPTY_TIER_POLICY, validateTierPolicy } from './tier-policy.js';
+export {
+  type TierPolicy,
+  type SemiTrustedPolicyBase,
+  SEMITRUSTED_POLICY_BASES,
+  EMPTY_TIER_POLICY,
+  validateTierPolicy,
+} from './tier-policy.js';
 export { normalizePosixPath, tryNormalizePosixPath } from '../path.js';

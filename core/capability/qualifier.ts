@@ -67,14 +67,32 @@ const PATH_GLOB_CHARS = /[*?]/;
 export function canonicalPathQualifier(raw: string): string {
   const ctl = CONTROL.exec(raw);
   if (ctl) throw bad(`path qualifier contains ${describeChar(ctl[0])}`, 'remove control characters from the path');
-  if (raw.includes('\\')) throw bad(`path qualifier ${JSON.stringify(raw)} contains a backslash`, 'use POSIX "/" separators; backslashes are refused so no consumer can read them as separators');
-  if (raw.includes('~')) throw bad(`path qualifier ${JSON.stringify(raw)} contains "~"`, 'write the home directory out in full (e.g. /home/you/...); "~" is never expanded');
-  if (PERCENT_ESCAPE.test(raw)) throw bad(`path qualifier ${JSON.stringify(raw)} contains a percent-escape`, 'write the characters literally; percent-encoding (e.g. %2e, %2f) is refused in paths');
-  if (!raw.startsWith('/')) throw bad(`path qualifier ${JSON.stringify(raw)} is not an absolute path`, 'start the path with / (e.g. fs.read:/home/you/**)');
+  if (raw.includes('\\'))
+    throw bad(
+      `path qualifier ${JSON.stringify(raw)} contains a backslash`,
+      'use POSIX "/" separators; backslashes are refused so no consumer can read them as separators',
+    );
+  if (raw.includes('~'))
+    throw bad(
+      `path qualifier ${JSON.stringify(raw)} contains "~"`,
+      'write the home directory out in full (e.g. /home/you/...); "~" is never expanded',
+    );
+  if (PERCENT_ESCAPE.test(raw))
+    throw bad(
+      `path qualifier ${JSON.stringify(raw)} contains a percent-escape`,
+      'write the characters literally; percent-encoding (e.g. %2e, %2f) is refused in paths',
+    );
+  if (!raw.startsWith('/'))
+    throw bad(`path qualifier ${JSON.stringify(raw)} is not an absolute path`, 'start the path with / (e.g. fs.read:/home/you/**)');
   let sawGlob = false;
   for (const seg of raw.split('/')) {
-    if (seg.includes('**') && seg !== '**') throw bad(`path qualifier ${JSON.stringify(raw)}: "**" must be a whole segment`, 'write /a/**/b, not /a/x**');
-    if (seg === '..' && sawGlob) throw bad(`path qualifier ${JSON.stringify(raw)} has ".." after a wildcard`, 'remove the ".." segment; it cannot be resolved after a wildcard');
+    if (seg.includes('**') && seg !== '**')
+      throw bad(`path qualifier ${JSON.stringify(raw)}: "**" must be a whole segment`, 'write /a/**/b, not /a/x**');
+    if (seg === '..' && sawGlob)
+      throw bad(
+        `path qualifier ${JSON.stringify(raw)} has ".." after a wildcard`,
+        'remove the ".." segment; it cannot be resolved after a wildcard',
+      );
     if (PATH_GLOB_CHARS.test(seg)) sawGlob = true;
   }
   const norm = checkPosixPath(raw);
@@ -178,9 +196,11 @@ const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 /** Canonical hostname: lowercase ASCII, one trailing dot removed, strict dotted-quad IPv4 only. */
 function canonicalHost(raw: string, what: string): { host: string; ipv4: boolean } {
   if (raw === '') throw bad(`${what}: empty host`, 'give a host name, e.g. api.example.com');
-  if (raw.startsWith('[')) throw bad(`${what}: IP-literal host ${JSON.stringify(raw)} is not supported`, 'use a host name or a dotted IPv4 address');
+  if (raw.startsWith('['))
+    throw bad(`${what}: IP-literal host ${JSON.stringify(raw)} is not supported`, 'use a host name or a dotted IPv4 address');
   if (raw.includes('%')) throw bad(`${what}: percent-encoded host ${JSON.stringify(raw)}`, 'write the host name literally');
-  if (/[^\x21-\x7e]/.test(raw)) throw bad(`${what}: non-ASCII host ${JSON.stringify(raw)}`, 'write internationalized names in punycode (xn--...)');
+  if (/[^\x21-\x7e]/.test(raw))
+    throw bad(`${what}: non-ASCII host ${JSON.stringify(raw)}`, 'write internationalized names in punycode (xn--...)');
   let host = raw.toLowerCase();
   if (host.endsWith('.')) host = host.slice(0, -1);
   const labels = host.split('.');
@@ -189,11 +209,19 @@ function canonicalHost(raw: string, what: string): { host: string; ipv4: boolean
   // only the plain dotted-quad has one spelling, so only it is accepted.
   if (/^(0x[0-9a-f]*|[0-9]+)$/.test(last)) {
     const quad = labels.length === 4 && labels.every((l) => /^(0|[1-9][0-9]{0,2})$/.test(l) && Number(l) <= 255);
-    if (!quad) throw bad(`${what}: ambiguous numeric host ${JSON.stringify(raw)}`, 'write an IPv4 address as four decimal numbers 0-255 without leading zeros, e.g. 127.0.0.1');
+    if (!quad)
+      throw bad(
+        `${what}: ambiguous numeric host ${JSON.stringify(raw)}`,
+        'write an IPv4 address as four decimal numbers 0-255 without leading zeros, e.g. 127.0.0.1',
+      );
     return { host, ipv4: true };
   }
   for (const l of labels) {
-    if (!LABEL.test(l)) throw bad(`${what}: invalid host label ${JSON.stringify(l)} in ${JSON.stringify(raw)}`, 'host labels are letters, digits and inner hyphens (1-63 chars)');
+    if (!LABEL.test(l))
+      throw bad(
+        `${what}: invalid host label ${JSON.stringify(l)} in ${JSON.stringify(raw)}`,
+        'host labels are letters, digits and inner hyphens (1-63 chars)',
+      );
   }
   return { host, ipv4: false };
 }
@@ -219,13 +247,19 @@ function canonicalPercent(text: string, raw: string, inPath: boolean, allowed: (
     const c = text[i] as string;
     if (c === '%') {
       const hex = text.slice(i + 1, i + 3);
-      if (!/^[0-9a-fA-F]{2}$/.test(hex)) throw bad(`URL qualifier ${JSON.stringify(raw)}: "%" not followed by two hex digits`, 'encode a literal % as %25');
+      if (!/^[0-9a-fA-F]{2}$/.test(hex))
+        throw bad(`URL qualifier ${JSON.stringify(raw)}: "%" not followed by two hex digits`, 'encode a literal % as %25');
       const code = parseInt(hex, 16);
       const ch = String.fromCharCode(code);
-      if (code < 0x20 || code === 0x7f) throw bad(`URL qualifier ${JSON.stringify(raw)} encodes a control character (%${hex})`, 'remove encoded control characters');
+      if (code < 0x20 || code === 0x7f)
+        throw bad(`URL qualifier ${JSON.stringify(raw)} encodes a control character (%${hex})`, 'remove encoded control characters');
       // Encoded dot, slash or backslash in a path could be decoded downstream into a
       // traversal (`/v1/%2e%2e/admin`) after this prefix check has passed.
-      if (inPath && (ch === '.' || ch === '/' || ch === '\\')) throw bad(`URL qualifier ${JSON.stringify(raw)} encodes ${JSON.stringify(ch)} in its path (%${hex})`, 'write path separators and dots literally; encoded ones are refused');
+      if (inPath && (ch === '.' || ch === '/' || ch === '\\'))
+        throw bad(
+          `URL qualifier ${JSON.stringify(raw)} encodes ${JSON.stringify(ch)} in its path (%${hex})`,
+          'write path separators and dots literally; encoded ones are refused',
+        );
       out += UNRESERVED_DECODABLE.test(ch) ? ch : `%${hex.toUpperCase()}`;
       i += 2;
     } else if (allowed(c)) out += c;
@@ -244,10 +278,12 @@ function canonicalUrlPath(rawPath: string, raw: string): string {
     const isLast = i === segs.length - 1;
     // `//` is read differently by different servers (some collapse it before resolving
     // `..`), so an empty inner segment is refused instead of being guessed at.
-    if (seg === '' && !isLast) throw bad(`URL qualifier ${JSON.stringify(raw)} has an empty path segment ("//")`, 'remove the doubled slash');
+    if (seg === '' && !isLast)
+      throw bad(`URL qualifier ${JSON.stringify(raw)} has an empty path segment ("//")`, 'remove the doubled slash');
     if (seg === '.' || seg === '..') {
       if (seg === '..') {
-        if (out.length === 0) throw bad(`URL qualifier ${JSON.stringify(raw)}: path climbs above /`, 'remove the ".." segments that go past the root');
+        if (out.length === 0)
+          throw bad(`URL qualifier ${JSON.stringify(raw)}: path climbs above /`, 'remove the ".." segments that go past the root');
         out.pop();
       }
       trailingSlash = isLast;
@@ -269,9 +305,14 @@ function parseUrl(raw: string): ParsedUrl {
   if (ctl) throw bad(`URL qualifier contains ${describeChar(ctl[0])}`, 'remove control characters from the URL');
   if (raw.includes('\\')) throw bad(`URL qualifier ${JSON.stringify(raw)} contains a backslash`, 'use "/" in URLs');
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/s.exec(raw);
-  if (!m) throw bad(`URL qualifier ${JSON.stringify(raw)} is not an absolute http(s) URL`, 'write it as https://host/path, or "*" for any URL');
+  if (!m)
+    throw bad(`URL qualifier ${JSON.stringify(raw)} is not an absolute http(s) URL`, 'write it as https://host/path, or "*" for any URL');
   const scheme = (m[1] as string).toLowerCase();
-  if (scheme !== 'http' && scheme !== 'https') throw bad(`URL qualifier ${JSON.stringify(raw)}: scheme ${JSON.stringify(scheme)} is not allowed`, 'only http:// and https:// URLs can be granted');
+  if (scheme !== 'http' && scheme !== 'https')
+    throw bad(
+      `URL qualifier ${JSON.stringify(raw)}: scheme ${JSON.stringify(scheme)} is not allowed`,
+      'only http:// and https:// URLs can be granted',
+    );
   let rest = m[2] as string;
   // The fragment never leaves the client, so it cannot widen what is fetched: dropped.
   const hash = rest.indexOf('#');
@@ -279,14 +320,19 @@ function parseUrl(raw: string): ParsedUrl {
   const authEnd = rest.search(/[/?]/);
   const authority = authEnd < 0 ? rest : rest.slice(0, authEnd);
   const afterAuth = authEnd < 0 ? '' : rest.slice(authEnd);
-  if (authority.includes('@')) throw bad(`URL qualifier ${JSON.stringify(raw)} contains userinfo ("@" before the host)`, 'remove "user@" — credentials in URLs are refused, and "a.com@b.com" really means host b.com');
+  if (authority.includes('@'))
+    throw bad(
+      `URL qualifier ${JSON.stringify(raw)} contains userinfo ("@" before the host)`,
+      'remove "user@" — credentials in URLs are refused, and "a.com@b.com" really means host b.com',
+    );
   const colon = authority.indexOf(':');
   let hostPart = authority;
   let port = '';
   if (colon >= 0) {
     hostPart = authority.slice(0, colon);
     const p = authority.slice(colon + 1);
-    if (!/^[0-9]{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535) throw bad(`URL qualifier ${JSON.stringify(raw)}: invalid port ${JSON.stringify(p)}`, 'a port is a number from 1 to 65535');
+    if (!/^[0-9]{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535)
+      throw bad(`URL qualifier ${JSON.stringify(raw)}: invalid port ${JSON.stringify(p)}`, 'a port is a number from 1 to 65535');
     port = String(Number(p));
     if (port === DEFAULT_PORT[scheme]) port = '';
   }
@@ -295,7 +341,10 @@ function parseUrl(raw: string): ParsedUrl {
   const rawPath = q < 0 ? afterAuth : afterAuth.slice(0, q);
   const rawQuery = q < 0 ? undefined : afterAuth.slice(q + 1);
   const path = canonicalUrlPath(rawPath, raw);
-  const query = rawQuery === undefined || rawQuery === '' ? undefined : canonicalPercent(rawQuery, raw, false, (c) => c === '/' || c === '?' || PCHAR.test(c));
+  const query =
+    rawQuery === undefined || rawQuery === ''
+      ? undefined
+      : canonicalPercent(rawQuery, raw, false, (c) => c === '/' || c === '?' || PCHAR.test(c));
   return { scheme, host, port, path, query };
 }
 
@@ -354,7 +403,8 @@ export function canonicalDomainQualifier(raw: string): string {
   if (raw === '*') return '*';
   const wild = raw.startsWith('*.');
   const rest = wild ? raw.slice(2) : raw;
-  if (rest.includes('*')) throw bad(`domain qualifier ${JSON.stringify(raw)}: "*" may only be the whole leftmost label`, 'write *.example.com or example.com');
+  if (rest.includes('*'))
+    throw bad(`domain qualifier ${JSON.stringify(raw)}: "*" may only be the whole leftmost label`, 'write *.example.com or example.com');
   const { host, ipv4 } = canonicalHost(rest, `domain qualifier ${JSON.stringify(raw)}`);
   if (ipv4) throw bad(`domain qualifier ${JSON.stringify(raw)} is an IP address`, 'net.dns resolves host names; name the host');
   return wild ? `*.${host}` : host;
@@ -403,26 +453,54 @@ function formatArgvEntry(e: ArgvEntry): string {
 }
 
 function parseArgvEntry(entry: string, raw: string): ArgvEntry {
-  if (entry === '') throw bad(`command allowlist ${JSON.stringify(raw)} has an empty entry`, 'separate entries with single commas, e.g. shell.exec:ls,git status *');
+  if (entry === '')
+    throw bad(
+      `command allowlist ${JSON.stringify(raw)} has an empty entry`,
+      'separate entries with single commas, e.g. shell.exec:ls,git status *',
+    );
   const ctl = CONTROL.exec(entry);
   if (ctl) throw bad(`command allowlist entry contains ${describeChar(ctl[0])}`, 'write the entry on one line with single spaces');
   const tokens = entry.split(' ');
   const [name, ...rest] = tokens as [string, ...string[]];
   if (!COMMAND.test(name)) {
-    if (name === '') throw bad(`command allowlist entry ${JSON.stringify(entry)} starts with a space`, 'start each entry with the command name');
-    if (name.includes('/')) throw bad(`command allowlist entry ${JSON.stringify(name)} is a path`, 'name the program (e.g. "rm"), not a path; commands are looked up on PATH');
+    if (name === '')
+      throw bad(`command allowlist entry ${JSON.stringify(entry)} starts with a space`, 'start each entry with the command name');
+    if (name.includes('/'))
+      throw bad(
+        `command allowlist entry ${JSON.stringify(name)} is a path`,
+        'name the program (e.g. "rm"), not a path; commands are looked up on PATH',
+      );
     const off = [...name].find((c) => !/[A-Za-z0-9._+-]/.test(c));
-    if (off !== undefined) throw bad(`command allowlist entry ${JSON.stringify(name)} contains ${describeChar(off)}`, 'a command name is letters, digits and . _ + - only; there is no shell, so metacharacters are never needed');
-    throw bad(`command allowlist entry ${JSON.stringify(name)} must not start with "${name[0]}"`, 'a command name starts with a letter, digit, "_" or "+"');
+    if (off !== undefined)
+      throw bad(
+        `command allowlist entry ${JSON.stringify(name)} contains ${describeChar(off)}`,
+        'a command name is letters, digits and . _ + - only; there is no shell, so metacharacters are never needed',
+      );
+    throw bad(
+      `command allowlist entry ${JSON.stringify(name)} must not start with "${name[0]}"`,
+      'a command name starts with a letter, digit, "_" or "+"',
+    );
   }
   const open = rest[rest.length - 1] === '*';
   const words = open ? rest.slice(0, -1) : rest;
-  if (words.length > ARGV_SCOPE_MAX_WORDS) throw bad(`command allowlist entry ${JSON.stringify(entry)} names more than ${ARGV_SCOPE_MAX_WORDS} words`, 'end the pattern with * after the words that matter');
+  if (words.length > ARGV_SCOPE_MAX_WORDS)
+    throw bad(
+      `command allowlist entry ${JSON.stringify(entry)} names more than ${ARGV_SCOPE_MAX_WORDS} words`,
+      'end the pattern with * after the words that matter',
+    );
   for (const w of words) {
-    if (w === '') throw bad(`command allowlist entry ${JSON.stringify(entry)} has a double or trailing space`, 'separate words with single spaces');
-    if (w === '*') throw bad(`command allowlist entry ${JSON.stringify(entry)}: "*" may only end the pattern`, 'write e.g. "git status *"; a "*" stands for all remaining arguments');
+    if (w === '')
+      throw bad(`command allowlist entry ${JSON.stringify(entry)} has a double or trailing space`, 'separate words with single spaces');
+    if (w === '*')
+      throw bad(
+        `command allowlist entry ${JSON.stringify(entry)}: "*" may only end the pattern`,
+        'write e.g. "git status *"; a "*" stands for all remaining arguments',
+      );
     if (!PLAIN_ARGV_WORD.test(w)) {
-      throw bad(`command allowlist entry ${JSON.stringify(entry)}: ${JSON.stringify(w)} is not a plain word`, 'argument patterns name only lowercase subcommands and flags without values (e.g. "git log --oneline *"); end with * to allow any further arguments');
+      throw bad(
+        `command allowlist entry ${JSON.stringify(entry)}: ${JSON.stringify(w)} is not a plain word`,
+        'argument patterns name only lowercase subcommands and flags without values (e.g. "git log --oneline *"); end with * to allow any further arguments',
+      );
     }
   }
   return { command: name, words, open: open || words.length === 0 };
@@ -464,7 +542,8 @@ const SIMPLE_GLOB_CHARS = /[*?]/;
 /** Canonical simple glob: the string itself, minus anything a log could hide (control chars). */
 export function canonicalGlobQualifier(raw: string): string {
   const ctl = CONTROL.exec(raw);
-  if (ctl) throw bad(`qualifier "${raw.replace(CONTROL, '?')}" contains ${describeChar(ctl[0])}`, 'remove control characters from the qualifier');
+  if (ctl)
+    throw bad(`qualifier "${raw.replace(CONTROL, '?')}" contains ${describeChar(ctl[0])}`, 'remove control characters from the qualifier');
   return raw;
 }
 

@@ -98,7 +98,9 @@ function editDistance(a: string, b: string): number {
 
 function unknownBase(base: string): AivyxError {
   if (RESERVED_SCOPE_BASES.includes(base)) {
-    return new AivyxError('InvalidScope', `scope base "${base}" is reserved, not available in v1`, { hint: 'no v1 tool may use it; build a narrower tool on an active base instead' });
+    return new AivyxError('InvalidScope', `scope base "${base}" is reserved, not available in v1`, {
+      hint: 'no v1 tool may use it; build a narrower tool on an active base instead',
+    });
   }
   let best: string | undefined;
   let bestD = 3; // suggest only close typos
@@ -127,12 +129,18 @@ export class Scope {
 
   /** Parses and canonicalizes; throws AivyxError('InvalidScope') with a hint a person can act on. */
   static parse(s: string): Scope {
-    if (typeof s !== 'string') throw new AivyxError('InvalidScope', `scope must be a string, got ${typeof s}`, { hint: 'write a scope like fs.read:/home/you/**' });
+    if (typeof s !== 'string')
+      throw new AivyxError('InvalidScope', `scope must be a string, got ${typeof s}`, { hint: 'write a scope like fs.read:/home/you/**' });
     const colon = s.indexOf(':');
     const base = colon < 0 ? s : s.slice(0, colon);
     if (!BASE_SYNTAX.test(base)) {
       const shown = JSON.stringify(base);
-      const hint = base !== base.trim() ? 'remove the surrounding whitespace' : base !== base.toLowerCase() ? `bases are lowercase: ${base.toLowerCase()}` : 'a base is lowercase dotted identifiers, e.g. fs.read';
+      const hint =
+        base !== base.trim()
+          ? 'remove the surrounding whitespace'
+          : base !== base.toLowerCase()
+            ? `bases are lowercase: ${base.toLowerCase()}`
+            : 'a base is lowercase dotted identifiers, e.g. fs.read';
       throw new AivyxError('InvalidScope', `malformed scope base ${shown} in scope ${JSON.stringify(s)}`, { hint });
     }
     if (!isKnownScopeBase(base)) throw unknownBase(base);
@@ -142,7 +150,11 @@ export class Scope {
       return new Scope(base, canonicalQualifier(kind, s.slice(colon + 1)));
     } catch (e) {
       if (e instanceof AivyxError) {
-        throw new AivyxError('InvalidScope', `${base}: ${e.message}`, { ...(e.hint === undefined ? {} : { hint: e.hint }), detail: { scope: s, kind }, cause: e });
+        throw new AivyxError('InvalidScope', `${base}: ${e.message}`, {
+          ...(e.hint === undefined ? {} : { hint: e.hint }),
+          detail: { scope: s, kind },
+          cause: e,
+        });
       }
       throw e;
     }
@@ -182,6 +194,8 @@ export class Scope {
     if (held.base !== this.base) return false;
     if (held.qualifier === undefined) return true;
     if (this.qualifier === undefined) return false;
-    return qualifierGrants(BASE_KINDS[this.base] as QualifierKind, this.qualifier, held.qualifier, { rootExcluded: ROOT_EXCLUDED_BASES.has(this.base) });
+    return qualifierGrants(BASE_KINDS[this.base] as QualifierKind, this.qualifier, held.qualifier, {
+      rootExcluded: ROOT_EXCLUDED_BASES.has(this.base),
+    });
   }
 }

@@ -11,7 +11,15 @@ import { ANY_QUALIFIER } from './qualifier.js';
 import { Scope, qualifierKindOf } from './scope.js';
 
 /** The SemiTrusted ▲ bases an operator configures (audit.read's ▲ is fixed: the turn's own session). */
-export const SEMITRUSTED_POLICY_BASES = Object.freeze(['fs.read', 'fs.write', 'git.read', 'net.post', 'memory.forget', 'channel.send', 'channel.receive'] as const);
+export const SEMITRUSTED_POLICY_BASES = Object.freeze([
+  'fs.read',
+  'fs.write',
+  'git.read',
+  'net.post',
+  'memory.forget',
+  'channel.send',
+  'channel.receive',
+] as const);
 
 /** One of {@link SEMITRUSTED_POLICY_BASES}. */
 export type SemiTrustedPolicyBase = (typeof SEMITRUSTED_POLICY_BASES)[number];
@@ -32,13 +40,17 @@ export function validateTierPolicy(policy: TierPolicy): TierPolicy {
   const out: Partial<Record<SemiTrustedPolicyBase, readonly string[]>> = {};
   for (const [base, qualifiers] of Object.entries(policy.semiTrusted)) {
     if (!(SEMITRUSTED_POLICY_BASES as readonly string[]).includes(base)) {
-      throw new AivyxError('InvalidScope', `tier policy: ${base} is not a SemiTrusted ▲ base`, { hint: `configurable bases: ${SEMITRUSTED_POLICY_BASES.join(', ')}` });
+      throw new AivyxError('InvalidScope', `tier policy: ${base} is not a SemiTrusted ▲ base`, {
+        hint: `configurable bases: ${SEMITRUSTED_POLICY_BASES.join(', ')}`,
+      });
     }
     const any = ANY_QUALIFIER[qualifierKindOf(base)];
     const canonical = (qualifiers ?? []).map((q) => {
       const scope = Scope.parse(`${base}:${q}`);
       if (scope.qualifier === any) {
-        throw new AivyxError('InvalidScope', `tier policy: ${base}:${q} would grant SemiTrusted all of ${base}`, { hint: 'name the folders, URLs or names SemiTrusted channels may reach; a ▲ entry never means everything' });
+        throw new AivyxError('InvalidScope', `tier policy: ${base}:${q} would grant SemiTrusted all of ${base}`, {
+          hint: 'name the folders, URLs or names SemiTrusted channels may reach; a ▲ entry never means everything',
+        });
       }
       return scope.qualifier as string;
     });

@@ -54,7 +54,18 @@ export const AUDIT_READ_OWN_SESSION = 'audit.read:own-session';
 const CEILING_SPECS: Readonly<Record<Exclude<TrustTier, 'Kernel'>, readonly string[]>> = {
   Trusted: KNOWN_SCOPE_BASES.filter((b) => !NO_TIER_BY_DEFAULT.has(b) && !KERNEL_ONLY_BASES.has(b)),
   // `audit.read:public` (reads nothing) keeps the Untrusted ceiling inside SemiTrusted's.
-  SemiTrusted: ['fs.metadata', 'net.fetch', 'net.dns', 'llm.call', 'llm.embed', 'memory.read', 'memory.write', 'config.read', AUDIT_READ_OWN_SESSION, 'audit.read:public'],
+  SemiTrusted: [
+    'fs.metadata',
+    'net.fetch',
+    'net.dns',
+    'llm.call',
+    'llm.embed',
+    'memory.read',
+    'memory.write',
+    'config.read',
+    AUDIT_READ_OWN_SESSION,
+    'audit.read:public',
+  ],
   Untrusted: ['memory.read:scope:public:*', 'audit.read:public'],
 };
 
@@ -102,7 +113,9 @@ export function effectiveCapabilities(agent: CapabilitySet, tier: TrustTier, pol
  */
 export function channelTrustTier(name: string): Exclude<TrustTier, 'Kernel'> {
   if (name === 'Kernel') {
-    throw new AivyxError('CapabilityDenied', 'a channel cannot claim the Kernel trust tier', { hint: 'give the channel Trusted, SemiTrusted or Untrusted' });
+    throw new AivyxError('CapabilityDenied', 'a channel cannot claim the Kernel trust tier', {
+      hint: 'give the channel Trusted, SemiTrusted or Untrusted',
+    });
   }
   if (name === 'Untrusted' || name === 'SemiTrusted' || name === 'Trusted') return name;
   throw new AivyxError('Config', `unknown trust tier "${name}"`, { hint: 'use one of Trusted, SemiTrusted, Untrusted (exact spelling)' });

@@ -31,7 +31,10 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 // eslint-disable-next-line no-control-regex -- text may hold newlines and tabs, nothing else below U+0020
 const TEXT_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/u;
 
-const TO_MESSAGE = says(`"to" must be a non-empty recipient of at most ${CHANNEL_MAX_TO} characters without control characters`, 'a chat id for Telegram, an address for email');
+const TO_MESSAGE = says(
+  `"to" must be a non-empty recipient of at most ${CHANNEL_MAX_TO} characters without control characters`,
+  'a chat id for Telegram, an address for email',
+);
 
 /** `channel.send`: send one message on a configured channel; a retried call sends it once. */
 export const channelSendTool = defineTool({
@@ -39,13 +42,22 @@ export const channelSendTool = defineTool({
   description:
     'Send a text message on a configured channel (not necessarily this conversation\'s): {channel, to, text}, e.g. {"channel": "telegram", "to": "<chat id>", "text": "..."}. Returns {channel, to, sent}. Sent once even if retried.',
   input: z.strictObject({
-    channel: patternField('channel', CHANNEL_NAME, 'must be a configured channel name (letters, digits, ".", "_", "-")', 'Channel name, e.g. "telegram" or "email".', 'e.g. "telegram" or "email"; wildcards are not allowed'),
+    channel: patternField(
+      'channel',
+      CHANNEL_NAME,
+      'must be a configured channel name (letters, digits, ".", "_", "-")',
+      'Channel name, e.g. "telegram" or "email".',
+      'e.g. "telegram" or "email"; wildcards are not allowed',
+    ),
     to: z
       .string({ error: TO_MESSAGE })
       .max(CHANNEL_MAX_TO, { error: TO_MESSAGE })
       .refine((v) => v.trim() !== '' && !CONTROL.test(v), { error: TO_MESSAGE })
       .describe('Recipient: a Telegram chat id, an email address.'),
-    text: textField('text', CHANNEL_MAX_TEXT, 'The message.', { longHint: 'send a shorter message, or several' }).refine((v) => !TEXT_CONTROL.test(v), { error: says('"text" contains a control character') }),
+    text: textField('text', CHANNEL_MAX_TEXT, 'The message.', { longHint: 'send a shorter message, or several' }).refine(
+      (v) => !TEXT_CONTROL.test(v),
+      { error: says('"text" contains a control character') },
+    ),
   }),
   scope: { base: 'channel.send', qualifier: (i) => i.channel },
   idempotency: 'keyed',
@@ -54,5 +66,3 @@ export const channelSendTool = defineTool({
 });
 
 export const parseChannelSendInput = channelSendTool.parse;
-
-

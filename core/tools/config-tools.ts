@@ -49,7 +49,14 @@ export const CONFIG_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 /** An audit event type name (PascalCase): `TurnStarted`, `ToolCall`, ... */
 export const AUDIT_EVENT_TYPE = /^[A-Z][A-Za-z0-9]{0,63}$/;
 
-const keyField = (description: string) => patternField('key', CONFIG_KEY, 'must be a config key: a letter, then up to 127 letters, digits, ".", "_" or "-"', description, 'no wildcards, spaces or ":"');
+const keyField = (description: string) =>
+  patternField(
+    'key',
+    CONFIG_KEY,
+    'must be a config key: a letter, then up to 127 letters, digits, ".", "_" or "-"',
+    description,
+    'no wildcards, spaces or ":"',
+  );
 
 /** `config.read`: one configuration value (secret keys are never readable). */
 export const configReadTool = defineTool({
@@ -64,7 +71,8 @@ export const configReadTool = defineTool({
 /** `config.write`: set one configuration value (verified by reading it back). */
 export const configWriteTool = defineTool({
   id: 'config.write',
-  description: 'Set one configuration value. Returns {key, previous} (previous null when unset, or when it was a secret). Secret keys are refused.',
+  description:
+    'Set one configuration value. Returns {key, previous} (previous null when unset, or when it was a secret). Secret keys are refused.',
   input: z.strictObject({
     key: keyField('Config key, e.g. llm.model.'),
     value: z
@@ -83,11 +91,20 @@ export const auditReadTool = defineTool({
   id: 'audit.read',
   description: `Read recent audit log entries (newest last) of this conversation's session, optionally only one event type; allSessions:true reads every session's entries (needs a wider grant). Returns {entries: [{seq, type, turnId, recordedAt, event}], truncated}; at most ${AUDIT_READ_MAX_LIMIT}.`,
   input: z.strictObject({
-    type: patternField('type', AUDIT_EVENT_TYPE, 'must be an audit event type such as ToolCall or TurnStarted', 'Event type, e.g. ToolCall, TurnStarted, ScopeDenied.').optional(),
+    type: patternField(
+      'type',
+      AUDIT_EVENT_TYPE,
+      'must be an audit event type such as ToolCall or TurnStarted',
+      'Event type, e.g. ToolCall, TurnStarted, ScopeDenied.',
+    ).optional(),
     limit: positiveIntField('limit', AUDIT_READ_MAX_LIMIT, `How many entries at most (default ${AUDIT_READ_DEFAULT_LIMIT}).`).optional(),
     allSessions: booleanField('allSessions', "Read every session's entries, not only this conversation's.").default(false),
   }),
-  canonical: ({ type, limit, allSessions }): AuditReadInput => ({ limit: limit ?? AUDIT_READ_DEFAULT_LIMIT, allSessions, ...(type === undefined ? {} : { type }) }),
+  canonical: ({ type, limit, allSessions }): AuditReadInput => ({
+    limit: limit ?? AUDIT_READ_DEFAULT_LIMIT,
+    allSessions,
+    ...(type === undefined ? {} : { type }),
+  }),
   scope: { base: 'audit.read', of: (i) => (i.allSessions ? `audit.read:${i.type ?? '*'}` : AUDIT_READ_OWN_SESSION) },
   idempotency: 'natural',
   // Entries carry senders, requested paths and URLs: other people's words.

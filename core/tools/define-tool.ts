@@ -70,12 +70,19 @@ export function fieldError(message: string, hint?: string): FieldError {
 }
 
 function refusal(tool: string, message: string, hint?: string, cause?: unknown): AivyxError {
-  return new AivyxError('InvalidScope', `${tool}: ${message}`, { detail: { tool }, ...(hint === undefined ? {} : { hint }), ...(cause === undefined ? {} : { cause }) });
+  return new AivyxError('InvalidScope', `${tool}: ${message}`, {
+    detail: { tool },
+    ...(hint === undefined ? {} : { hint }),
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 /** The model-facing schema: the input side of the zod object, without the `$schema` line providers reject. */
 function jsonSchemaOf(input: z.ZodObject): JsonSchema {
-  const { $schema: _drop, ...schema } = z.toJSONSchema(input, { io: 'input', target: 'draft-7', unrepresentable: 'throw' }) as Record<string, unknown>;
+  const { $schema: _drop, ...schema } = z.toJSONSchema(input, { io: 'input', target: 'draft-7', unrepresentable: 'throw' }) as Record<
+    string,
+    unknown
+  >;
   return schema;
 }
 
@@ -94,10 +101,15 @@ function firstRefusal(tool: string, error: z.ZodError): AivyxError {
 /** Defines a tool; an unknown scope base or a non-strict input fails here, when the module loads. */
 export function defineTool<S extends z.ZodObject, I = z.output<S>>(spec: ToolSpecInput<S, I>): ToolDefinition<I> {
   const { id, input } = spec;
-  if (!isKnownScopeBase(spec.scope.base)) throw new AivyxError('Internal', `tool ${id}: unknown scope base "${spec.scope.base}"`, { hint: 'add the base to core/capability/scope.ts (a taxonomy change, with its tier row)' });
+  if (!isKnownScopeBase(spec.scope.base))
+    throw new AivyxError('Internal', `tool ${id}: unknown scope base "${spec.scope.base}"`, {
+      hint: 'add the base to core/capability/scope.ts (a taxonomy change, with its tier row)',
+    });
   // A strict object refuses unknown keys; anything else would let a typo fall back to a default.
   if ((input._zod.def as { catchall?: { _zod: { def: { type: string } } } }).catchall?._zod.def.type !== 'never') {
-    throw new AivyxError('Internal', `tool ${id}: its input must be a z.strictObject`, { hint: 'unknown fields must be refused, not dropped' });
+    throw new AivyxError('Internal', `tool ${id}: its input must be a z.strictObject`, {
+      hint: 'unknown fields must be refused, not dropped',
+    });
   }
   const fields = Object.keys(input.shape);
   const parse = (raw: unknown): I => {

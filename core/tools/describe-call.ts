@@ -113,10 +113,12 @@ function redactArg(arg: string): string {
 
 /** argv as a command line: bare words as they are, anything else quoted; secrets redacted. */
 function argvLine(argv: readonly string[]): string {
-  return argv.map((a) => {
-    const r = redactArg(a);
-    return r === a ? word(a) : r.includes('[redacted') ? r : word(r);
-  }).join(' ');
+  return argv
+    .map((a) => {
+      const r = redactArg(a);
+      return r === a ? word(a) : r.includes('[redacted') ? r : word(r);
+    })
+    .join(' ');
 }
 
 /** A canonical URL (no spaces, percent-encoded) with the values of secret-named query parameters redacted. */
@@ -155,7 +157,9 @@ function redactJson(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => redactJson(v, depth + 1));
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = isSecretName(k) && v !== null && v !== undefined ? redacted(typeof v === 'string' ? v : stableJson(v)) : redactJson(v, depth + 1);
+    for (const [k, v] of Object.entries(value as Record<string, unknown>))
+      out[k] =
+        isSecretName(k) && v !== null && v !== undefined ? redacted(typeof v === 'string' ? v : stableJson(v)) : redactJson(v, depth + 1);
     return out;
   }
   return value;
@@ -166,7 +170,10 @@ function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((v) => stableJson(v ?? null)).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`)
+      .join(',')}}`;
   }
   if (typeof value === 'number' && !Number.isFinite(value)) return 'null';
   return JSON.stringify(value) ?? 'null';
@@ -217,7 +224,12 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
   'fs.metadata': (i) => [`path: ${word(parseFsMetadataInput(i).path)}`],
   'net.fetch': (i) => {
     const p = parseNetFetchInput(i);
-    return [`request: ${p.method} ${urlLine(p.url)}`, ...headerLines(p.headers), ...(p.maxBytes !== undefined ? [`max bytes: ${p.maxBytes}`] : []), ...(p.timeoutMs !== undefined ? [`timeout: ${p.timeoutMs} ms`] : [])];
+    return [
+      `request: ${p.method} ${urlLine(p.url)}`,
+      ...headerLines(p.headers),
+      ...(p.maxBytes !== undefined ? [`max bytes: ${p.maxBytes}`] : []),
+      ...(p.timeoutMs !== undefined ? [`timeout: ${p.timeoutMs} ms`] : []),
+    ];
   },
   'net.post': (i) => {
     const p = parseNetPostInput(i);
@@ -283,7 +295,9 @@ export function describeCall(tool: string, input: unknown): CallDescription {
       return { lines: describe(input).map(capLine) };
     } catch (err) {
       // Not a call the tool would run: show what was asked, and why it does not parse.
-      return { lines: [`input (does not parse: ${escapeUnsafe(err instanceof Error ? err.message : String(err))}): ${jsonLine(input ?? null)}`] };
+      return {
+        lines: [`input (does not parse: ${escapeUnsafe(err instanceof Error ? err.message : String(err))}): ${jsonLine(input ?? null)}`],
+      };
     }
   } catch {
     return { lines: ['input: (cannot be shown)'] };

@@ -57,7 +57,8 @@ export function absolutePathField(field: string, description: string, opts: { hi
         ctx.addIssue({ code: 'custom', message: says(message, hint), input: value });
         return z.NEVER;
       };
-      if (!value.startsWith('/')) return refuse(`"${field}" must be an absolute path, got "${value}"`, opts.hint ?? 'give the full path, starting with /');
+      if (!value.startsWith('/'))
+        return refuse(`"${field}" must be an absolute path, got "${value}"`, opts.hint ?? 'give the full path, starting with /');
       if (opts.concrete && /[*?[\]{}]/.test(value)) return refuse(`"${field}" must be a concrete path, not a glob`);
       try {
         return normalizePosixPath(value);

@@ -34,7 +34,11 @@ export const GIT_MAX_PATHS = 100;
 export const GIT_MAX_MESSAGE = 10_000;
 
 /** The repository: an absolute, concrete (no glob) path, lexically normalized. */
-const repoField = () => absolutePathField('repo', 'Absolute path of the repository (its top-level directory).', { hint: 'give the full path of the repository, starting with /', concrete: true });
+const repoField = () =>
+  absolutePathField('repo', 'Absolute path of the repository (its top-level directory).', {
+    hint: 'give the full path of the repository, starting with /',
+    concrete: true,
+  });
 
 /** Repository-relative literal paths (no pathspec magic reaches git: they follow `--`). */
 const pathsField = () => {
@@ -57,7 +61,8 @@ const pathsField = () => {
 /** `git.status`: branch and changed files of a repository. */
 export const gitStatusTool = defineTool({
   id: 'git.status',
-  description: 'Show the branch and the changed/untracked files of a git repository. Returns {repo, branch, entries: [{status, path}], truncated}.',
+  description:
+    'Show the branch and the changed/untracked files of a git repository. Returns {repo, branch, entries: [{status, path}], truncated}.',
   input: z.strictObject({ repo: repoField() }),
   scope: { base: 'git.read', qualifier: (i) => i.repo },
   idempotency: 'natural',
@@ -68,8 +73,13 @@ export const gitStatusTool = defineTool({
 /** `git.diff`: the working-tree (or staged) diff of a repository. */
 export const gitDiffTool = defineTool({
   id: 'git.diff',
-  description: 'Show the diff of the working tree against the index, or of the index against HEAD with staged=true. Returns {repo, diff, truncated}.',
-  input: z.strictObject({ repo: repoField(), staged: booleanField('staged', 'Diff the index against HEAD.').default(false), paths: pathsField() }),
+  description:
+    'Show the diff of the working tree against the index, or of the index against HEAD with staged=true. Returns {repo, diff, truncated}.',
+  input: z.strictObject({
+    repo: repoField(),
+    staged: booleanField('staged', 'Diff the index against HEAD.').default(false),
+    paths: pathsField(),
+  }),
   canonical: ({ paths, ...rest }): GitDiffInput => ({ ...rest, ...(paths ? { paths } : {}) }),
   scope: { base: 'git.read', qualifier: (i) => i.repo },
   idempotency: 'natural',
@@ -79,8 +89,13 @@ export const gitDiffTool = defineTool({
 /** `git.commit`: commit the staged changes (or the given paths), at most once, hooks never run. */
 export const gitCommitTool = defineTool({
   id: 'git.commit',
-  description: 'Commit to a git repository: with "paths", stages and commits exactly those paths; without, commits what is staged. Hooks never run. Returns {repo, commit, parent}. Not re-run if interrupted.',
-  input: z.strictObject({ repo: repoField(), message: textField('message', GIT_MAX_MESSAGE, 'The commit message.', { nul: true }), paths: pathsField() }),
+  description:
+    'Commit to a git repository: with "paths", stages and commits exactly those paths; without, commits what is staged. Hooks never run. Returns {repo, commit, parent}. Not re-run if interrupted.',
+  input: z.strictObject({
+    repo: repoField(),
+    message: textField('message', GIT_MAX_MESSAGE, 'The commit message.', { nul: true }),
+    paths: pathsField(),
+  }),
   canonical: ({ paths, ...rest }): GitCommitInput => ({ ...rest, ...(paths ? { paths } : {}) }),
   scope: { base: 'git.write', qualifier: (i) => i.repo },
   idempotency: 'at-most-once',

@@ -38,9 +38,15 @@ export function mcpScope(server: string, tool: string): string {
 /** `mcp.call`: call one tool of a configured MCP server. */
 export const mcpCallTool = defineTool({
   id: 'mcp.call',
-  description: 'Call a tool of a configured MCP server. Input {server, tool, arguments}. Returns {content, structuredContent, isError}. Not re-run if interrupted.',
+  description:
+    'Call a tool of a configured MCP server. Input {server, tool, arguments}. Returns {content, structuredContent, isError}. Not re-run if interrupted.',
   input: z.strictObject({
-    server: patternField('server', MCP_SERVER_NAME, 'must be a configured MCP server name (letters, digits, "_", "-")', 'The MCP server name.'),
+    server: patternField(
+      'server',
+      MCP_SERVER_NAME,
+      'must be a configured MCP server name (letters, digits, "_", "-")',
+      'The MCP server name.',
+    ),
     tool: patternField('tool', MCP_TOOL_NAME, 'must be an MCP tool name (letters, digits, "_", "-", ".")', 'The tool name on that server.'),
     // Null is what some models send for "no arguments": it means {}.
     arguments: z
@@ -59,7 +65,6 @@ export const mcpCallTool = defineTool({
 
 export const parseMcpCallInput = mcpCallTool.parse;
 
-
 /** One tool a server advertised (what `tools/list` returned, trimmed). */
 export interface DiscoveredMcpTool {
   server: string;
@@ -77,7 +82,10 @@ export function mcpToolSpec(tools: readonly DiscoveredMcpTool[]): ToolSpec {
   const usable = tools
     .filter((t) => MCP_SERVER_NAME.test(t.server) && MCP_TOOL_NAME.test(t.name))
     .sort((a, b) => (a.server + '/' + a.name < b.server + '/' + b.name ? -1 : 1));
-  const lines = usable.map((t) => `- server "${t.server}", tool "${t.name}": ${(t.description ?? '').replace(/\s+/g, ' ').slice(0, 300)}${t.inputSchema ? ` arguments schema: ${JSON.stringify(t.inputSchema).slice(0, 1000)}` : ''}`);
+  const lines = usable.map(
+    (t) =>
+      `- server "${t.server}", tool "${t.name}": ${(t.description ?? '').replace(/\s+/g, ' ').slice(0, 300)}${t.inputSchema ? ` arguments schema: ${JSON.stringify(t.inputSchema).slice(0, 1000)}` : ''}`,
+  );
   return {
     id: mcpCallTool.id,
     description: `${mcpCallTool.description}${lines.length > 0 ? `\nAvailable:\n${lines.join('\n')}` : '\nNo MCP tools are available.'}`,
@@ -97,13 +105,21 @@ export type McpTierGrants = Partial<Record<Exclude<TrustTier, 'Kernel'>, string[
 export function parseMcpTierGrants(raw: string | undefined): McpTierGrants {
   const out: McpTierGrants = {};
   if (raw === undefined || raw.trim() === '') return out;
-  for (const part of raw.split(';').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = part.indexOf('=');
     const tier = (eq < 0 ? part : part.slice(0, eq)).trim();
     if (tier !== 'Trusted' && tier !== 'SemiTrusted' && tier !== 'Untrusted') {
-      throw new AivyxError('Config', `AIVYX_MCP_TIERS: unknown tier "${tier}"`, { hint: 'write Trusted=mcp.call:<server>/<tool-glob>;SemiTrusted=...' });
+      throw new AivyxError('Config', `AIVYX_MCP_TIERS: unknown tier "${tier}"`, {
+        hint: 'write Trusted=mcp.call:<server>/<tool-glob>;SemiTrusted=...',
+      });
     }
-    const scopes = (eq < 0 ? '' : part.slice(eq + 1)).split(',').map((s) => s.trim()).filter(Boolean);
+    const scopes = (eq < 0 ? '' : part.slice(eq + 1))
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const s of scopes) {
       let scope: Scope;
       try {

@@ -32,7 +32,8 @@ export const MEMORY_ID = /^m_[0-9a-f]{32}$/;
 // Date.parse also reads loose forms ("Dec 1"); only ISO-8601 dates/instants are accepted.
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
-const name = (field: string, description: string) => patternField(field, MEMORY_NAME, 'must be 1-128 letters, digits, ".", "_" or "-"', description, 'no spaces, ":" or wildcards').optional();
+const name = (field: string, description: string) =>
+  patternField(field, MEMORY_NAME, 'must be 1-128 letters, digits, ".", "_" or "-"', description, 'no spaces, ":" or wildcards').optional();
 
 /** The filter fields, in the order the model is shown them. */
 export const memoryFilterFields = {
@@ -63,7 +64,11 @@ export const memoryRangeFields = {
 };
 
 /** The canonical filter: topics lower-cased; a public entry has no session. */
-export function memoryFilter(rec: { session?: string | undefined; topic?: string | undefined; public?: boolean | undefined }): MemoryFilter {
+export function memoryFilter(rec: {
+  session?: string | undefined;
+  topic?: string | undefined;
+  public?: boolean | undefined;
+}): MemoryFilter {
   const out: MemoryFilter = {};
   if (rec.session !== undefined) out.session = rec.session;
   if (rec.topic !== undefined) out.topic = rec.topic.toLowerCase();

@@ -2,7 +2,15 @@
 import { z } from 'zod';
 import { defineTool, fieldError } from './define-tool.js';
 import { patternField } from './fields.js';
-import { MEMORY_ID, memoryFilter, memoryFilterFields, memoryQualifier, memoryRange, memoryRangeFields, type MemoryFilter } from './memory-fields.js';
+import {
+  MEMORY_ID,
+  memoryFilter,
+  memoryFilterFields,
+  memoryQualifier,
+  memoryRange,
+  memoryRangeFields,
+  type MemoryFilter,
+} from './memory-fields.js';
 
 /** Validated input of `memory.forget`: one entry by `id`, or every entry matching the filter and range. */
 export interface MemoryForgetInput extends MemoryFilter {
@@ -13,16 +21,24 @@ export interface MemoryForgetInput extends MemoryFilter {
 
 export const memoryForgetTool = defineTool({
   id: 'memory.forget',
-  description: 'Forget notes: one by id, or all matching session/topic/public and a time range. With an id and a filter, the note is forgotten only if it matches the filter. Returns {forgotten}.',
+  description:
+    'Forget notes: one by id, or all matching session/topic/public and a time range. With an id and a filter, the note is forgotten only if it matches the filter. Returns {forgotten}.',
   input: z.strictObject({
-    id: patternField('id', MEMORY_ID, 'must be a memory id (m_ and 32 hex digits)', 'A memory id (m_…).', 'use an id returned by memory.write or memory.recall').optional(),
+    id: patternField(
+      'id',
+      MEMORY_ID,
+      'must be a memory id (m_ and 32 hex digits)',
+      'A memory id (m_…).',
+      'use an id returned by memory.write or memory.recall',
+    ).optional(),
     ...memoryFilterFields,
     ...memoryRangeFields,
   }),
   canonical: ({ id, from, to, ...rest }): MemoryForgetInput => {
     const out: MemoryForgetInput = { ...memoryFilter(rest), ...memoryRange({ from, to }), ...(id === undefined ? {} : { id }) };
     // An empty forget would silently mean "everything": it has to be asked for with a filter or a range.
-    if (Object.keys(out).length === 0) throw fieldError('give an "id", a filter (session, topic, public) or a time range', 'forgetting everything is not a single call');
+    if (Object.keys(out).length === 0)
+      throw fieldError('give an "id", a filter (session, topic, public) or a time range', 'forgetting everything is not a single call');
     return out;
   },
   scope: { base: 'memory.forget', qualifier: memoryQualifier },

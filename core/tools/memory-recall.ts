@@ -2,7 +2,16 @@
 import { z } from 'zod';
 import { defineTool } from './define-tool.js';
 import { positiveIntField, says } from './fields.js';
-import { MEMORY_DEFAULT_LIMIT, MEMORY_MAX_LIMIT, memoryFilter, memoryFilterFields, memoryQualifier, memoryRange, memoryRangeFields, type MemoryFilter } from './memory-fields.js';
+import {
+  MEMORY_DEFAULT_LIMIT,
+  MEMORY_MAX_LIMIT,
+  memoryFilter,
+  memoryFilterFields,
+  memoryQualifier,
+  memoryRange,
+  memoryRangeFields,
+  type MemoryFilter,
+} from './memory-fields.js';
 
 /** Validated input of `memory.recall`; `from` (inclusive) and `to` (exclusive) are epoch ms. */
 export interface MemoryRecallInput extends MemoryFilter {

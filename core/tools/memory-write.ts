@@ -11,14 +11,16 @@ export interface MemoryWriteInput extends MemoryFilter {
 
 export const memoryWriteTool = defineTool({
   id: 'memory.write',
-  description: 'Remember a note for later recall. Optional session/topic tags; public:true (needs a topic) makes it readable from untrusted channels. Returns {id, at}.',
+  description:
+    'Remember a note for later recall. Optional session/topic tags; public:true (needs a topic) makes it readable from untrusted channels. Returns {id, at}.',
   input: z.strictObject({
     text: textField('text', MEMORY_MAX_TEXT, 'What to remember.', { longHint: 'store a summary, or split it into several entries' }),
     ...memoryFilterFields,
   }),
   canonical: ({ text, ...rest }): MemoryWriteInput => {
     const filter = memoryFilter(rest);
-    if (filter.public && filter.topic === undefined) throw fieldError('a public entry needs a "topic"', 'public entries are filed under scope:public:<topic>');
+    if (filter.public && filter.topic === undefined)
+      throw fieldError('a public entry needs a "topic"', 'public entries are filed under scope:public:<topic>');
     return { text, ...filter };
   },
   scope: { base: 'memory.write', qualifier: memoryQualifier },

@@ -73,7 +73,8 @@ export const NET_FORBIDDEN_HEADERS: readonly string[] = Object.freeze([
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Header values: visible ASCII, space and tab; no CR/LF (header injection) and no other controls.
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
-const CONTENT_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[\x20-\x21\x23-\x7e]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
+const CONTENT_TYPE =
+  /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[\x20-\x21\x23-\x7e]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
 
 /** UTF-8 byte length without Node's Buffer (workflow-safe). */
 /**
@@ -86,7 +87,12 @@ export function canonicalRequestUrl(tool: string, value: unknown): string {
   try {
     return canonicalUrlQualifier(value);
   } catch (cause) {
-    if (cause instanceof AivyxError) throw new AivyxError('InvalidScope', `${tool}: ${cause.message.replace(/^URL qualifier/, 'URL')}`, { detail: { tool }, ...(cause.hint === undefined ? {} : { hint: cause.hint }), cause });
+    if (cause instanceof AivyxError)
+      throw new AivyxError('InvalidScope', `${tool}: ${cause.message.replace(/^URL qualifier/, 'URL')}`, {
+        detail: { tool },
+        ...(cause.hint === undefined ? {} : { hint: cause.hint }),
+        cause,
+      });
     throw cause;
   }
 }
@@ -108,7 +114,8 @@ const CANONICAL_URL = /^(https?):\/\/([a-z0-9.-]+)(?::([0-9]{1,5}))?(\/[^?#]*(?:
 /** Splits a canonical URL; throws AivyxError(Internal) when given anything that is not canonical. */
 export function canonicalUrlParts(canonical: string): CanonicalUrlParts {
   const m = CANONICAL_URL.exec(canonical);
-  if (!m || canonicalUrlQualifier(canonical) !== canonical) throw new AivyxError('Internal', `not a canonical URL: ${JSON.stringify(canonical)}`);
+  if (!m || canonicalUrlQualifier(canonical) !== canonical)
+    throw new AivyxError('Internal', `not a canonical URL: ${JSON.stringify(canonical)}`);
   const scheme = m[1] as 'http' | 'https';
   const host = m[2] as string;
   return {
@@ -122,7 +129,8 @@ export function canonicalUrlParts(canonical: string): CanonicalUrlParts {
 
 function headers(tool: string, value: unknown): Record<string, string> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(tool, '"headers" must be an object of header name to string value');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid(tool, '"headers" must be an object of header name to string value');
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length > MAX_HEADERS) throw invalid(tool, `at most ${MAX_HEADERS} headers`);
   const out: Record<string, string> = {};
@@ -130,10 +138,20 @@ function headers(tool: string, value: unknown): Record<string, string> {
   for (const [name, v] of entries) {
     if (!TOKEN.test(name)) throw invalid(tool, `invalid header name ${JSON.stringify(name)}`);
     const lower = name.toLowerCase();
-    if (NET_FORBIDDEN_HEADERS.includes(lower)) throw invalid(tool, `header "${name}" cannot be set`, `the tool sets framing, Host and Idempotency-Key itself; refused: ${NET_FORBIDDEN_HEADERS.join(', ')}`);
+    if (NET_FORBIDDEN_HEADERS.includes(lower))
+      throw invalid(
+        tool,
+        `header "${name}" cannot be set`,
+        `the tool sets framing, Host and Idempotency-Key itself; refused: ${NET_FORBIDDEN_HEADERS.join(', ')}`,
+      );
     if (seen.has(lower)) throw invalid(tool, `header "${name}" given twice`);
     seen.add(lower);
-    if (typeof v !== 'string' || !HEADER_VALUE.test(v) || v.length > MAX_HEADER_VALUE) throw invalid(tool, `header "${name}" must be a printable ASCII string of at most ${MAX_HEADER_VALUE} characters`, 'no newlines or control characters in header values');
+    if (typeof v !== 'string' || !HEADER_VALUE.test(v) || v.length > MAX_HEADER_VALUE)
+      throw invalid(
+        tool,
+        `header "${name}" must be a printable ASCII string of at most ${MAX_HEADER_VALUE} characters`,
+        'no newlines or control characters in header values',
+      );
     out[name] = v;
   }
   return out;
@@ -141,7 +159,9 @@ function headers(tool: string, value: unknown): Record<string, string> {
 
 const headersField = () =>
   z
-    .record(z.string(), z.string({ error: says('"headers" must be an object of header name to string value') }), { error: says('"headers" must be an object of header name to string value') })
+    .record(z.string(), z.string({ error: says('"headers" must be an object of header name to string value') }), {
+      error: says('"headers" must be an object of header name to string value'),
+    })
     .describe('Extra request headers (no Host, framing or Idempotency-Key).')
     .optional();
 const urlField = () => z.string({ error: says('"url" must be a non-empty string') }).describe('Absolute http(s) URL, no user@ part.');
@@ -153,15 +173,22 @@ export const netFetchTool = defineTool({
     'HTTP GET or HEAD one URL. Redirects are not followed: a 3xx comes back with its location so you can decide to request it. Private and loopback addresses are refused unless the grant names that IP. Returns {url, status, headers, location?, body, bytes, truncated}; body is UTF-8 text cut at maxBytes (default 1 MiB).',
   input: z.strictObject({
     url: urlField(),
-    method: z.enum(['GET', 'HEAD'], { error: says('"method" must be "GET" or "HEAD"', 'use net.post for POST, PUT, PATCH and DELETE') }).default('GET'),
+    method: z
+      .enum(['GET', 'HEAD'], { error: says('"method" must be "GET" or "HEAD"', 'use net.post for POST, PUT, PATCH and DELETE') })
+      .default('GET'),
     headers: headersField(),
     maxBytes: positiveIntField('maxBytes', NET_MAX_BYTES, `Cut the body at this many bytes (default ${NET_DEFAULT_MAX_BYTES}).`).optional(),
-    timeoutMs: positiveIntField('timeoutMs', NET_MAX_TIMEOUT_MS, `Total time of the request (default ${NET_DEFAULT_TIMEOUT_MS}).`).optional(),
+    timeoutMs: positiveIntField(
+      'timeoutMs',
+      NET_MAX_TIMEOUT_MS,
+      `Total time of the request (default ${NET_DEFAULT_TIMEOUT_MS}).`,
+    ).optional(),
   }),
   canonical: (i): NetFetchInput => {
     const tool = 'net.fetch';
     const out: NetFetchInput = { url: canonicalRequestUrl(tool, i.url), method: i.method, headers: headers(tool, i.headers) };
-    if (Object.keys(out.headers).some((h) => h.toLowerCase() === 'content-type')) throw invalid(tool, 'a GET or HEAD request has no body, so no Content-Type');
+    if (Object.keys(out.headers).some((h) => h.toLowerCase() === 'content-type'))
+      throw invalid(tool, 'a GET or HEAD request has no body, so no Content-Type');
     if (i.maxBytes !== undefined) out.maxBytes = i.maxBytes;
     if (i.timeoutMs !== undefined) out.timeoutMs = i.timeoutMs;
     return out;
@@ -179,15 +206,24 @@ export const netPostTool = defineTool({
     'HTTP POST, PUT, PATCH or DELETE to one URL with an optional text body. Sent with an Idempotency-Key header that stays the same if the call is retried. Redirects are not followed. Returns {url, status, headers, location?, body, bytes, truncated}.',
   input: z.strictObject({
     url: urlField(),
-    method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE'], { error: says('"method" must be "POST", "PUT", "PATCH" or "DELETE"', 'use net.fetch for GET and HEAD') }),
-    body: z.string({ error: says('"body" must be a string') }).describe('Request body (UTF-8 text, at most 1 MiB).').optional(),
-    contentType: z.string({ error: says('"contentType" must be a media type, e.g. application/json') }).describe('Media type of the body, e.g. application/json.').optional(),
+    method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE'], {
+      error: says('"method" must be "POST", "PUT", "PATCH" or "DELETE"', 'use net.fetch for GET and HEAD'),
+    }),
+    body: z
+      .string({ error: says('"body" must be a string') })
+      .describe('Request body (UTF-8 text, at most 1 MiB).')
+      .optional(),
+    contentType: z
+      .string({ error: says('"contentType" must be a media type, e.g. application/json') })
+      .describe('Media type of the body, e.g. application/json.')
+      .optional(),
     headers: headersField(),
   }),
   canonical: (i): NetPostInput => {
     const tool = 'net.post';
     const out: NetPostInput = { url: canonicalRequestUrl(tool, i.url), method: i.method, headers: headers(tool, i.headers) };
-    if (Object.keys(out.headers).some((h) => h.toLowerCase() === 'content-type')) throw invalid(tool, 'set the content type with "contentType", not a header');
+    if (Object.keys(out.headers).some((h) => h.toLowerCase() === 'content-type'))
+      throw invalid(tool, 'set the content type with "contentType", not a header');
     if (i.body !== undefined) {
       if (utf8Length(i.body) > NET_MAX_BODY_BYTES) throw invalid(tool, `"body" is larger than ${NET_MAX_BODY_BYTES} bytes`);
       out.body = i.body;

@@ -10,7 +10,8 @@ export const SHELL_MAX_TIMEOUT_MS = 10 * 60_000;
 
 export const shellExecTool = defineTool({
   id: 'shell.exec',
-  description: 'Run a program with literal arguments (no shell: quotes, pipes, $() and globs are not interpreted). Returns {exitCode, signal, stdout, stderr, truncated, timedOut}. Not re-run if interrupted.',
+  description:
+    'Run a program with literal arguments (no shell: quotes, pipes, $() and globs are not interpreted). Returns {exitCode, signal, stdout, stderr, truncated, timedOut}. Not re-run if interrupted.',
   input: z.strictObject({
     argv: argvField('["ls", "-la", "/tmp"]'),
     cwd: cwdField(),

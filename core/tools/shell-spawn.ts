@@ -32,7 +32,10 @@ export interface CommandInput {
  * Its refusals are worded once here, for shell.exec and shell.spawn alike.
  */
 export function argvField(example: string) {
-  const notArgv = says('"argv" must be a non-empty array of strings', 'pass the command and its arguments as separate strings; there is no shell');
+  const notArgv = says(
+    '"argv" must be a non-empty array of strings',
+    'pass the command and its arguments as separate strings; there is no shell',
+  );
   return z
     .array(z.string({ error: notArgv }), { error: notArgv })
     .min(1, { error: notArgv })
@@ -40,7 +43,13 @@ export function argvField(example: string) {
       const nul = argv.findIndex((a) => a.includes('\0'));
       if (nul >= 0) ctx.addIssue({ code: 'custom', message: says(`argv[${nul}] contains a NUL byte`) });
       else if (!COMMAND_NAME.test(argv[0]!)) {
-        ctx.addIssue({ code: 'custom', message: says(`argv[0] must be a bare command name, got "${argv[0]!}"`, "name the program (e.g. \"ls\"), not a path or a shell expression; it is looked up on the worker's PATH") });
+        ctx.addIssue({
+          code: 'custom',
+          message: says(
+            `argv[0] must be a bare command name, got "${argv[0]!}"`,
+            'name the program (e.g. "ls"), not a path or a shell expression; it is looked up on the worker\'s PATH',
+          ),
+        });
       }
     })
     .describe(`Command name followed by its arguments, e.g. ${example}.`);
@@ -66,7 +75,11 @@ export const shellSpawnTool = defineTool({
   input: z.strictObject({
     argv: argvField('["npm", "test"]'),
     cwd: cwdField(),
-    maxDurationMs: positiveIntField('maxDurationMs', SPAWN_MAX_DURATION_MS, 'Terminate the process (SIGTERM, then SIGKILL) after this long.').optional(),
+    maxDurationMs: positiveIntField(
+      'maxDurationMs',
+      SPAWN_MAX_DURATION_MS,
+      'Terminate the process (SIGTERM, then SIGKILL) after this long.',
+    ).optional(),
   }),
   scope: { base: 'shell.spawn', of: (i) => commandScope('shell.spawn', i.argv) },
   idempotency: 'at-most-once',

@@ -24,11 +24,17 @@ export function asRecord(tool: string, input: unknown, allowed: readonly string[
 /** A non-empty absolute path, lexically normalized (no `..` above root); errors name the tool. */
 export function absolutePath(tool: string, field: string, value: unknown): string {
   if (typeof value !== 'string' || value === '') throw invalid(tool, `"${field}" must be a non-empty string`);
-  if (!value.startsWith('/')) throw invalid(tool, `"${field}" must be an absolute path, got "${value}"`, 'give the full path, starting with /');
+  if (!value.startsWith('/'))
+    throw invalid(tool, `"${field}" must be an absolute path, got "${value}"`, 'give the full path, starting with /');
   try {
     return normalizePosixPath(value);
   } catch (cause) {
-    if (cause instanceof AivyxError) throw new AivyxError(cause.kind, `${tool}: ${cause.message}`, { detail: { tool }, ...(cause.hint === undefined ? {} : { hint: cause.hint }), cause });
+    if (cause instanceof AivyxError)
+      throw new AivyxError(cause.kind, `${tool}: ${cause.message}`, {
+        detail: { tool },
+        ...(cause.hint === undefined ? {} : { hint: cause.hint }),
+        cause,
+      });
     throw cause;
   }
 }

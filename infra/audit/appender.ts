@@ -62,7 +62,16 @@ interface Pending {
 interface Plan {
   head: Head;
   results: AppendAuditResult[];
-  rows: { seq: number[]; key: string[]; turn: Array<string | null>; type: string[]; event: string[]; at: string[]; prev: string[]; mac: string[] };
+  rows: {
+    seq: number[];
+    key: string[];
+    turn: Array<string | null>;
+    type: string[];
+    event: string[];
+    at: string[];
+    prev: string[];
+    mac: string[];
+  };
   nodes: { level: number[]; idx: number[]; hash: Buffer[] };
 }
 
@@ -95,7 +104,11 @@ function integrityAlarm(idemKey: string, seq: number | undefined): AivyxError {
 
 /** Reads the head; `forUpdate` takes its row lock for the rest of the transaction. */
 async function readHead(db: Kysely<Database> | Transaction<Database>, forUpdate: boolean): Promise<Head> {
-  const q = sql<{ seq: number; mac: string; frontier: Uint8Array }>`select seq, mac, frontier from audit_head where id = 1 ${forUpdate ? sql`for update` : sql``}`;
+  const q = sql<{
+    seq: number;
+    mac: string;
+    frontier: Uint8Array;
+  }>`select seq, mac, frontier from audit_head where id = 1 ${forUpdate ? sql`for update` : sql``}`;
   const h = (await q.execute(db)).rows[0];
   if (!h) throw new AivyxError('Audit', 'audit_head row is missing', { hint: 'the database was tampered with or not migrated' });
   const seq = Number(h.seq);
@@ -144,7 +157,12 @@ function plan(auditKey: Uint8Array, head: Head, batch: readonly Pending[]): Plan
  * One statement: finds entries already holding the batch's keys and, only if there are none and
  * the head is still `head`, moves the head and inserts the entries and tree nodes.
  */
-async function attempt(db: Kysely<Database> | Transaction<Database>, auditKey: Uint8Array, head: Head, batch: readonly Pending[]): Promise<Attempt> {
+async function attempt(
+  db: Kysely<Database> | Transaction<Database>,
+  auditKey: Uint8Array,
+  head: Head,
+  batch: readonly Pending[],
+): Promise<Attempt> {
   const p = plan(auditKey, head, batch);
   const { rows, nodes } = p;
   let result;
@@ -179,7 +197,8 @@ async function attempt(db: Kysely<Database> | Transaction<Database>, auditKey: U
     throw e;
   }
   const existing = result.rows.filter((r): r is typeof r & ExistingRow => r.idem_key !== null);
-  if (existing.length > 0) return { kind: 'duplicates', rows: existing.map((r) => ({ idem_key: r.idem_key, seq: Number(r.seq), event: r.event, mac: r.mac })) };
+  if (existing.length > 0)
+    return { kind: 'duplicates', rows: existing.map((r) => ({ idem_key: r.idem_key, seq: Number(r.seq), event: r.event, mac: r.mac })) };
   return result.rows[0]?.updated === 1 ? { kind: 'committed', plan: p } : { kind: 'stale' };
 }
 
@@ -256,7 +275,14 @@ class GroupCommitAppender {
   /** Queues one entry; resolves once the commit holding it is durable. */
   append(input: AppendAuditInput, eventJson: string): Promise<AppendAuditResult> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ idemKey: input.idemKey, event: input.event, eventJson, recordedAt: input.recordedAt ?? new Date(), resolve, reject });
+      this.#queue.push({
+        idemKey: input.idemKey,
+        event: input.event,
+        eventJson,
+        recordedAt: input.recordedAt ?? new Date(),
+        resolve,
+        reject,
+      });
       if (!this.#draining) void this.#drain();
     });
   }
@@ -286,7 +312,10 @@ class GroupCommitAppender {
     let pending = leaders;
     let locked = this.#head === undefined;
     for (let round = 0; pending.length > 0; round++) {
-      if (round >= 10) throw new AivyxError('Audit', 'could not append to the audit log: the head kept changing', { hint: 'is something rewriting audit_head?' });
+      if (round >= 10)
+        throw new AivyxError('Audit', 'could not append to the audit log: the head kept changing', {
+          hint: 'is something rewriting audit_head?',
+        });
       const batchNow = pending;
       let outcome: Attempt;
       if (locked) {
@@ -327,13 +356,24 @@ function appenderFor(db: Kysely<Database>, key: Uint8Array): GroupCommitAppender
  * joins this process's group commit; inside a transaction it appends there, under the head lock,
  * and is durable when that transaction commits.
  */
-export async function appendAuditEntry(db: Kysely<Database> | Transaction<Database>, auditKey: Uint8Array, input: AppendAuditInput): Promise<AppendAuditResult> {
+export async function appendAuditEntry(
+  db: Kysely<Database> | Transaction<Database>,
+  auditKey: Uint8Array,
+  input: AppendAuditInput,
+): Promise<AppendAuditResult> {
   const eventJson = canonicalJson(input.event);
   if (!db.isTransaction) return appenderFor(db as Kysely<Database>, auditKey).append(input, eventJson);
   const trx = db as Transaction<Database>;
   let result: AppendAuditResult | undefined;
   let failure: unknown;
-  const one: Pending = { idemKey: input.idemKey, event: input.event, eventJson, recordedAt: input.recordedAt ?? new Date(), resolve: (r) => (result = r), reject: (e) => (failure = e) };
+  const one: Pending = {
+    idemKey: input.idemKey,
+    event: input.event,
+    eventJson,
+    recordedAt: input.recordedAt ?? new Date(),
+    resolve: (r) => (result = r),
+    reject: (e) => (failure = e),
+  };
   const outcome = await attempt(trx, auditKey, await readHead(trx, true), [one]);
   if (outcome.kind === 'duplicates') settleExisting([one], new Map(), outcome.rows);
   else if (outcome.kind === 'committed') result = outcome.plan.results[0];

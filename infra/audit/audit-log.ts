@@ -30,8 +30,7 @@ export interface AuditRow {
 
 /** Result of `verifyAuditChain`. */
 export type VerifyAuditResult =
-  | { ok: true; count: number; headSeq: number }
-  | { ok: false; count: number; firstBadSeq: number; reason: string };
+  { ok: true; count: number; headSeq: number } | { ok: false; count: number; firstBadSeq: number; reason: string };
 
 /**
  * Verifies the chain and the tree (no checkpoints) and answers in the chain's terms: the first bad
@@ -69,7 +68,11 @@ export async function tailAuditEntries(db: Db, n: number): Promise<AuditRow[]> {
  * was verified), never by a `TurnRejected` one, whose facts nobody vouched for.
  */
 export async function tailAuditEntriesOfSession(db: Db, sessionId: string, n: number): Promise<AuditRow[]> {
-  const turns = db.selectFrom('audit_entries').select('turn_id').where('event_type', '=', 'TurnStarted').where(sql<string>`(event::jsonb ->> 'sessionId')`, '=', sessionId);
+  const turns = db
+    .selectFrom('audit_entries')
+    .select('turn_id')
+    .where('event_type', '=', 'TurnStarted')
+    .where(sql<string>`(event::jsonb ->> 'sessionId')`, '=', sessionId);
   const rows = await db.selectFrom('audit_entries').selectAll().where('turn_id', 'in', turns).orderBy('seq', 'desc').limit(n).execute();
   return rows.reverse().map(toAuditRow);
 }

@@ -108,7 +108,10 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
     };
     const tree = new StoredTree(db, size);
     if (last) {
-      if (size < last.size) refuse(`the log has ${size} entries but the newest witnessed checkpoint has ${last.size} (entries were removed, or the database was restored from an older backup)`);
+      if (size < last.size)
+        refuse(
+          `the log has ${size} entries but the newest witnessed checkpoint has ${last.size} (entries were removed, or the database was restored from an older backup)`,
+        );
       let proof: Buffer[] = [];
       try {
         proof = await tree.consistencyProof(last.size);
@@ -116,7 +119,9 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
         refuse(`the stored tree cannot prove it extends the newest witnessed checkpoint (${e instanceof Error ? e.message : String(e)})`);
       }
       if (!checkConsistency(last.size, last.root, size, root, proof)) {
-        refuse(`the log of ${size} entries does not extend the newest witnessed checkpoint (size ${last.size}): entries 1–${last.size} were rewritten, or the database was restored from a backup that diverges from it`);
+        refuse(
+          `the log of ${size} entries does not extend the newest witnessed checkpoint (size ${last.size}): entries 1–${last.size} were rewritten, or the database was restored from a backup that diverges from it`,
+        );
       }
     } else if (!(await tree.root()).equals(root)) {
       refuse(`the head's tree edge disagrees with the stored tree of ${size} entries`);
@@ -144,29 +149,54 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
       if (!Number.isSafeInteger(seq) || seq < 1) throw new AivyxError('Config', `an entry is a positive sequence number, not "${seq}"`);
       const cp = await checkpoint();
       if (seq > cp.size) throw new AivyxError('NotFound', `entry ${seq} is not in the log (it has ${cp.size} entries)`);
-      const row = await db.selectFrom('audit_entries').select(['idem_key', 'event', RECORDED_AT_ISO.as('at')]).where('seq', '=', seq).executeTakeFirst();
+      const row = await db
+        .selectFrom('audit_entries')
+        .select(['idem_key', 'event', RECORDED_AT_ISO.as('at')])
+        .where('seq', '=', seq)
+        .executeTakeFirst();
       if (!row) throw new AivyxError('Audit', `entry ${seq} is missing from the audit log`, { hint: 'run `aivyx audit verify`' });
       const entry = auditBody(seq, row.idem_key, row.at, row.event);
       const leaf = entryLeafHash(entry);
       const proof = await new StoredTree(db, cp.size).inclusionProof(seq - 1);
       // Hand out nothing that does not check: a proof that fails here means the stored tree is damaged.
       if (!rootFromInclusion(leaf, seq - 1, cp.size, proof)?.equals(cp.root)) {
-        throw new AivyxError('Audit', `the stored tree does not prove entry ${seq} against checkpoint ${cp.size}`, { hint: 'run `aivyx audit verify`' });
+        throw new AivyxError('Audit', `the stored tree does not prove entry ${seq} against checkpoint ${cp.size}`, {
+          hint: 'run `aivyx audit verify`',
+        });
       }
-      return { seq, leafIndex: seq - 1, treeSize: cp.size, entry, leafHash: leaf.toString('base64'), proof: proof.map((p) => p.toString('base64')), checkpoint: cp.text };
+      return {
+        seq,
+        leafIndex: seq - 1,
+        treeSize: cp.size,
+        entry,
+        leafHash: leaf.toString('base64'),
+        proof: proof.map((p) => p.toString('base64')),
+        checkpoint: cp.text,
+      };
     },
 
     async consistency(oldText) {
       const found = splitNotes(oldText.endsWith('\n') ? oldText : `${oldText}\n`).notes;
       const first = found[0];
-      if (!first) throw new AivyxError('Config', 'no signed checkpoint found in the text given', { hint: 'pass a checkpoint file (e.g. a copy of one from audit-checkpoints) or its text' });
+      if (!first)
+        throw new AivyxError('Config', 'no signed checkpoint found in the text given', {
+          hint: 'pass a checkpoint file (e.g. a copy of one from audit-checkpoints) or its text',
+        });
       const old = openCheckpoint(first.text, verifier, 'given');
       const cp = await checkpoint();
-      if (old.size > cp.size) throw new AivyxError('Audit', `checkpoint given (size ${old.size}) is ahead of the log, which has ${cp.size} entries: entries ${cp.size + 1}–${old.size} were removed`);
+      if (old.size > cp.size)
+        throw new AivyxError(
+          'Audit',
+          `checkpoint given (size ${old.size}) is ahead of the log, which has ${cp.size} entries: entries ${cp.size + 1}–${old.size} were removed`,
+        );
       const tree = new StoredTree(db, cp.size);
       const proof = await tree.consistencyProof(old.size);
       if (!checkConsistency(old.size, old.root, cp.size, cp.root, proof)) {
-        throw new AivyxError('Audit', `the log does not extend the checkpoint given (size ${old.size}): entries 1–${old.size} were rewritten since it was signed`, { hint: 'run `aivyx audit verify --checkpoint <that file>`' });
+        throw new AivyxError(
+          'Audit',
+          `the log does not extend the checkpoint given (size ${old.size}): entries 1–${old.size} were rewritten since it was signed`,
+          { hint: 'run `aivyx audit verify --checkpoint <that file>`' },
+        );
       }
       return { oldSize: old.size, newSize: cp.size, proof: proof.map((p) => p.toString('base64')), checkpoint: cp.text };
     },
@@ -183,7 +213,16 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
       };
       const failedCheckpoint = (e: unknown): WitnessedAuditReport => {
         if (!(e instanceof AivyxError) || e.kind !== 'Audit') throw e;
-        return { ok: false, count: 0, headSeq: 0, root: null, failed: 'checkpoint', reason: e.message, checkpoints: { matched: 0, newest: null }, witness: witnessPath };
+        return {
+          ok: false,
+          count: 0,
+          headSeq: 0,
+          root: null,
+          failed: 'checkpoint',
+          reason: e.message,
+          checkpoints: { matched: 0, newest: null },
+          witness: witnessPath,
+        };
       };
       try {
         for (const n of readWitness(witnessPath).notes) fromText(n.text, () => `#${n.index} of ${witnessPath} (line ${n.line})`);
@@ -197,7 +236,8 @@ export function createAuditService(opts: AuditServiceOptions): AuditService {
       }
       const report = await checkAuditLog(db, opts.auditKey, { checkpoints: claims });
       const out: WitnessedAuditReport = { ...report, witness: witnessPath };
-      if (claims.length === 0 && report.count > 0) out.warning = `no checkpoint found (${witnessPath} is missing or empty): a truncated tail cannot be detected`;
+      if (claims.length === 0 && report.count > 0)
+        out.warning = `no checkpoint found (${witnessPath} is missing or empty): a truncated tail cannot be detected`;
       return out;
     },
   };

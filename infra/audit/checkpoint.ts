@@ -38,14 +38,25 @@ export interface Checkpoint {
 
 /** key ID = SHA-256(name ‖ 0x0A ‖ 0x01 ‖ public key)[:4] (signed-note). */
 function keyIdOf(name: string, publicKey: Buffer): Buffer {
-  return createHash('sha256').update(name).update('\n').update(Buffer.from([ED25519_TYPE])).update(publicKey).digest().subarray(0, 4);
+  return createHash('sha256')
+    .update(name)
+    .update('\n')
+    .update(Buffer.from([ED25519_TYPE]))
+    .update(publicKey)
+    .digest()
+    .subarray(0, 4);
 }
 
 /** The verifier for a raw public key: the origin is derived from the key, so it names this install. */
 export function checkpointVerifier(publicKey: Buffer): CheckpointVerifier {
   const origin = `aivyx.local/audit/${createHash('sha256').update(publicKey).digest('hex').slice(0, 16)}`;
   const keyId = keyIdOf(origin, publicKey);
-  return { origin, keyId, publicKey, vkey: `${origin}+${keyId.toString('hex')}+${Buffer.concat([Buffer.from([ED25519_TYPE]), publicKey]).toString('base64')}` };
+  return {
+    origin,
+    keyId,
+    publicKey,
+    vkey: `${origin}+${keyId.toString('hex')}+${Buffer.concat([Buffer.from([ED25519_TYPE]), publicKey]).toString('base64')}`,
+  };
 }
 
 /** Parses a verifier key (`name+hexid+base64`); throws Config when it is not an Ed25519 vkey. */
@@ -53,10 +64,13 @@ export function parseVerifierKey(vkey: string): CheckpointVerifier {
   const [name, hexId, b64, extra] = vkey.trim().split('+');
   const raw = b64 === undefined ? Buffer.alloc(0) : Buffer.from(b64, 'base64');
   if (!name || !hexId || extra !== undefined || raw.length !== 33 || raw[0] !== ED25519_TYPE) {
-    throw new AivyxError('Config', 'not an Ed25519 signed-note verifier key', { hint: 'expected <name>+<8 hex digits>+<base64>, as `aivyx audit pubkey` prints' });
+    throw new AivyxError('Config', 'not an Ed25519 signed-note verifier key', {
+      hint: 'expected <name>+<8 hex digits>+<base64>, as `aivyx audit pubkey` prints',
+    });
   }
   const publicKey = raw.subarray(1);
-  if (keyIdOf(name, publicKey).toString('hex') !== hexId.toLowerCase()) throw new AivyxError('Config', 'verifier key ID does not match its name and key');
+  if (keyIdOf(name, publicKey).toString('hex') !== hexId.toLowerCase())
+    throw new AivyxError('Config', 'verifier key ID does not match its name and key');
   return { origin: name, keyId: keyIdOf(name, publicKey), publicKey, vkey: vkey.trim() };
 }
 
@@ -121,15 +135,20 @@ export function openCheckpoint(note: string, verifier: CheckpointVerifier, sourc
   const lines = parts.text.slice(0, -1).split('\n');
   const [origin, sizeText, rootText, ...extensions] = lines;
   if (origin !== verifier.origin) {
-    return fail(`is for log ${origin ?? '(none)'}, not this one (${verifier.origin}): a checkpoint from another install`, 'compare with `aivyx audit pubkey`; each install has its own checkpoint key');
+    return fail(
+      `is for log ${origin ?? '(none)'}, not this one (${verifier.origin}): a checkpoint from another install`,
+      'compare with `aivyx audit pubkey`; each install has its own checkpoint key',
+    );
   }
   const ours = parts.sigs.filter((s) => s.name === verifier.origin && s.sig.length === 68 && s.sig.subarray(0, 4).equals(verifier.keyId));
   if (ours.length === 0) return fail(`carries no signature by this log's key (${verifier.vkey}): forged, or from another install`);
   const publicKey = createPublicKey({ key: Buffer.concat([SPKI_ED25519, verifier.publicKey]), format: 'der', type: 'spki' });
   for (const s of ours) {
-    if (!verify(null, Buffer.from(parts.text, 'utf8'), publicKey, s.sig.subarray(4))) return fail('has a signature that does not verify: it was forged or altered after signing');
+    if (!verify(null, Buffer.from(parts.text, 'utf8'), publicKey, s.sig.subarray(4)))
+      return fail('has a signature that does not verify: it was forged or altered after signing');
   }
-  if (!sizeText || !/^(0|[1-9][0-9]{0,15})$/.test(sizeText) || !Number.isSafeInteger(Number(sizeText))) return fail(`has a malformed tree size "${sizeText ?? ''}"`);
+  if (!sizeText || !/^(0|[1-9][0-9]{0,15})$/.test(sizeText) || !Number.isSafeInteger(Number(sizeText)))
+    return fail(`has a malformed tree size "${sizeText ?? ''}"`);
   const root = Buffer.from(rootText ?? '', 'base64');
   if (root.length !== HASH_SIZE || root.toString('base64') !== rootText) return fail('has a malformed root hash');
   if (extensions.some((l) => l.length === 0)) return fail('has an empty extension line');

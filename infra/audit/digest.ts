@@ -18,7 +18,10 @@ export interface AuditDigestTarget {
 export function parseAuditDigestTarget(raw: string | undefined): AuditDigestTarget | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   const m = /^([a-z][a-z0-9_-]*):(.+)$/.exec(raw.trim());
-  if (!m) throw new AivyxError('Config', `AIVYX_AUDIT_DIGEST must be <channel>:<address>, got "${raw}"`, { hint: 'e.g. telegram:123456789 (your Telegram user id)' });
+  if (!m)
+    throw new AivyxError('Config', `AIVYX_AUDIT_DIGEST must be <channel>:<address>, got "${raw}"`, {
+      hint: 'e.g. telegram:123456789 (your Telegram user id)',
+    });
   return { channel: m[1] as string, to: m[2] as string };
 }
 
@@ -40,7 +43,7 @@ export function auditDigestText(day: string, checkpoint: string, vkey: string): 
   return [
     `aivyx audit checkpoint, ${day}`,
     '',
-    'Keep this message. Should the assistant\'s database ever be rolled back or its audit log cut short, `aivyx audit verify --checkpoint FILE` (FILE holding the lines from the checkpoint on) says so.',
+    "Keep this message. Should the assistant's database ever be rolled back or its audit log cut short, `aivyx audit verify --checkpoint FILE` (FILE holding the lines from the checkpoint on) says so.",
     '',
     checkpoint.trimEnd(),
     '',

@@ -76,9 +76,13 @@ export class Frontier {
   static decode(size: number, bytes: Uint8Array): Frontier {
     const want = popcount(size) * HASH_SIZE;
     if (bytes.length !== want) {
-      throw new AivyxError('Audit', `the stored tree edge holds ${bytes.length / HASH_SIZE} subtree roots but a tree of ${size} entries has ${want / HASH_SIZE}`, {
-        hint: 'audit_head was changed outside aivyx; run `aivyx audit verify`',
-      });
+      throw new AivyxError(
+        'Audit',
+        `the stored tree edge holds ${bytes.length / HASH_SIZE} subtree roots but a tree of ${size} entries has ${want / HASH_SIZE}`,
+        {
+          hint: 'audit_head was changed outside aivyx; run `aivyx audit verify`',
+        },
+      );
     }
     const hashes: Buffer[] = [];
     for (let i = 0; i < bytes.length; i += HASH_SIZE) hashes.push(Buffer.from(bytes.subarray(i, i + HASH_SIZE)));
@@ -181,7 +185,8 @@ export async function inclusionProof(source: SubtreeSource, index: number, size:
 
 /** RFC 9162 §2.1.4.1 PROOF(m, D[0:n]): that the tree of `oldSize` leaves is a prefix of the tree of `newSize`. */
 export async function consistencyProof(source: SubtreeSource, oldSize: number, newSize: number): Promise<Buffer[]> {
-  if (!(oldSize >= 0 && oldSize <= newSize)) throw new AivyxError('Audit', `no consistency proof from size ${oldSize} to the smaller size ${newSize}`);
+  if (!(oldSize >= 0 && oldSize <= newSize))
+    throw new AivyxError('Audit', `no consistency proof from size ${oldSize} to the smaller size ${newSize}`);
   if (oldSize === 0 || oldSize === newSize) return [];
   const proof: Buffer[] = [];
   let m = oldSize;

@@ -50,7 +50,8 @@ export class StoredTree implements SubtreeSource {
   /** The hash of a complete subtree (2^level entries from index · 2^level). */
   async node(level: number, index: number): Promise<Buffer> {
     const span = 2 ** level;
-    if ((index + 1) * span > this.#size) throw new AivyxError('Internal', `subtree (${level}, ${index}) is not complete in a tree of ${this.#size}`);
+    if ((index + 1) * span > this.#size)
+      throw new AivyxError('Internal', `subtree (${level}, ${index}) is not complete in a tree of ${this.#size}`);
     const base = level - (level % STORED_LEVEL_STRIDE);
     const width = 2 ** (level - base);
     const first = index * width;
@@ -132,7 +133,9 @@ export class StoredTree implements SubtreeSource {
       out.push(Buffer.from(r.hash));
     }
     if (out.length !== count) {
-      throw new AivyxError('Audit', `tree node for ${entriesOf(level, from + out.length)} is missing`, { hint: 'run `aivyx audit verify`' });
+      throw new AivyxError('Audit', `tree node for ${entriesOf(level, from + out.length)} is missing`, {
+        hint: 'run `aivyx audit verify`',
+      });
     }
     return out;
   }

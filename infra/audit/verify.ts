@@ -76,13 +76,7 @@ function range(db: Db, from: number, to: number): Promise<PageRow[]> {
 
 /** Entries from `from` on, in seq order. */
 function page(db: Db, from: number, limit: number): Promise<PageRow[]> {
-  return db
-    .selectFrom('audit_entries')
-    .select(PAGE_COLUMNS)
-    .where('seq', '>=', from)
-    .orderBy('seq')
-    .limit(limit)
-    .execute();
+  return db.selectFrom('audit_entries').select(PAGE_COLUMNS).where('seq', '>=', from).orderBy('seq').limit(limit).execute();
 }
 
 /**
@@ -104,8 +98,18 @@ function hasStringMember(json: string, key: string, value: string): boolean {
  */
 function columnsAgree(r: PageRow): boolean {
   const e = r.event;
-  if (e.indexOf('{', 1) === -1 && !r.event_type.includes('\\') && !r.event_type.includes('"') && !(r.turn_id ?? '').includes('\\') && !(r.turn_id ?? '').includes('"')) {
-    if (hasStringMember(e, '"type":"', r.event_type) && (r.turn_id === null ? !e.includes('"turnId":"') : hasStringMember(e, '"turnId":"', r.turn_id))) return true;
+  if (
+    e.indexOf('{', 1) === -1 &&
+    !r.event_type.includes('\\') &&
+    !r.event_type.includes('"') &&
+    !(r.turn_id ?? '').includes('\\') &&
+    !(r.turn_id ?? '').includes('"')
+  ) {
+    if (
+      hasStringMember(e, '"type":"', r.event_type) &&
+      (r.turn_id === null ? !e.includes('"turnId":"') : hasStringMember(e, '"turnId":"', r.turn_id))
+    )
+      return true;
   }
   let ev: { type?: unknown; turnId?: unknown };
   try {
@@ -173,8 +177,10 @@ export async function checkAuditLog(db: Db, auditKey: Uint8Array, opts: VerifyAu
       if (seq !== expected) return report('chain', { firstBadSeq: expected, reason: `entry ${expected} is missing (next is ${seq})` });
       if (r.prev_mac !== prevHex) return report('chain', { firstBadSeq: seq, reason: `entry ${seq} does not link to entry ${seq - 1}` });
       hasher.hash(auditBody(seq, r.idem_key, r.at, r.event));
-      if (hasher.macHex !== r.mac) return report('chain', { firstBadSeq: seq, reason: `entry ${seq} MAC mismatch (modified, forged or moved)` });
-      if (!columnsAgree(r)) return report('chain', { firstBadSeq: seq, reason: `entry ${seq} event_type/turn_id columns disagree with the MACed event` });
+      if (hasher.macHex !== r.mac)
+        return report('chain', { firstBadSeq: seq, reason: `entry ${seq} MAC mismatch (modified, forged or moved)` });
+      if (!columnsAgree(r))
+        return report('chain', { firstBadSeq: seq, reason: `entry ${seq} event_type/turn_id columns disagree with the MACed event` });
       frontier.append(hasher.leaf, onNode);
       prevHex = r.mac;
       const failure = claims.length > claimIdx ? checkClaims() : undefined;
@@ -226,12 +232,19 @@ export async function checkAuditLog(db: Db, auditKey: Uint8Array, opts: VerifyAu
         next = page(db, lastSeq + 1, batchSize);
         continue;
       }
-      return report('chain', { firstBadSeq: lastSeq + 1, reason: `head says ${headSeq} entries but the log ends at ${lastSeq} (tail truncated)` });
+      return report('chain', {
+        firstBadSeq: lastSeq + 1,
+        reason: `head says ${headSeq} entries but the log ends at ${lastSeq} (tail truncated)`,
+      });
     }
     if (headSeq < lastSeq) return report('chain', { firstBadSeq: headSeq + 1, reason: `entries beyond the head (${headSeq}) exist` });
-    if (head.mac !== prevHex) return report('chain', { firstBadSeq: lastSeq === 0 ? 1 : lastSeq, reason: `head mac disagrees with entry ${lastSeq}` });
+    if (head.mac !== prevHex)
+      return report('chain', { firstBadSeq: lastSeq === 0 ? 1 : lastSeq, reason: `head mac disagrees with entry ${lastSeq}` });
     if (!Buffer.from(head.frontier).equals(frontier.encode())) {
-      return report('tree', { firstBadSeq: lastSeq, reason: `audit_head's tree edge disagrees with entries 1–${lastSeq} (checkpoints signed from it would be wrong)` });
+      return report('tree', {
+        firstBadSeq: lastSeq,
+        reason: `audit_head's tree edge disagrees with entries 1–${lastSeq} (checkpoints signed from it would be wrong)`,
+      });
     }
     break;
   }
@@ -249,8 +262,15 @@ export async function checkAuditLog(db: Db, auditKey: Uint8Array, opts: VerifyAu
 }
 
 /** Compares `audit_tree_nodes` with the subtrees computed from the entries; a failure, if any. */
-async function checkStoredNodes(db: Db, computed: Map<number, Buffer[]>, size: number): Promise<{ firstBadSeq: number; reason: string } | undefined> {
-  const bad = (level: number, idx: number, what: string) => ({ firstBadSeq: idx * 2 ** level + 1, reason: `tree node for ${entriesOf(level, idx)} ${what}` });
+async function checkStoredNodes(
+  db: Db,
+  computed: Map<number, Buffer[]>,
+  size: number,
+): Promise<{ firstBadSeq: number; reason: string } | undefined> {
+  const bad = (level: number, idx: number, what: string) => ({
+    firstBadSeq: idx * 2 ** level + 1,
+    reason: `tree node for ${entriesOf(level, idx)} ${what}`,
+  });
   // Per level, the next index expected: rows come in (level, idx) order, so a skipped index is a missing node.
   const nextIdx = new Map<number, number>();
   let level = 0;

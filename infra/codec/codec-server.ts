@@ -84,7 +84,13 @@ function codecApp(opts: CodecServerOptions): Hono {
   const sessions = new CodecSessions(opts.sessionTtlMs);
   const app = new Hono();
 
-  app.use('*', loopbackHostOnly((h) => ({ error: `Host ${JSON.stringify(h)} is not a loopback name`, hint: 'the codec server answers only to 127.0.0.1, localhost or [::1]' })));
+  app.use(
+    '*',
+    loopbackHostOnly((h) => ({
+      error: `Host ${JSON.stringify(h)} is not a loopback name`,
+      hint: 'the codec server answers only to 127.0.0.1, localhost or [::1]',
+    })),
+  );
   app.use('*', uiCors(origins));
   // A preflight from anywhere gets an empty 204 (a foreign origin simply no grant), never a 401.
   app.options('*', (c) => c.body(null, 204));
@@ -127,13 +133,21 @@ function codecApp(opts: CodecServerOptions): Hono {
       return c.json({ error: (err as Error).message, ...(err instanceof AivyxError ? { kind: err.kind } : {}) }, 422);
     }
   });
-  app.onError((err, c) => (err instanceof HTTPException ? err.getResponse() : c.json({ error: `codec server error: ${err.message}` }, 500)));
+  app.onError((err, c) =>
+    err instanceof HTTPException ? err.getResponse() : c.json({ error: `codec server error: ${err.message}` }, 500),
+  );
   return app;
 }
 
 /** CORS with credentials for the UI origins only (never `*`); other origins get no CORS headers at all. */
 function uiCors(origins: ReadonlySet<string>): MiddlewareHandler {
-  const grant = cors({ origin: (o) => (origins.has(o) ? o : null), credentials: true, allowMethods: ['POST', 'OPTIONS'], allowHeaders: ALLOW_HEADERS, maxAge: 600 });
+  const grant = cors({
+    origin: (o) => (origins.has(o) ? o : null),
+    credentials: true,
+    allowMethods: ['POST', 'OPTIONS'],
+    allowHeaders: ALLOW_HEADERS,
+    maxAge: 600,
+  });
   return async (c, next) => {
     if (origins.has(c.req.header('origin') ?? '')) return grant(c, next);
     await next();
@@ -192,7 +206,8 @@ function parsePayloads(body: string): Payload[] {
   return list.map((p: unknown, i) => {
     if (typeof p !== 'object' || p === null) throw new Error(`payloads[${i}] must be an object`);
     const { metadata = {}, data = '' } = p as { metadata?: unknown; data?: unknown };
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new Error(`payloads[${i}].metadata must be an object`);
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+      throw new Error(`payloads[${i}].metadata must be an object`);
     const meta: Record<string, Uint8Array> = {};
     for (const [k, v] of Object.entries(metadata)) meta[k] = fromBase64(v, `payloads[${i}].metadata.${k}`);
     return { metadata: meta, data: fromBase64(data, `payloads[${i}].data`) };

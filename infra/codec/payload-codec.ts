@@ -92,13 +92,23 @@ export function createPayloadCodec(key: Uint8Array, options: string | PayloadCod
     const data = new Uint8Array(NONCE_LENGTH + ciphertext.length);
     data.set(nonce, 0);
     data.set(ciphertext, NONCE_LENGTH);
-    return { metadata: { encoding: utf8.encode(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: utf8.encode(keyId), [BINDING_METADATA]: utf8.encode(binding) }, data };
+    return {
+      metadata: {
+        encoding: utf8.encode(ENCRYPTED_ENCODING),
+        [KEY_ID_METADATA]: utf8.encode(keyId),
+        [BINDING_METADATA]: utf8.encode(binding),
+      },
+      data,
+    };
   };
 
   /** What to hand on for a payload this codec will not open (see `UnencryptedPolicy`). */
   const refused = (p: Payload, reason: string): Payload => {
     if (policy === 'pass') return p;
-    if (policy === 'reject') throw new AivyxError('Crypto', `refused a payload: ${reason}`, { hint: 'only aivyx clients holding the payload key can send to aivyx workflows' });
+    if (policy === 'reject')
+      throw new AivyxError('Crypto', `refused a payload: ${reason}`, {
+        hint: 'only aivyx clients holding the payload key can send to aivyx workflows',
+      });
     return { metadata: { encoding: utf8.encode('json/plain') }, data: utf8.encode(JSON.stringify({ [REFUSED_PAYLOAD_KEY]: reason })) };
   };
 
@@ -137,17 +147,27 @@ export function createPayloadCodec(key: Uint8Array, options: string | PayloadCod
     // A payload sealed before bindings existed (format v1) can only be displayed, never acted on.
     if (!boundBytes && policy !== 'pass') return refused(p, 'it was sealed without a workflow binding (an older format)');
     const bound = boundBytes ? fromUtf8.decode(boundBytes) : undefined;
-    if (bound !== undefined && !bindingFits(bound, context)) return refused(p, `it was written for workflow "${bound.split('\n')[1] ?? ''}", not "${context?.workflowId ?? ''}" (a copied payload)`);
+    if (bound !== undefined && !bindingFits(bound, context))
+      return refused(
+        p,
+        `it was written for workflow "${bound.split('\n')[1] ?? ''}", not "${context?.workflowId ?? ''}" (a copied payload)`,
+      );
     const data = p.data ?? new Uint8Array();
     if (data.length < NONCE_LENGTH + TAG_LENGTH) throw new AivyxError('Crypto', `encrypted payload is truncated (${data.length} bytes)`);
     let plaintext: Uint8Array;
     try {
-      plaintext = xchacha20poly1305(k, data.subarray(0, NONCE_LENGTH), bound === undefined ? V1_AAD(keyId) : aad(keyId, bound)).decrypt(data.subarray(NONCE_LENGTH));
+      plaintext = xchacha20poly1305(k, data.subarray(0, NONCE_LENGTH), bound === undefined ? V1_AAD(keyId) : aad(keyId, bound)).decrypt(
+        data.subarray(NONCE_LENGTH),
+      );
     } catch (cause) {
-      throw new AivyxError('Crypto', `encrypted payload failed authentication under key id "${keyId}" (tampered, or sealed with another key)`, {
-        hint: 'a wrong passphrase gives a different payload key; otherwise the history was modified',
-        cause,
-      });
+      throw new AivyxError(
+        'Crypto',
+        `encrypted payload failed authentication under key id "${keyId}" (tampered, or sealed with another key)`,
+        {
+          hint: 'a wrong passphrase gives a different payload key; otherwise the history was modified',
+          cause,
+        },
+      );
     }
     const inner = ProtoPayload.decode(plaintext);
     return { metadata: { ...inner.metadata }, data: inner.data };

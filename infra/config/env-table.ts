@@ -15,7 +15,18 @@ import { parseAuditDigestTarget, type AuditDigestTarget } from '../audit/digest.
 import { envVar, httpUrl, integer, list, onOff, oneOf, parsedBy, port, text } from './env-var.js';
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
-export const DEFAULT_AGENT_CAPABILITIES = ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'llm.call', 'memory.read', 'memory.write', 'memory.forget', 'audit.read', 'config.read'];
+export const DEFAULT_AGENT_CAPABILITIES = [
+  'fs.read',
+  'fs.write',
+  'fs.metadata',
+  'shell.exec',
+  'llm.call',
+  'memory.read',
+  'memory.write',
+  'memory.forget',
+  'audit.read',
+  'config.read',
+];
 
 /**
  * Tools that are confirm-first while `AIVYX_CONFIRM_DESTRUCTIVE` is on (the default): effects that
@@ -29,7 +40,8 @@ const LLM_FORMS = ['scripted:', 'openai:', 'anthropic:', 'ollama:'];
 function llmSpec(raw: string): string {
   const s = raw.trim();
   const prefix = LLM_FORMS.find((p) => s.startsWith(p));
-  if (!prefix || s.length === prefix.length) throw new Error(`must be ${LLM_FORMS.map((p) => `${p}<${p === 'scripted:' ? 'file' : 'model'}>`).join(', ')}`);
+  if (!prefix || s.length === prefix.length)
+    throw new Error(`must be ${LLM_FORMS.map((p) => `${p}<${p === 'scripted:' ? 'file' : 'model'}>`).join(', ')}`);
   return s;
 }
 
@@ -68,83 +80,344 @@ function temporalAddress(raw: string): string {
 }
 
 function postgresUrl(raw: string): string {
-  if (!URL.canParse(raw) || !/^postgres(ql)?:$/.test(new URL(raw).protocol)) throw new Error('must be a postgres:// URL, e.g. postgres://postgres@127.0.0.1:5432/aivyx');
+  if (!URL.canParse(raw) || !/^postgres(ql)?:$/.test(new URL(raw).protocol))
+    throw new Error('must be a postgres:// URL, e.g. postgres://postgres@127.0.0.1:5432/aivyx');
   return raw;
 }
 
 /** The table. Keys are the variable names; order is the README's order. */
 export const ENV_TABLE = {
   // --- storage and keys
-  AIVYX_HOME: envVar({ group: 'storage', default: '`./.aivyx`', meaning: 'data directory: PGlite, the dev server\'s SQLite file, tokens, logs; no tool reaches it below Kernel, at any tier, except its `workspace/` folder (docs/TOOLS.md)', schema: text('.aivyx') }),
-  AIVYX_PASSPHRASE: envVar({ group: 'storage', default: '(prompt)', meaning: 'the passphrase the master key is derived from (no default)', sensitive: true, schema: text() }),
-  AIVYX_PASSPHRASE_FILE: envVar({ group: 'storage', default: '(prompt)', meaning: 'a file holding the passphrase (refused unless mode 0600)', sensitive: true, schema: text() }),
-  DATABASE_URL: envVar({ group: 'storage', default: 'unset → PGlite', meaning: 'PostgreSQL, e.g. `postgres://postgres@127.0.0.1:5432/aivyx` (its password is never printed)', schema: parsedBy<string | undefined>(undefined, postgresUrl) }),
+  AIVYX_HOME: envVar({
+    group: 'storage',
+    default: '`./.aivyx`',
+    meaning:
+      "data directory: PGlite, the dev server's SQLite file, tokens, logs; no tool reaches it below Kernel, at any tier, except its `workspace/` folder (docs/TOOLS.md)",
+    schema: text('.aivyx'),
+  }),
+  AIVYX_PASSPHRASE: envVar({
+    group: 'storage',
+    default: '(prompt)',
+    meaning: 'the passphrase the master key is derived from (no default)',
+    sensitive: true,
+    schema: text(),
+  }),
+  AIVYX_PASSPHRASE_FILE: envVar({
+    group: 'storage',
+    default: '(prompt)',
+    meaning: 'a file holding the passphrase (refused unless mode 0600)',
+    sensitive: true,
+    schema: text(),
+  }),
+  DATABASE_URL: envVar({
+    group: 'storage',
+    default: 'unset → PGlite',
+    meaning: 'PostgreSQL, e.g. `postgres://postgres@127.0.0.1:5432/aivyx` (its password is never printed)',
+    schema: parsedBy<string | undefined>(undefined, postgresUrl),
+  }),
   // --- Temporal
-  TEMPORAL_ADDRESS: envVar({ group: 'temporal', default: 'unset → dev server', meaning: 'an existing Temporal cluster (`host:7233`); retention and search attributes are set up on it', schema: parsedBy<string | undefined>(undefined, temporalAddress) }),
+  TEMPORAL_ADDRESS: envVar({
+    group: 'temporal',
+    default: 'unset → dev server',
+    meaning: 'an existing Temporal cluster (`host:7233`); retention and search attributes are set up on it',
+    schema: parsedBy<string | undefined>(undefined, temporalAddress),
+  }),
   TEMPORAL_NAMESPACE: envVar({ group: 'temporal', default: '`default`', meaning: 'the Temporal namespace', schema: text('default') }),
-  TEMPORAL_CLI_PATH: envVar({ group: 'temporal', default: '`.venv/bin/temporal`, then `PATH`', meaning: 'the Temporal CLI that runs the dev server', schema: text() }),
+  TEMPORAL_CLI_PATH: envVar({
+    group: 'temporal',
+    default: '`.venv/bin/temporal`, then `PATH`',
+    meaning: 'the Temporal CLI that runs the dev server',
+    schema: text(),
+  }),
   AIVYX_TASK_QUEUE: envVar({ group: 'temporal', default: '`aivyx`', meaning: 'the task queue the worker polls', schema: text('aivyx') }),
-  AIVYX_TEMPORAL_PORT: envVar({ group: 'temporal', default: '`7233`', meaning: 'the dev server\'s gRPC port (0: any free port)', schema: port(7233, 0) }),
-  AIVYX_UI_PORT: envVar({ group: 'temporal', default: '`8233`', meaning: 'the Temporal UI\'s port (0: any free port)', schema: port(8233, 0) }),
-  AIVYX_REST_PORT: envVar({ group: 'temporal', default: '`8787`', meaning: 'the local REST channel\'s port on 127.0.0.1 (0: any free port)', schema: port(8787, 0) }),
+  AIVYX_TEMPORAL_PORT: envVar({
+    group: 'temporal',
+    default: '`7233`',
+    meaning: "the dev server's gRPC port (0: any free port)",
+    schema: port(7233, 0),
+  }),
+  AIVYX_UI_PORT: envVar({
+    group: 'temporal',
+    default: '`8233`',
+    meaning: "the Temporal UI's port (0: any free port)",
+    schema: port(8233, 0),
+  }),
+  AIVYX_REST_PORT: envVar({
+    group: 'temporal',
+    default: '`8787`',
+    meaning: "the local REST channel's port on 127.0.0.1 (0: any free port)",
+    schema: port(8787, 0),
+  }),
   // --- the model
-  AIVYX_LLM: envVar({ group: 'model', default: 'Ollama if it answers on localhost, else the demo script', meaning: '`openai:<model>`, `anthropic:<model>`, `ollama:<model>`, `scripted:<file>` (docs/LLM-PROVIDERS.md, docs/SCRIPTED-LLM.md)', schema: parsedBy<string | undefined>(undefined, llmSpec) }),
-  AIVYX_OLLAMA_MODEL: envVar({ group: 'model', default: '`llama3.2`', meaning: 'the model used when Ollama is found on localhost and `AIVYX_LLM` is unset', schema: text('llama3.2') }),
-  AIVYX_LLM_BASE_URL: envVar({ group: 'model', default: 'the provider\'s', meaning: 'an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, OpenRouter…) or another Anthropic endpoint', schema: httpUrl() }),
-  AIVYX_LLM_API_KEY_SECRET: envVar({ group: 'model', default: 'unset', meaning: 'the name of the secret holding the API key (`aivyx secrets set NAME`)', schema: text() }),
-  AIVYX_LLM_API_KEY: envVar({ group: 'model', default: 'unset', meaning: 'the API key itself, when it is not a stored secret', sensitive: true, schema: text() }),
-  AIVYX_LLM_MAX_TOKENS: envVar({ group: 'model', default: 'the provider\'s', meaning: 'max output tokens per step (Anthropic)', schema: integer(undefined, 1, 'a whole number') }),
+  AIVYX_LLM: envVar({
+    group: 'model',
+    default: 'Ollama if it answers on localhost, else the demo script',
+    meaning: '`openai:<model>`, `anthropic:<model>`, `ollama:<model>`, `scripted:<file>` (docs/LLM-PROVIDERS.md, docs/SCRIPTED-LLM.md)',
+    schema: parsedBy<string | undefined>(undefined, llmSpec),
+  }),
+  AIVYX_OLLAMA_MODEL: envVar({
+    group: 'model',
+    default: '`llama3.2`',
+    meaning: 'the model used when Ollama is found on localhost and `AIVYX_LLM` is unset',
+    schema: text('llama3.2'),
+  }),
+  AIVYX_LLM_BASE_URL: envVar({
+    group: 'model',
+    default: "the provider's",
+    meaning: 'an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, OpenRouter…) or another Anthropic endpoint',
+    schema: httpUrl(),
+  }),
+  AIVYX_LLM_API_KEY_SECRET: envVar({
+    group: 'model',
+    default: 'unset',
+    meaning: 'the name of the secret holding the API key (`aivyx secrets set NAME`)',
+    schema: text(),
+  }),
+  AIVYX_LLM_API_KEY: envVar({
+    group: 'model',
+    default: 'unset',
+    meaning: 'the API key itself, when it is not a stored secret',
+    sensitive: true,
+    schema: text(),
+  }),
+  AIVYX_LLM_MAX_TOKENS: envVar({
+    group: 'model',
+    default: "the provider's",
+    meaning: 'max output tokens per step (Anthropic)',
+    schema: integer(undefined, 1, 'a whole number'),
+  }),
   // --- the agent
-  AIVYX_TURN_BUDGET_MS: envVar({ group: 'agent', default: '`300000`', meaning: 'a turn past this many milliseconds ends `TimedOut`', schema: integer(300_000, 1, 'a number of milliseconds') }),
-  AIVYX_CAPABILITIES: envVar({ group: 'agent', default: DEFAULT_AGENT_CAPABILITIES.map((c) => `\`${c}\``).join(', '), meaning: 'the agent\'s own scopes (comma-separated), before the tier ceiling', schema: list(DEFAULT_AGENT_CAPABILITIES, scope) }),
-  AIVYX_CONFIRM_DESTRUCTIVE: envVar({ group: 'agent', default: '`on`', meaning: `confirm-first for ${DEFAULT_CONFIRM_FIRST.map((t) => `\`${t}\``).join(', ')}: they ask for approval (a gate, \`aivyx mission approve <gate>\`) instead of running; \`off\` disables it`, schema: onOff(true) }),
-  AIVYX_CONFIRM_FIRST: envVar({ group: 'agent', default: 'unset', meaning: 'the confirm-first tools, listed explicitly (comma-separated; empty: none); overrides `AIVYX_CONFIRM_DESTRUCTIVE`', schema: list(undefined, toolId) }),
+  AIVYX_TURN_BUDGET_MS: envVar({
+    group: 'agent',
+    default: '`300000`',
+    meaning: 'a turn past this many milliseconds ends `TimedOut`',
+    schema: integer(300_000, 1, 'a number of milliseconds'),
+  }),
+  AIVYX_CAPABILITIES: envVar({
+    group: 'agent',
+    default: DEFAULT_AGENT_CAPABILITIES.map((c) => `\`${c}\``).join(', '),
+    meaning: "the agent's own scopes (comma-separated), before the tier ceiling",
+    schema: list(DEFAULT_AGENT_CAPABILITIES, scope),
+  }),
+  AIVYX_CONFIRM_DESTRUCTIVE: envVar({
+    group: 'agent',
+    default: '`on`',
+    meaning: `confirm-first for ${DEFAULT_CONFIRM_FIRST.map((t) => `\`${t}\``).join(', ')}: they ask for approval (a gate, \`aivyx mission approve <gate>\`) instead of running; \`off\` disables it`,
+    schema: onOff(true),
+  }),
+  AIVYX_CONFIRM_FIRST: envVar({
+    group: 'agent',
+    default: 'unset',
+    meaning: 'the confirm-first tools, listed explicitly (comma-separated; empty: none); overrides `AIVYX_CONFIRM_DESTRUCTIVE`',
+    schema: list(undefined, toolId),
+  }),
   // --- what a SemiTrusted channel may reach: ▲ ceiling entries hold only these qualifiers (infra/tier-policy.ts, docs/TOOLS.md)
-  AIVYX_SEMITRUSTED_FS: envVar({ group: 'agent', default: '`<AIVYX_HOME>/workspace/**`', meaning: 'path globs a SemiTrusted turn may read and write (`~` expands; never the data directory)', schema: text() }),
-  AIVYX_SEMITRUSTED_FS_READ: envVar({ group: 'agent', default: 'none', meaning: 'more path globs a SemiTrusted turn may only read', schema: text() }),
-  AIVYX_SEMITRUSTED_GIT: envVar({ group: 'agent', default: '`<AIVYX_HOME>/workspace/**`', meaning: 'repositories (path globs) a SemiTrusted turn may read with git.status/git.diff', schema: text() }),
-  AIVYX_SEMITRUSTED_NET_POST: envVar({ group: 'agent', default: 'none', meaning: 'URL prefixes a SemiTrusted turn may POST to', schema: text() }),
-  AIVYX_SEMITRUSTED_CHANNEL_SEND: envVar({ group: 'agent', default: 'none', meaning: 'channel names (globs) a SemiTrusted turn may send on', schema: text() }),
-  AIVYX_SEMITRUSTED_CHANNEL_RECEIVE: envVar({ group: 'agent', default: 'none', meaning: 'channel names (globs) a SemiTrusted turn may read', schema: text() }),
-  AIVYX_SEMITRUSTED_MEMORY_FORGET: envVar({ group: 'agent', default: 'none', meaning: 'memory partitions a SemiTrusted turn may forget (docs/MEMORY.md)', schema: text() }),
+  AIVYX_SEMITRUSTED_FS: envVar({
+    group: 'agent',
+    default: '`<AIVYX_HOME>/workspace/**`',
+    meaning: 'path globs a SemiTrusted turn may read and write (`~` expands; never the data directory)',
+    schema: text(),
+  }),
+  AIVYX_SEMITRUSTED_FS_READ: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'more path globs a SemiTrusted turn may only read',
+    schema: text(),
+  }),
+  AIVYX_SEMITRUSTED_GIT: envVar({
+    group: 'agent',
+    default: '`<AIVYX_HOME>/workspace/**`',
+    meaning: 'repositories (path globs) a SemiTrusted turn may read with git.status/git.diff',
+    schema: text(),
+  }),
+  AIVYX_SEMITRUSTED_NET_POST: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'URL prefixes a SemiTrusted turn may POST to',
+    schema: text(),
+  }),
+  AIVYX_SEMITRUSTED_CHANNEL_SEND: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'channel names (globs) a SemiTrusted turn may send on',
+    schema: text(),
+  }),
+  AIVYX_SEMITRUSTED_CHANNEL_RECEIVE: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'channel names (globs) a SemiTrusted turn may read',
+    schema: text(),
+  }),
+  AIVYX_SEMITRUSTED_MEMORY_FORGET: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'memory partitions a SemiTrusted turn may forget (docs/MEMORY.md)',
+    schema: text(),
+  }),
   // --- the audit log (docs/AUDIT.md)
-  AIVYX_AUDIT_CHECKPOINT_EVERY: envVar({ group: 'agent', default: '`256`', meaning: 'a signed audit checkpoint at least every this many entries (0: only at turn/mission ends and on the timer)', schema: integer(256, 0, 'a number of entries') }),
-  AIVYX_AUDIT_CHECKPOINT_SECONDS: envVar({ group: 'agent', default: '`60`', meaning: '…and every this many seconds while the log grows (0: no timer)', schema: integer(60, 0, 'a number of seconds') }),
-  AIVYX_AUDIT_DIGEST: envVar({ group: 'agent', default: 'none', meaning: 'send the day\'s signed checkpoint to the owner: `telegram:<chat id>`', schema: parsedBy<AuditDigestTarget | undefined>(undefined, parseAuditDigestTarget) }),
+  AIVYX_AUDIT_CHECKPOINT_EVERY: envVar({
+    group: 'agent',
+    default: '`256`',
+    meaning: 'a signed audit checkpoint at least every this many entries (0: only at turn/mission ends and on the timer)',
+    schema: integer(256, 0, 'a number of entries'),
+  }),
+  AIVYX_AUDIT_CHECKPOINT_SECONDS: envVar({
+    group: 'agent',
+    default: '`60`',
+    meaning: '…and every this many seconds while the log grows (0: no timer)',
+    schema: integer(60, 0, 'a number of seconds'),
+  }),
+  AIVYX_AUDIT_DIGEST: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: "send the day's signed checkpoint to the owner: `telegram:<chat id>`",
+    schema: parsedBy<AuditDigestTarget | undefined>(undefined, parseAuditDigestTarget),
+  }),
   // --- MCP
-  AIVYX_MCP_SERVERS: envVar({ group: 'mcp', default: 'none', meaning: 'MCP servers (JSON list, stdio or streamable HTTP) whose tools run as `mcp.call` (may hold tokens: never printed)', sensitive: true, schema: parsedBy([], parseMcpServers) }),
-  AIVYX_MCP_TIERS: envVar({ group: 'mcp', default: 'none', meaning: 'tiers opted in to MCP tools, e.g. `Trusted=mcp.call:echo/*` (granted to no tier by default)', schema: parsedBy({}, parseMcpTierGrants) }),
+  AIVYX_MCP_SERVERS: envVar({
+    group: 'mcp',
+    default: 'none',
+    meaning: 'MCP servers (JSON list, stdio or streamable HTTP) whose tools run as `mcp.call` (may hold tokens: never printed)',
+    sensitive: true,
+    schema: parsedBy([], parseMcpServers),
+  }),
+  AIVYX_MCP_TIERS: envVar({
+    group: 'mcp',
+    default: 'none',
+    meaning: 'tiers opted in to MCP tools, e.g. `Trusted=mcp.call:echo/*` (granted to no tier by default)',
+    schema: parsedBy({}, parseMcpTierGrants),
+  }),
   // --- Telegram (docs/TELEGRAM.md)
-  AIVYX_TELEGRAM_TOKEN_SECRET: envVar({ group: 'telegram', default: 'unset → no Telegram', meaning: 'the name of the secret holding the bot token', schema: text() }),
-  AIVYX_TELEGRAM_ALLOWLIST: envVar({ group: 'telegram', default: 'none', meaning: 'Telegram user ids whose DMs are SemiTrusted (comma-separated)', schema: list([], telegramId) }),
-  AIVYX_TELEGRAM_CHAT_TIERS: envVar({ group: 'telegram', default: 'none', meaning: 'per-chat tiers, e.g. `-1001:SemiTrusted,-1002:Untrusted` (at most SemiTrusted)', schema: list([], chatTier) }),
-  AIVYX_TELEGRAM_MODE: envVar({ group: 'telegram', default: '`polling`', meaning: '`polling` or `webhook`', schema: oneOf(['polling', 'webhook'], 'polling') }),
-  AIVYX_TELEGRAM_WEBHOOK_SECRET: envVar({ group: 'telegram', default: 'unset', meaning: 'webhook mode: the name of the secret Telegram echoes in each call', schema: text() }),
-  AIVYX_TELEGRAM_WEBHOOK_PORT: envVar({ group: 'telegram', default: '`8443`', meaning: 'webhook mode: the port the webhook listens on', schema: port(8443, 0) }),
-  AIVYX_TELEGRAM_API_ROOT: envVar({ group: 'telegram', default: 'Telegram\'s', meaning: 'another Bot API server (tests, a local Bot API server)', schema: httpUrl() }),
+  AIVYX_TELEGRAM_TOKEN_SECRET: envVar({
+    group: 'telegram',
+    default: 'unset → no Telegram',
+    meaning: 'the name of the secret holding the bot token',
+    schema: text(),
+  }),
+  AIVYX_TELEGRAM_ALLOWLIST: envVar({
+    group: 'telegram',
+    default: 'none',
+    meaning: 'Telegram user ids whose DMs are SemiTrusted (comma-separated)',
+    schema: list([], telegramId),
+  }),
+  AIVYX_TELEGRAM_CHAT_TIERS: envVar({
+    group: 'telegram',
+    default: 'none',
+    meaning: 'per-chat tiers, e.g. `-1001:SemiTrusted,-1002:Untrusted` (at most SemiTrusted)',
+    schema: list([], chatTier),
+  }),
+  AIVYX_TELEGRAM_MODE: envVar({
+    group: 'telegram',
+    default: '`polling`',
+    meaning: '`polling` or `webhook`',
+    schema: oneOf(['polling', 'webhook'], 'polling'),
+  }),
+  AIVYX_TELEGRAM_WEBHOOK_SECRET: envVar({
+    group: 'telegram',
+    default: 'unset',
+    meaning: 'webhook mode: the name of the secret Telegram echoes in each call',
+    schema: text(),
+  }),
+  AIVYX_TELEGRAM_WEBHOOK_PORT: envVar({
+    group: 'telegram',
+    default: '`8443`',
+    meaning: 'webhook mode: the port the webhook listens on',
+    schema: port(8443, 0),
+  }),
+  AIVYX_TELEGRAM_API_ROOT: envVar({
+    group: 'telegram',
+    default: "Telegram's",
+    meaning: 'another Bot API server (tests, a local Bot API server)',
+    schema: httpUrl(),
+  }),
   // --- email (docs/EMAIL.md)
-  AIVYX_EMAIL_ADDRESS: envVar({ group: 'email', default: 'unset → no email', meaning: 'the assistant\'s own address', schema: text() }),
-  AIVYX_EMAIL_ALLOWLIST: envVar({ group: 'email', default: 'none', meaning: 'senders whose DKIM/SPF-verified mail is SemiTrusted (comma-separated)', schema: list<string>([]) }),
-  AIVYX_EMAIL_TRUSTED_HOP: envVar({ group: 'email', default: 'unset', meaning: 'the host (as in `by`) of the receiving MTA whose `Received` header is trusted for SPF (docs/EMAIL.md, Trust)', schema: text() }),
-  AIVYX_EMAIL_TRUSTED_HOP_MTA: envVar({ group: 'email', default: 'unset', meaning: '`postfix` or `exim`: the trusted hop\'s `Received` format, which decides where the client IP is read', schema: parsedBy<'postfix' | 'exim' | undefined>(undefined, hopMta) }),
-  AIVYX_EMAIL_AUTHSERV_ID: envVar({ group: 'email', default: 'unset', meaning: 'the authserv-id of the topmost `Authentication-Results` header to take SPF from (your receiving MTA\'s)', schema: text() }),
-  AIVYX_EMAIL_TRUSTED_RECEIVER: envVar({ group: 'email', default: 'unset', meaning: 'no longer read: refused at start (use `AIVYX_EMAIL_TRUSTED_HOP`)', schema: text() }),
-  AIVYX_EMAIL_BACKLOG: envVar({ group: 'email', default: '`new`', meaning: '`new` (mail arriving from now on) or `all` (the whole mailbox) on first start', schema: oneOf(['new', 'all'], undefined) }),
-  AIVYX_EMAIL_MAX_ATTACHMENT_BYTES: envVar({ group: 'email', default: 'the channel\'s', meaning: 'attachments above this size are dropped', schema: integer(undefined, 0, 'a byte count') }),
+  AIVYX_EMAIL_ADDRESS: envVar({ group: 'email', default: 'unset → no email', meaning: "the assistant's own address", schema: text() }),
+  AIVYX_EMAIL_ALLOWLIST: envVar({
+    group: 'email',
+    default: 'none',
+    meaning: 'senders whose DKIM/SPF-verified mail is SemiTrusted (comma-separated)',
+    schema: list<string>([]),
+  }),
+  AIVYX_EMAIL_TRUSTED_HOP: envVar({
+    group: 'email',
+    default: 'unset',
+    meaning: 'the host (as in `by`) of the receiving MTA whose `Received` header is trusted for SPF (docs/EMAIL.md, Trust)',
+    schema: text(),
+  }),
+  AIVYX_EMAIL_TRUSTED_HOP_MTA: envVar({
+    group: 'email',
+    default: 'unset',
+    meaning: "`postfix` or `exim`: the trusted hop's `Received` format, which decides where the client IP is read",
+    schema: parsedBy<'postfix' | 'exim' | undefined>(undefined, hopMta),
+  }),
+  AIVYX_EMAIL_AUTHSERV_ID: envVar({
+    group: 'email',
+    default: 'unset',
+    meaning: "the authserv-id of the topmost `Authentication-Results` header to take SPF from (your receiving MTA's)",
+    schema: text(),
+  }),
+  AIVYX_EMAIL_TRUSTED_RECEIVER: envVar({
+    group: 'email',
+    default: 'unset',
+    meaning: 'no longer read: refused at start (use `AIVYX_EMAIL_TRUSTED_HOP`)',
+    schema: text(),
+  }),
+  AIVYX_EMAIL_BACKLOG: envVar({
+    group: 'email',
+    default: '`new`',
+    meaning: '`new` (mail arriving from now on) or `all` (the whole mailbox) on first start',
+    schema: oneOf(['new', 'all'], undefined),
+  }),
+  AIVYX_EMAIL_MAX_ATTACHMENT_BYTES: envVar({
+    group: 'email',
+    default: "the channel's",
+    meaning: 'attachments above this size are dropped',
+    schema: integer(undefined, 0, 'a byte count'),
+  }),
   AIVYX_EMAIL_IMAP_HOST: envVar({ group: 'email', default: 'required', meaning: 'IMAP server', schema: text() }),
   AIVYX_EMAIL_IMAP_PORT: envVar({ group: 'email', default: '`993`', meaning: 'IMAP port', schema: port(993) }),
-  AIVYX_EMAIL_IMAP_SECURE: envVar({ group: 'email', default: 'on for port 993', meaning: 'TLS from the first byte', schema: onOff(undefined) }),
-  AIVYX_EMAIL_IMAP_STARTTLS: envVar({ group: 'email', default: 'imapflow\'s', meaning: '`required`, `opportunistic` or `never`', schema: oneOf(['required', 'opportunistic', 'never'], undefined) }),
+  AIVYX_EMAIL_IMAP_SECURE: envVar({
+    group: 'email',
+    default: 'on for port 993',
+    meaning: 'TLS from the first byte',
+    schema: onOff(undefined),
+  }),
+  AIVYX_EMAIL_IMAP_STARTTLS: envVar({
+    group: 'email',
+    default: "imapflow's",
+    meaning: '`required`, `opportunistic` or `never`',
+    schema: oneOf(['required', 'opportunistic', 'never'], undefined),
+  }),
   AIVYX_EMAIL_IMAP_USER: envVar({ group: 'email', default: 'the address', meaning: 'IMAP login', schema: text() }),
-  AIVYX_EMAIL_IMAP_PASSWORD_SECRET: envVar({ group: 'email', default: 'required', meaning: 'the name of the secret holding the IMAP password', schema: text() }),
+  AIVYX_EMAIL_IMAP_PASSWORD_SECRET: envVar({
+    group: 'email',
+    default: 'required',
+    meaning: 'the name of the secret holding the IMAP password',
+    schema: text(),
+  }),
   AIVYX_EMAIL_IMAP_MAILBOX: envVar({ group: 'email', default: '`INBOX`', meaning: 'the mailbox read', schema: text('INBOX') }),
   AIVYX_EMAIL_SMTP_HOST: envVar({ group: 'email', default: 'required', meaning: 'SMTP server', schema: text() }),
   AIVYX_EMAIL_SMTP_PORT: envVar({ group: 'email', default: '`587`', meaning: 'SMTP port', schema: port(587) }),
-  AIVYX_EMAIL_SMTP_SECURE: envVar({ group: 'email', default: 'on for port 465', meaning: 'TLS from the first byte', schema: onOff(undefined) }),
-  AIVYX_EMAIL_SMTP_REQUIRE_TLS: envVar({ group: 'email', default: 'on for port 587', meaning: 'refuse to send without STARTTLS', schema: onOff(undefined) }),
+  AIVYX_EMAIL_SMTP_SECURE: envVar({
+    group: 'email',
+    default: 'on for port 465',
+    meaning: 'TLS from the first byte',
+    schema: onOff(undefined),
+  }),
+  AIVYX_EMAIL_SMTP_REQUIRE_TLS: envVar({
+    group: 'email',
+    default: 'on for port 587',
+    meaning: 'refuse to send without STARTTLS',
+    schema: onOff(undefined),
+  }),
   AIVYX_EMAIL_SMTP_AUTH: envVar({ group: 'email', default: '`on`', meaning: 'log in to the SMTP server', schema: onOff(true) }),
   AIVYX_EMAIL_SMTP_USER: envVar({ group: 'email', default: 'the IMAP login', meaning: 'SMTP login', schema: text() }),
-  AIVYX_EMAIL_SMTP_PASSWORD_SECRET: envVar({ group: 'email', default: 'the IMAP secret', meaning: 'the name of the secret holding the SMTP password', schema: text() }),
+  AIVYX_EMAIL_SMTP_PASSWORD_SECRET: envVar({
+    group: 'email',
+    default: 'the IMAP secret',
+    meaning: 'the name of the secret holding the SMTP password',
+    schema: text(),
+  }),
 };
 
 /** A variable's name. */

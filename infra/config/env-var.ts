@@ -29,7 +29,11 @@ export function envVar<T>(v: EnvVar<T>): EnvVar<T> {
 type Ctx = z.core.$RefinementCtx<string | undefined>;
 
 /** A schema over the set value; unset (or empty, unless `emptyIsSet`) gives `fallback`. */
-function shaped<T, F>(fallback: F, parse: (raw: string, fail: (message: string) => never) => T, opts: { emptyIsSet?: boolean } = {}): z.ZodType<T | F, string | undefined> {
+function shaped<T, F>(
+  fallback: F,
+  parse: (raw: string, fail: (message: string) => never) => T,
+  opts: { emptyIsSet?: boolean } = {},
+): z.ZodType<T | F, string | undefined> {
   return z
     .string()
     .optional()
@@ -108,7 +112,10 @@ export function oneOf<const V extends string>(values: readonly V[], fallback: V 
  */
 export function list<T = string>(fallback: readonly T[], item?: (s: string) => T): z.ZodType<T[], string | undefined>;
 export function list<T = string>(fallback: undefined, item?: (s: string) => T): z.ZodType<T[] | undefined, string | undefined>;
-export function list<T = string>(fallback: readonly T[] | undefined, item: (s: string) => T = (s) => s as T): z.ZodType<T[] | undefined, string | undefined> {
+export function list<T = string>(
+  fallback: readonly T[] | undefined,
+  item: (s: string) => T = (s) => s as T,
+): z.ZodType<T[] | undefined, string | undefined> {
   return shaped(
     fallback === undefined ? undefined : [...fallback],
     (raw) =>

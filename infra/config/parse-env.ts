@@ -65,7 +65,10 @@ export function parseEnv(env: Record<string, string | undefined>): { values: Env
     sources[name] = raw === undefined ? 'default' : 'env';
   }
   if (bad.length > 0) {
-    throw new AivyxError('Config', bad.length === 1 ? bad[0]! : `invalid configuration:\n  ${bad.join('\n  ')}`, { hint: HINT, detail: { variables: bad.map((b) => b.slice(0, b.indexOf('='))) } });
+    throw new AivyxError('Config', bad.length === 1 ? bad[0]! : `invalid configuration:\n  ${bad.join('\n  ')}`, {
+      hint: HINT,
+      detail: { variables: bad.map((b) => b.slice(0, b.indexOf('='))) },
+    });
   }
   return { values: values as EnvValues, sources };
 }
@@ -84,7 +87,14 @@ export function describeEnv(env: Record<string, string | undefined>): EnvRow[] {
     const raw = env[name];
     const p = problem(name, raw);
     const value = raw !== undefined ? shown(name, raw) : v.sensitive ? 'unset' : v.default.replace(/`/g, '');
-    return { name, group: v.group, value, source: raw === undefined ? 'default' : 'env', meaning: v.meaning, ...(p.message ? { error: p.message } : {}) };
+    return {
+      name,
+      group: v.group,
+      value,
+      source: raw === undefined ? 'default' : 'env',
+      meaning: v.meaning,
+      ...(p.message ? { error: p.message } : {}),
+    };
   });
 }
 

@@ -16,10 +16,21 @@ import { AivyxError } from '../../core/errors.js';
  * Temporal PayloadCodec so workflow histories hold no plaintext, and 'audit_checkpoint' is the
  * Ed25519 seed that signs the audit log's checkpoints (docs/AUDIT.md).
  */
-export type KeyDomain = 'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'config' | 'attestation' | 'payload' | 'audit_checkpoint';
+export type KeyDomain =
+  'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'config' | 'attestation' | 'payload' | 'audit_checkpoint';
 
 /** Every KeyDomain, in a stable order (for tests and docs). */
-export const KEY_DOMAINS: readonly KeyDomain[] = ['sessions', 'memory', 'audit', 'secrets', 'channel_state', 'config', 'attestation', 'payload', 'audit_checkpoint'];
+export const KEY_DOMAINS: readonly KeyDomain[] = [
+  'sessions',
+  'memory',
+  'audit',
+  'secrets',
+  'channel_state',
+  'config',
+  'attestation',
+  'payload',
+  'audit_checkpoint',
+];
 
 /** Argon2id cost parameters: `m` memory in KiB, `t` iterations, `p` lanes. */
 export interface KdfParams {
@@ -45,8 +56,14 @@ const KCV_LABEL = 'aivyx key check value v1';
 /** Validates Argon2id parameters; throws Config on nonsense (e.g. a hand-edited install row). */
 export function assertKdfParams(params: KdfParams): void {
   const ok =
-    Number.isInteger(params.m) && Number.isInteger(params.t) && Number.isInteger(params.p) &&
-    params.p >= 1 && params.p <= 255 && params.t >= 1 && params.m >= 8 * params.p && params.m <= 4 * 1024 * 1024;
+    Number.isInteger(params.m) &&
+    Number.isInteger(params.t) &&
+    Number.isInteger(params.p) &&
+    params.p >= 1 &&
+    params.p <= 255 &&
+    params.t >= 1 &&
+    params.m >= 8 * params.p &&
+    params.m <= 4 * 1024 * 1024;
   if (!ok) {
     throw new AivyxError('Config', `invalid Argon2id parameters ${JSON.stringify(params)}`, {
       hint: 'm (KiB) must be ≥ 8·p and ≤ 4 GiB, t ≥ 1, 1 ≤ p ≤ 255',

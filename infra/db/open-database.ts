@@ -49,7 +49,9 @@ function parseInt8(text: string): number {
 // user in the process.
 const pgTypes: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
+    oid === INT8_OID && format !== 'binary'
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** Opens (and migrates to latest) the database chosen by `opts`. */

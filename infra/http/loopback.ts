@@ -13,7 +13,8 @@ export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', 'localh
 
 /** Throws Config unless `host` is a loopback bind address; `what` names the server in the message. */
 export function assertLoopbackBind(host: string, what: string): void {
-  if (!LOOPBACK_BINDS.has(host)) throw new AivyxError('Config', `${what} binds to loopback only, not ${host}`, { hint: 'use 127.0.0.1, ::1 or localhost' });
+  if (!LOOPBACK_BINDS.has(host))
+    throw new AivyxError('Config', `${what} binds to loopback only, not ${host}`, { hint: 'use 127.0.0.1, ::1 or localhost' });
 }
 
 /** The host name of a Host header value (port and case dropped); '' when it does not parse. */

@@ -114,9 +114,11 @@ export class SealedDomainHandle implements DomainHandle {
 
   /** Keyset-paginated prefix scan; each batch is fetched only when the previous one is consumed. */
   async *scan(prefix: string, opts: ScanOptions = {}): AsyncGenerator<{ key: string; value: Uint8Array }> {
-    if (typeof prefix !== 'string' || prefix.includes('\u0000')) throw new AivyxError('Config', `invalid scan prefix ${JSON.stringify(prefix)}`);
+    if (typeof prefix !== 'string' || prefix.includes('\u0000'))
+      throw new AivyxError('Config', `invalid scan prefix ${JSON.stringify(prefix)}`);
     const batchSize = opts.batchSize ?? 100;
-    if (!Number.isInteger(batchSize) || batchSize < 1) throw new AivyxError('Config', `scan batchSize must be a positive integer, got ${batchSize}`);
+    if (!Number.isInteger(batchSize) || batchSize < 1)
+      throw new AivyxError('Config', `scan batchSize must be a positive integer, got ${batchSize}`);
     let after: string | undefined;
     for (;;) {
       let q = this.db

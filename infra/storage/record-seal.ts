@@ -57,7 +57,8 @@ export function openRecord(subkey: Uint8Array, domain: string, key: string, vers
       hint: 'the row was altered, truncated, or copied from another key or domain; it was not overwritten — restore it from a backup or delete it',
     });
   if (box.nonce.length !== NONCE_LENGTH) throw fail(`nonce is ${box.nonce.length} bytes, expected ${NONCE_LENGTH}`);
-  if (box.ciphertext.length < TAG_LENGTH) throw fail(`ciphertext is ${box.ciphertext.length} bytes, shorter than the ${TAG_LENGTH}-byte tag`);
+  if (box.ciphertext.length < TAG_LENGTH)
+    throw fail(`ciphertext is ${box.ciphertext.length} bytes, shorter than the ${TAG_LENGTH}-byte tag`);
   try {
     return xchacha20poly1305(subkey, toPlain(box.nonce), recordAad(domain, key, version)).decrypt(toPlain(box.ciphertext));
   } catch (cause) {

@@ -49,7 +49,11 @@ export interface RotationResult {
  * Re-seals every row below the target version. Accepts the passphrase (unlocks and checks the
  * KCV first, so a wrong one changes nothing) or already-unlocked keys (checked the same way).
  */
-export async function rotateStorageKeys(db: Kysely<Database>, passphraseOrKeys: string | StorageKeys, opts: RotateOptions = {}): Promise<RotationResult> {
+export async function rotateStorageKeys(
+  db: Kysely<Database>,
+  passphraseOrKeys: string | StorageKeys,
+  opts: RotateOptions = {},
+): Promise<RotationResult> {
   const owned = typeof passphraseOrKeys === 'string' ? await unlockStorageKeyring(db, passphraseOrKeys) : undefined;
   const keys = owned ?? (passphraseOrKeys as StorageKeys);
   try {
@@ -63,13 +67,18 @@ export async function rotateStorageKeys(db: Kysely<Database>, passphraseOrKeys: 
 async function rotate(db: Kysely<Database>, keys: StorageKeys, opts: RotateOptions): Promise<RotationResult> {
   await assertKeysMatchInstall(db, keys);
   const batchSize = opts.batchSize ?? 100;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new AivyxError('Config', `batchSize must be a positive integer, got ${batchSize}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new AivyxError('Config', `batchSize must be a positive integer, got ${batchSize}`);
   const state = await db.selectFrom('storage_rotation').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
   const target = opts.toVersion ?? Math.max(ROTATION_TARGET_VERSION, state.write_version);
   if (!Number.isInteger(target) || target < state.write_version) {
-    throw new AivyxError('Config', `cannot rotate to key-schedule version ${target}: storage already writes version ${state.write_version}`, {
-      hint: 'rotation only moves forward; re-run without a version to finish the one in progress',
-    });
+    throw new AivyxError(
+      'Config',
+      `cannot rotate to key-schedule version ${target}: storage already writes version ${state.write_version}`,
+      {
+        hint: 'rotation only moves forward; re-run without a version to finish the one in progress',
+      },
+    );
   }
   // Derive (and so validate) every target subkey before the first write.
   for (const d of STORAGE_DOMAINS) keys.subkey(d, target);
@@ -107,7 +116,12 @@ async function rotate(db: Kysely<Database>, keys: StorageKeys, opts: RotateOptio
       after = { domain: last.domain, key: last.key };
     }
     if ((await countBelow(db, target)) === 0) {
-      await db.updateTable('storage_rotation').set({ finished_at: sql<Date>`now()` }).where('id', '=', 1).where('finished_at', 'is', null).execute();
+      await db
+        .updateTable('storage_rotation')
+        .set({ finished_at: sql<Date>`now()` })
+        .where('id', '=', 1)
+        .where('finished_at', 'is', null)
+        .execute();
       return { resealed, done: true, version: target };
     }
   }
@@ -116,7 +130,11 @@ async function rotate(db: Kysely<Database>, keys: StorageKeys, opts: RotateOptio
 
 /** Rows still sealed under a version older than `target`. */
 async function countBelow(db: Kysely<Database>, target: number): Promise<number> {
-  const r = await db.selectFrom('sealed_records').select((eb) => eb.fn.countAll<number>().as('n')).where('version', '<', target).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('sealed_records')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('version', '<', target)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -132,7 +150,9 @@ async function resealRow(
   target: number,
 ): Promise<boolean> {
   if (!(STORAGE_DOMAINS as readonly string[]).includes(row.domain)) {
-    throw new AivyxError('Storage', `sealed record ${row.domain}/${row.key} is in an unknown domain`, { detail: { domain: row.domain, key: row.key } });
+    throw new AivyxError('Storage', `sealed record ${row.domain}/${row.key} is in an unknown domain`, {
+      detail: { domain: row.domain, key: row.key },
+    });
   }
   const domain = row.domain as StorageDomain;
   const nonce = toPlain(row.nonce);
@@ -153,5 +173,9 @@ async function resealRow(
 /** The write version and whether the last rotation finished, for `aivyx storage status`-style output. */
 export async function storageKeyStatus(db: Kysely<Database>): Promise<{ writeVersion: number; label: string; pendingRows: number }> {
   const state = await db.selectFrom('storage_rotation').select('write_version').where('id', '=', 1).executeTakeFirstOrThrow();
-  return { writeVersion: state.write_version, label: storageVersionLabel(state.write_version), pendingRows: await countBelow(db, state.write_version) };
+  return {
+    writeVersion: state.write_version,
+    label: storageVersionLabel(state.write_version),
+    pendingRows: await countBelow(db, state.write_version),
+  };
 }

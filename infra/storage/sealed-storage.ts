@@ -29,7 +29,8 @@ export class SealedStorage {
   domain(d: StorageDomain): DomainHandle {
     let h = this.#handles.get(d);
     if (h === undefined) {
-      if (!STORAGE_DOMAINS.includes(d)) throw new AivyxError('Config', `unknown storage domain "${String(d)}"`, { hint: `one of ${STORAGE_DOMAINS.join(', ')}` });
+      if (!STORAGE_DOMAINS.includes(d))
+        throw new AivyxError('Config', `unknown storage domain "${String(d)}"`, { hint: `one of ${STORAGE_DOMAINS.join(', ')}` });
       h = new SealedDomainHandle(d, this.db, this.keys);
       this.#handles.set(d, h);
     }

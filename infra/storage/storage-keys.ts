@@ -68,15 +68,22 @@ export function toStorageKeys(keys: MasterKey | StorageKeys): StorageKeys {
 }
 
 /** `openKeyring` (first run creates the install; a wrong passphrase writes nothing) as a `StorageKeyring`. */
-export async function unlockStorageKeyring(db: Kysely<Database>, passphrase: string, opts: OpenKeyringOptions = {}): Promise<StorageKeyring> {
+export async function unlockStorageKeyring(
+  db: Kysely<Database>,
+  passphrase: string,
+  opts: OpenKeyringOptions = {},
+): Promise<StorageKeyring> {
   return new StorageKeyring(await openKeyring(db, passphrase, opts));
 }
 
 /** Throws Crypto (wrong passphrase) unless `keys` belongs to this install; reads only. */
 export async function assertKeysMatchInstall(db: Kysely<Database>, keys: StorageKeys): Promise<void> {
   const row = await db.selectFrom('install').select('kcv').where('id', '=', 1).executeTakeFirst();
-  if (!row) throw new AivyxError('Storage', 'no install row: this database was never unlocked', { hint: 'start aivyx once to create the install' });
+  if (!row)
+    throw new AivyxError('Storage', 'no install row: this database was never unlocked', { hint: 'start aivyx once to create the install' });
   if (!timingSafeEqualHex(keys.master.keyCheckValue(), row.kcv)) {
-    throw new AivyxError('Crypto', 'wrong passphrase: it does not unlock this aivyx install', { hint: 'check AIVYX_PASSPHRASE / the key file; nothing was changed' });
+    throw new AivyxError('Crypto', 'wrong passphrase: it does not unlock this aivyx install', {
+      hint: 'check AIVYX_PASSPHRASE / the key file; nothing was changed',
+    });
   }
 }

@@ -41,7 +41,10 @@ export async function superviseDevServer(opts: DevServerOptions, events: DevServ
 
   const loop = (async () => {
     for (;;) {
-      const exit = await Promise.race([server.exited, new Promise<undefined>((r) => stopping.signal.addEventListener('abort', () => r(undefined), { once: true }))]);
+      const exit = await Promise.race([
+        server.exited,
+        new Promise<undefined>((r) => stopping.signal.addEventListener('abort', () => r(undefined), { once: true })),
+      ]);
       if (exit === undefined || stopping.signal.aborted) return;
       events.died(server, exit);
       for (let attempt = 0; ; attempt++) {

@@ -78,13 +78,19 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const uiPort = opts.headless ? undefined : (opts.uiPort ?? (await freePort()));
   const logFile = opts.logFile ?? join(opts.home, 'temporal-server.log');
   const argv = [
-    'server', 'start-dev',
-    '--db-filename', join(opts.home, 'temporal.sqlite'),
-    '--ip', ip,
-    '--port', String(port),
+    'server',
+    'start-dev',
+    '--db-filename',
+    join(opts.home, 'temporal.sqlite'),
+    '--ip',
+    ip,
+    '--port',
+    String(port),
     ...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort)]),
-    '--namespace', namespace,
-    '--log-level', 'warn',
+    '--namespace',
+    namespace,
+    '--log-level',
+    'warn',
     ...DEV_SERVER_SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]),
     // Only honoured on a fresh db file; ensureNamespaceSetup covers existing ones.
     ...AIVYX_SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=${cliTypeName(k.type)}`]),
@@ -125,10 +131,14 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
 
   const address = `${ip}:${port}`;
   const died = (): AivyxError =>
-    new AivyxError('Config', `Temporal dev server exited early (${spawnError?.message ?? `code ${exited?.code}, signal ${exited?.signal}`})`, {
-      hint: `see ${logFile}:\n${tailOf(logFile, 20)}`,
-      detail: { logFile, argv },
-    });
+    new AivyxError(
+      'Config',
+      `Temporal dev server exited early (${spawnError?.message ?? `code ${exited?.code}, signal ${exited?.signal}`})`,
+      {
+        hint: `see ${logFile}:\n${tailOf(logFile, 20)}`,
+        detail: { logFile, argv },
+      },
+    );
 
   try {
     const connection = await waitHealthy(address, namespace, exit, () => exited !== undefined, died);
@@ -157,12 +167,18 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
  * Makes a namespace fit for aivyx: retention ≥ 720 h and every custom search attribute
  * registered. Idempotent; also run by `aivyx up` against a cluster given by TEMPORAL_ADDRESS.
  */
-export async function ensureNamespaceSetup(connection: Connection, namespace: string): Promise<{ retentionRaised: boolean; added: string[] }> {
+export async function ensureNamespaceSetup(
+  connection: Connection,
+  namespace: string,
+): Promise<{ retentionRaised: boolean; added: string[] }> {
   const described = await connection.workflowService.describeNamespace({ namespace });
   const retentionMs = optionalTsToMs(described.config?.workflowExecutionRetentionTtl) ?? 0;
   const retentionRaised = retentionMs < MIN_RETENTION_HOURS * 3_600_000;
   if (retentionRaised) {
-    await connection.workflowService.updateNamespace({ namespace, config: { workflowExecutionRetentionTtl: msToTs(`${MIN_RETENTION_HOURS}h`) } });
+    await connection.workflowService.updateNamespace({
+      namespace,
+      config: { workflowExecutionRetentionTtl: msToTs(`${MIN_RETENTION_HOURS}h`) },
+    });
   }
 
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
@@ -186,7 +202,13 @@ export async function ensureNamespaceSetup(connection: Connection, namespace: st
 }
 
 /** Polls until the frontend answers for `namespace`; fails fast if the process died. */
-async function waitHealthy(address: string, namespace: string, exit: Promise<unknown>, hasExited: () => boolean, died: () => Error): Promise<Connection> {
+async function waitHealthy(
+  address: string,
+  namespace: string,
+  exit: Promise<unknown>,
+  hasExited: () => boolean,
+  died: () => Error,
+): Promise<Connection> {
   const deadline = Date.now() + HEALTH_TIMEOUT_MS;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -213,7 +235,11 @@ async function waitHealthy(address: string, namespace: string, exit: Promise<unk
 
 /** The CLI spells types `Keyword`, `KeywordList`, … where the SDK says `KEYWORD`, `KEYWORD_LIST`. */
 function cliTypeName(t: SearchAttributeType): string {
-  return t.toLowerCase().split('_').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+  return t
+    .toLowerCase()
+    .split('_')
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
 }
 
 function tailOf(file: string, lines: number): string {
@@ -260,7 +286,10 @@ export async function stopLeftoverDevServer(pid: number, home: string): Promise<
   signal('SIGTERM');
   for (let waited = 0; ours(); waited += 100) {
     if (waited === STOP_GRACE_MS) signal('SIGKILL');
-    if (waited > STOP_GRACE_MS * 2) throw new AivyxError('Config', `the previous Temporal dev server (pid ${pid}) for ${home} does not stop`, { hint: `kill it (kill -9 ${pid}) and start again` });
+    if (waited > STOP_GRACE_MS * 2)
+      throw new AivyxError('Config', `the previous Temporal dev server (pid ${pid}) for ${home} does not stop`, {
+        hint: `kill it (kill -9 ${pid}) and start again`,
+      });
     await delay(100);
   }
 }

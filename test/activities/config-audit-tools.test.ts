@@ -11,8 +11,14 @@ const CONFIG_TOOLS = [configReadTool, configWriteTool];
 const AUDIT_TOOLS = [auditReadTool];
 import { aivyxFailure } from '../support/aivyx-failure.js';
 
-const ctx: ToolRunContext = { signal: new AbortController().signal, heartbeat: () => undefined, idemKey: 'k', turnId: 't', held: [], recordMemoryAccess: async () => undefined };
-
+const ctx: ToolRunContext = {
+  signal: new AbortController().signal,
+  heartbeat: () => undefined,
+  idemKey: 'k',
+  turnId: 't',
+  held: [],
+  recordMemoryAccess: async () => undefined,
+};
 
 describe('config descriptors', () => {
   it('scope by key; keys cannot be globs or forge qualifiers', () => {
@@ -26,13 +32,26 @@ describe('config descriptors', () => {
 });
 
 describe('config tools', () => {
-  const store = createMemoryConfigStore({ 'llm.model': 'gpt', 'openai.apiKey': 'sk-1', 'telegram.botToken': 'b', mailer: 'smtp://u:p@h' }, ['mailer']);
-  const [read, write] = createConfigTools({ store }) as [NonNullable<ReturnType<typeof createConfigTools>[0]>, NonNullable<ReturnType<typeof createConfigTools>[0]>];
+  const store = createMemoryConfigStore({ 'llm.model': 'gpt', 'openai.apiKey': 'sk-1', 'telegram.botToken': 'b', mailer: 'smtp://u:p@h' }, [
+    'mailer',
+  ]);
+  const [read, write] = createConfigTools({ store }) as [
+    NonNullable<ReturnType<typeof createConfigTools>[0]>,
+    NonNullable<ReturnType<typeof createConfigTools>[0]>,
+  ];
 
   it('reads and writes plain keys (write verified by reading back)', async () => {
-    expect(await read.run({ key: 'llm.model' }, ctx)).toEqual({ kind: 'completed', output: { key: 'llm.model', value: 'gpt' }, verified: 'NotApplicable' });
+    expect(await read.run({ key: 'llm.model' }, ctx)).toEqual({
+      kind: 'completed',
+      output: { key: 'llm.model', value: 'gpt' },
+      verified: 'NotApplicable',
+    });
     expect(await read.run({ key: 'unset.key2' }, ctx)).toMatchObject({ output: { value: null } });
-    expect(await write.run({ key: 'llm.model', value: 'claude' }, ctx)).toEqual({ kind: 'completed', output: { key: 'llm.model', previous: 'gpt' }, verified: 'Verified' });
+    expect(await write.run({ key: 'llm.model', value: 'claude' }, ctx)).toEqual({
+      kind: 'completed',
+      output: { key: 'llm.model', previous: 'gpt' },
+      verified: 'Verified',
+    });
     expect(await store.get('llm.model')).toBe('claude');
   });
 
@@ -62,7 +81,10 @@ describe('audit.read', () => {
     reader: {
       tail: async (n) => (asked.push(n), rows.slice(-n)),
       // Turns t0..t299: even ones in session "mine" (the real query is proven against PostgreSQL in test/integration/confinement-turns.test.ts).
-      tailOfSession: async (sessionId, n) => (bySession.push(sessionId), rows.filter((r) => sessionId === 'mine' && Number(r.turnId?.slice(1)) % 2 === 0).slice(-n)),
+      tailOfSession: async (sessionId, n) => (
+        bySession.push(sessionId),
+        rows.filter((r) => sessionId === 'mine' && Number(r.turnId?.slice(1)) % 2 === 0).slice(-n)
+      ),
     },
   });
   const all = (input: Record<string, unknown>) => ({ ...input, allSessions: true });
@@ -82,7 +104,8 @@ describe('audit.read', () => {
   it('tier ceilings: Untrusted reads nothing, SemiTrusted only its own session, a typed grant only its type (all sessions)', () => {
     const agent = CapabilitySet.from(['audit.read']);
     const untrusted = effectiveCapabilities(agent, 'Untrusted');
-    for (const input of [{}, { type: 'ToolCall' }, all({}), all({ type: 'ToolCall' })]) expect(untrusted.grants(auditReadTool.requiredScope(input))).toBe(false);
+    for (const input of [{}, { type: 'ToolCall' }, all({}), all({ type: 'ToolCall' })])
+      expect(untrusted.grants(auditReadTool.requiredScope(input))).toBe(false);
     const semi = effectiveCapabilities(agent, 'SemiTrusted');
     expect(semi.grants(auditReadTool.requiredScope({}))).toBe(true);
     expect(semi.grants(auditReadTool.requiredScope({ type: 'ToolCall' }))).toBe(true);
@@ -98,7 +121,13 @@ describe('audit.read', () => {
   it('own session: reads through the session port with the session the activity gives, never the whole log', async () => {
     asked.length = 0;
     const mine = await tool.run({ limit: 5 }, { ...ctx, sessionId: 'mine' });
-    expect(mine.kind === 'completed' && (mine.output as { entries: { turnId: string }[] }).entries.map((e) => e.turnId)).toEqual(['t290', 't292', 't294', 't296', 't298']);
+    expect(mine.kind === 'completed' && (mine.output as { entries: { turnId: string }[] }).entries.map((e) => e.turnId)).toEqual([
+      't290',
+      't292',
+      't294',
+      't296',
+      't298',
+    ]);
     expect(bySession).toEqual(['mine']);
     expect(asked).toEqual([]);
     const other = await tool.run({ limit: 5 }, { ...ctx, sessionId: 'someone-else' });
@@ -110,7 +139,9 @@ describe('audit.read', () => {
 
   it('filters by type and never returns more than the limit', async () => {
     const latest = await tool.run(all({ limit: 5 }), ctx);
-    expect(latest.kind === 'completed' && (latest.output as { entries: { seq: number }[] }).entries.map((e) => e.seq)).toEqual([296, 297, 298, 299, 300]);
+    expect(latest.kind === 'completed' && (latest.output as { entries: { seq: number }[] }).entries.map((e) => e.seq)).toEqual([
+      296, 297, 298, 299, 300,
+    ]);
     const calls = await tool.run(all({ type: 'ToolCall', limit: 100 }), ctx);
     if (calls.kind !== 'completed') throw new Error('expected completed');
     const out = calls.output as { entries: { type: string; seq: number; recordedAt: string }[]; truncated: boolean };

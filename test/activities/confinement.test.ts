@@ -36,7 +36,10 @@ function trees(name: string): { granted: string; outside: string; note: string; 
   const base = join(root, name);
   const granted = join(base, 'granted');
   const outside = join(base, 'outside');
-  for (const [dir, text] of [[granted, 'public notes'], [outside, 'SECRET: ssh key material']] as const) {
+  for (const [dir, text] of [
+    [granted, 'public notes'],
+    [outside, 'SECRET: ssh key material'],
+  ] as const) {
     mkdirSync(join(dir, 'docs'), { recursive: true });
     writeFileSync(join(dir, 'docs', 'note.txt'), text);
   }
@@ -52,7 +55,7 @@ function trees(name: string): { granted: string; outside: string; note: string; 
 }
 
 describe('a symlink swapped in after the check never escapes the grant', () => {
-  it('fs.read: swapped between the activity\'s scope check and the run → denied, nothing read', async () => {
+  it("fs.read: swapped between the activity's scope check and the run → denied, nothing read", async () => {
     const t = trees('read-after-check');
     const tool = createFsReadTool();
     const held = [`fs.read:${t.granted}/**`];
@@ -64,7 +67,7 @@ describe('a symlink swapped in after the check never escapes the grant', () => {
     expect(JSON.stringify(e.toData())).not.toContain('SECRET');
   });
 
-  it('fs.read: swapped between the tool\'s own check and its open → the opened descriptor gives it away', async () => {
+  it("fs.read: swapped between the tool's own check and its open → the opened descriptor gives it away", async () => {
     const t = trees('read-before-open');
     const held = [`fs.read:${t.granted}/**`];
     let swapped = false;
@@ -81,7 +84,7 @@ describe('a symlink swapped in after the check never escapes the grant', () => {
     expect(JSON.stringify(e.toData())).not.toContain('SECRET');
   });
 
-  it('fs.write: swapped between the activity\'s check and the run → denied, the outside file untouched', async () => {
+  it("fs.write: swapped between the activity's check and the run → denied, the outside file untouched", async () => {
     const t = trees('write-after-check');
     const tool = createFsWriteTool();
     const held = [`fs.write:${t.granted}/**`];
@@ -119,10 +122,12 @@ describe('a symlink swapped in after the check never escapes the grant', () => {
     expect(readFileSync(join(t.granted, 'docs.orig', 'via-fd.txt'), 'utf8')).toBe('through the descriptor');
     expect(existsSync(join(t.outside, 'docs', 'via-fd.txt'))).toBe(false);
     // And the tool itself refuses the swapped path afterwards.
-    expect((await aivyxFailure(tool.run({ path: join(t.granted, 'docs', 'x.txt'), content: 'x' }, toolContext({ held })))).kind).toBe('CapabilityDenied');
+    expect((await aivyxFailure(tool.run({ path: join(t.granted, 'docs', 'x.txt'), content: 'x' }, toolContext({ held })))).kind).toBe(
+      'CapabilityDenied',
+    );
   });
 
-  it('fs.delete: swapped between the activity\'s check and the run → denied, the outside file survives', async () => {
+  it("fs.delete: swapped between the activity's check and the run → denied, the outside file survives", async () => {
     const t = trees('delete-after-check');
     const tool = createFsDeleteTool({ home: join(root, 'no-home') });
     const held = [`fs.delete:${t.granted}/**`];
@@ -153,9 +158,13 @@ describe('a symlink swapped in after the check never escapes the grant', () => {
     const t = trees('legit');
     symlinkSync(join(t.granted, 'docs', 'note.txt'), join(t.granted, 'alias.txt'));
     const held = [`fs.read:${t.granted}/**`];
-    expect(await createFsReadTool().run({ path: join(t.granted, 'alias.txt') }, toolContext({ held }))).toMatchObject({ output: { content: 'public notes', path: t.note } });
+    expect(await createFsReadTool().run({ path: join(t.granted, 'alias.txt') }, toolContext({ held }))).toMatchObject({
+      output: { content: 'public notes', path: t.note },
+    });
     execFileSync('mkfifo', [join(t.granted, 'fifo')]);
-    expect((await aivyxFailure(createFsReadTool().run({ path: join(t.granted, 'fifo') }, toolContext({ held })))).message).toMatch(/not a regular file/);
+    expect((await aivyxFailure(createFsReadTool().run({ path: join(t.granted, 'fifo') }, toolContext({ held })))).message).toMatch(
+      /not a regular file/,
+    );
   });
 });
 
@@ -171,7 +180,10 @@ describe('fs.delete:/x/** never deletes /x', () => {
     expect(existsSync(join(x, 'inner', 'f'))).toBe(true);
     // What is under it may go.
     expect(await activityCheck(tool, { path: join(x, 'inner'), recursive: true }, held)).toBe(true);
-    expect(await tool.run({ path: join(x, 'inner'), recursive: true }, toolContext({ held }))).toMatchObject({ verified: 'Verified', output: { existed: true } });
+    expect(await tool.run({ path: join(x, 'inner'), recursive: true }, toolContext({ held }))).toMatchObject({
+      verified: 'Verified',
+      output: { existed: true },
+    });
     expect(existsSync(x)).toBe(true);
   });
 });
@@ -198,12 +210,28 @@ describe('the data directory is outside every grant below Kernel', () => {
   const meta = createFsMetadataTool({ protectedPaths });
 
   it('what is protected: the data directory, the passphrase file elsewhere, /proc; not the workspace', () => {
-    for (const p of [dataDir, join(dataDir, 'rest-token'), join(dataDir, 'pglite', 'PG_VERSION'), passphraseFile, '/proc/self/environ', `/proc/${process.pid}/environ`]) expect(isProtectedPath(p, protectedPaths), p).toBe(true);
-    for (const p of [workspace, join(workspace, 'notes.txt'), home, join(home, '.ssh', 'id_rsa'), `${dataDir}x`]) expect(isProtectedPath(p, protectedPaths), p).toBe(false);
+    for (const p of [
+      dataDir,
+      join(dataDir, 'rest-token'),
+      join(dataDir, 'pglite', 'PG_VERSION'),
+      passphraseFile,
+      '/proc/self/environ',
+      `/proc/${process.pid}/environ`,
+    ])
+      expect(isProtectedPath(p, protectedPaths), p).toBe(true);
+    for (const p of [workspace, join(workspace, 'notes.txt'), home, join(home, '.ssh', 'id_rsa'), `${dataDir}x`])
+      expect(isProtectedPath(p, protectedPaths), p).toBe(false);
   });
 
   it('reads of rest-token, the PGlite files, the passphrase file (outside the data dir) and /proc/self/environ resolve to kernel.data_dir and are denied, even for Trusted', async () => {
-    for (const path of [join(dataDir, 'rest-token'), join(dataDir, 'pglite', 'PG_VERSION'), passphraseFile, join(workspace, 'token-link'), '/proc/self/environ', join(workspace, '..', 'rest-token')]) {
+    for (const path of [
+      join(dataDir, 'rest-token'),
+      join(dataDir, 'pglite', 'PG_VERSION'),
+      passphraseFile,
+      join(workspace, 'token-link'),
+      '/proc/self/environ',
+      join(workspace, '..', 'rest-token'),
+    ]) {
       const scope = await read.resolveScope({ path });
       expect(scope, path).toMatch(/^kernel\.data_dir:/);
       expect(await activityCheck(read, { path }, trusted), path).toBe(false);
@@ -214,26 +242,44 @@ describe('the data directory is outside every grant below Kernel', () => {
   });
 
   it('writes, deletes and metadata into the data directory are denied; deleting a directory that holds it too', async () => {
-    expect(await write.resolveScope({ path: join(dataDir, 'rest-token'), content: 'x' })).toBe(`kernel.data_dir:${join(dataDir, 'rest-token')}`);
-    expect((await aivyxFailure(write.run({ path: join(dataDir, 'rest-token'), content: 'attacker' }, toolContext({ held: trusted })))).kind).toBe('CapabilityDenied');
-    expect((await aivyxFailure(write.run({ path: passphraseFile, content: 'attacker' }, toolContext({ held: trusted })))).kind).toBe('CapabilityDenied');
-    expect((await aivyxFailure(write.run({ path: join(dataDir, 'new-file'), content: 'x' }, toolContext({ held: trusted })))).kind).toBe('CapabilityDenied');
+    expect(await write.resolveScope({ path: join(dataDir, 'rest-token'), content: 'x' })).toBe(
+      `kernel.data_dir:${join(dataDir, 'rest-token')}`,
+    );
+    expect(
+      (await aivyxFailure(write.run({ path: join(dataDir, 'rest-token'), content: 'attacker' }, toolContext({ held: trusted })))).kind,
+    ).toBe('CapabilityDenied');
+    expect((await aivyxFailure(write.run({ path: passphraseFile, content: 'attacker' }, toolContext({ held: trusted })))).kind).toBe(
+      'CapabilityDenied',
+    );
+    expect((await aivyxFailure(write.run({ path: join(dataDir, 'new-file'), content: 'x' }, toolContext({ held: trusted })))).kind).toBe(
+      'CapabilityDenied',
+    );
     expect(readFileSync(join(dataDir, 'rest-token'), 'utf8')).toBe('REST-TOKEN-VALUE');
     expect(existsSync(join(dataDir, 'new-file'))).toBe(false);
     for (const path of [join(dataDir, 'pglite'), dataDir, home]) {
       expect(await del.resolveScope({ path, recursive: true }), path).toMatch(/^kernel\.data_dir:/);
-      expect((await aivyxFailure(del.run({ path, recursive: true }, toolContext({ held: trusted })))).kind, path).toMatch(/CapabilityDenied|Tool/);
+      expect((await aivyxFailure(del.run({ path, recursive: true }, toolContext({ held: trusted })))).kind, path).toMatch(
+        /CapabilityDenied|Tool/,
+      );
     }
     expect(existsSync(join(dataDir, 'pglite', 'PG_VERSION'))).toBe(true);
     expect(await meta.resolveScope({ path: join(dataDir, 'rest-token') })).toMatch(/^kernel\.data_dir:/);
     expect(await meta.resolveScope({ path: join(workspace, 'token-link') })).toMatch(/^kernel\.data_dir:/);
-    expect((await aivyxFailure(meta.run({ path: join(workspace, 'token-link') }, toolContext({ held: trusted })))).kind).toBe('CapabilityDenied');
+    expect((await aivyxFailure(meta.run({ path: join(workspace, 'token-link') }, toolContext({ held: trusted })))).kind).toBe(
+      'CapabilityDenied',
+    );
   });
 
   it('the workspace stays usable: read, write, metadata and delete inside it', async () => {
-    expect(await read.run({ path: join(workspace, 'notes.txt') }, toolContext({ held: trusted }))).toMatchObject({ output: { content: 'workspace notes' } });
-    expect(await write.run({ path: join(workspace, 'out.txt'), content: 'ok' }, toolContext({ held: trusted }))).toMatchObject({ verified: 'Verified' });
-    expect(await meta.run({ path: join(workspace, 'out.txt') }, toolContext({ held: trusted }))).toMatchObject({ output: { exists: true, type: 'file' } });
+    expect(await read.run({ path: join(workspace, 'notes.txt') }, toolContext({ held: trusted }))).toMatchObject({
+      output: { content: 'workspace notes' },
+    });
+    expect(await write.run({ path: join(workspace, 'out.txt'), content: 'ok' }, toolContext({ held: trusted }))).toMatchObject({
+      verified: 'Verified',
+    });
+    expect(await meta.run({ path: join(workspace, 'out.txt') }, toolContext({ held: trusted }))).toMatchObject({
+      output: { exists: true, type: 'file' },
+    });
     expect(await del.run({ path: join(workspace, 'out.txt') }, toolContext({ held: trusted }))).toMatchObject({ verified: 'Verified' });
   });
 
@@ -247,13 +293,24 @@ describe('the data directory is outside every grant below Kernel', () => {
     expect((await aivyxFailure(shell.run(input, ctx))).kind).toBe('CapabilityDenied');
     expect(existsSync(marker)).toBe(false);
     expect(intents.get(ctx.idemKey)).toBeUndefined(); // refused before the intent was claimed
-    expect(await shell.run({ argv: ['touch', marker], cwd: workspace }, toolContext({ held: trusted }))).toMatchObject({ output: { exitCode: 0 } });
+    expect(await shell.run({ argv: ['touch', marker], cwd: workspace }, toolContext({ held: trusted }))).toMatchObject({
+      output: { exitCode: 0 },
+    });
     expect(existsSync(marker)).toBe(true);
   });
 
   it('git: a repository inside the data directory is refused; a data directory inside a repository is hidden and never committed', async () => {
-    const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { PATH: process.env.PATH, HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, encoding: 'utf8' });
-    const [status, diff, commit] = createGitTools({ intents: createMemoryIntentStore(), protectedPaths, env: { PATH: process.env.PATH, HOME: root } }) as [ToolImplementation, ToolImplementation, ToolImplementation];
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync('git', args, {
+        cwd,
+        env: { PATH: process.env.PATH, HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+        encoding: 'utf8',
+      });
+    const [status, diff, commit] = createGitTools({
+      intents: createMemoryIntentStore(),
+      protectedPaths,
+      env: { PATH: process.env.PATH, HOME: root },
+    }) as [ToolImplementation, ToolImplementation, ToolImplementation];
     const inside = join(dataDir, 'repo');
     mkdirSync(inside);
     git(inside, 'init', '-q');
@@ -276,9 +333,13 @@ describe('the data directory is outside every grant below Kernel', () => {
     expect(e.kind).toBe('CapabilityDenied');
     expect(e.message).toContain('.aivyx/rest-token');
     expect((await aivyxFailure(diff.run({ repo: home, staged: true }, toolContext({ held: trusted })))).kind).toBe('CapabilityDenied');
-    expect((await aivyxFailure(commit.run({ repo: home, message: 'steal', paths: ['.aivyx'] }, toolContext({ held: trusted })))).kind).toBe('CapabilityDenied');
+    expect((await aivyxFailure(commit.run({ repo: home, message: 'steal', paths: ['.aivyx'] }, toolContext({ held: trusted })))).kind).toBe(
+      'CapabilityDenied',
+    );
     git(home, 'rm', '-q', '--cached', '.aivyx/rest-token');
-    expect(await commit.run({ repo: home, message: 'todo', paths: ['todo.txt'] }, toolContext({ held: trusted }))).toMatchObject({ kind: 'completed' });
+    expect(await commit.run({ repo: home, message: 'todo', paths: ['todo.txt'] }, toolContext({ held: trusted }))).toMatchObject({
+      kind: 'completed',
+    });
     expect(git(home, 'ls-files')).toBe('todo.txt\n');
   });
 });

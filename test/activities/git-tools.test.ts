@@ -33,9 +33,12 @@ function makeRepo(name: string): string {
   return dir;
 }
 
-
 const intents = createMemoryIntentStore();
-const [status, diff, commit] = createGitTools({ intents, env }) as [ReturnType<typeof createGitTools>[0], ReturnType<typeof createGitTools>[0], ReturnType<typeof createGitTools>[0]];
+const [status, diff, commit] = createGitTools({ intents, env }) as [
+  ReturnType<typeof createGitTools>[0],
+  ReturnType<typeof createGitTools>[0],
+  ReturnType<typeof createGitTools>[0],
+];
 
 describe('git descriptors', () => {
   it('derive git.read / git.write scopes from the normalized repo path', () => {
@@ -136,7 +139,9 @@ describe('hostile repositories never make git execute anything', () => {
     writeFileSync(join(repo, 'f.txt'), 'x\n');
     const e = await aivyxFailure(status.run({ repo }, toolContext({ held: HOST_GRANTS })));
     expect(e.kind).toBe('CapabilityDenied');
-    expect((await aivyxFailure(commit.run({ repo, message: 'm', paths: ['f.txt'] }, toolContext({ held: HOST_GRANTS })))).kind).toBe('CapabilityDenied');
+    expect((await aivyxFailure(commit.run({ repo, message: 'm', paths: ['f.txt'] }, toolContext({ held: HOST_GRANTS })))).kind).toBe(
+      'CapabilityDenied',
+    );
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -181,14 +186,19 @@ describe('where the repository really lives', () => {
     expect(grants.grants(await diff.resolveScope({ repo: planted }))).toBe(false);
     // The run re-checks on its own (the activity's check may have run before a swap): refused, nothing shown.
     // Started one at a time: a second promise built beside the first rejects before anything awaits it.
-    for (const run of [() => status.run({ repo: planted }, toolContext({ held })), () => diff.run({ repo: planted, staged: true }, toolContext({ held }))]) {
+    for (const run of [
+      () => status.run({ repo: planted }, toolContext({ held })),
+      () => diff.run({ repo: planted, staged: true }, toolContext({ held })),
+    ]) {
       const e = await aivyxFailure(run());
       expect(e.kind).toBe('CapabilityDenied');
       expect(e.message).toContain(join(secret, '.git'));
       expect(JSON.stringify(e.toData())).not.toContain('SECRET KEY');
     }
     const before = sh(secret, 'rev-parse', 'HEAD');
-    expect((await aivyxFailure(commit.run({ repo: planted, message: 'into the secret repo' }, toolContext({ held })))).kind).toBe('CapabilityDenied');
+    expect((await aivyxFailure(commit.run({ repo: planted, message: 'into the secret repo' }, toolContext({ held })))).kind).toBe(
+      'CapabilityDenied',
+    );
     expect(sh(secret, 'rev-parse', 'HEAD')).toBe(before);
   });
 
@@ -221,7 +231,10 @@ describe('where the repository really lives', () => {
     const ok = makeRepo('granted-tree/ok');
     writeFileSync(join(ok, 'f.txt'), 'x\n');
     expect(grants.grants(await status.resolveScope({ repo: ok }))).toBe(true);
-    expect(await status.run({ repo: ok }, toolContext({ held }))).toMatchObject({ kind: 'completed', output: { entries: [{ status: '??', path: 'f.txt' }] } });
+    expect(await status.run({ repo: ok }, toolContext({ held }))).toMatchObject({
+      kind: 'completed',
+      output: { entries: [{ status: '??', path: 'f.txt' }] },
+    });
     rmSync(ok, { recursive: true });
   });
 });

@@ -16,7 +16,6 @@ import { aivyxFailure } from '../support/aivyx-failure.js';
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const serverScript = fileURLToPath(new URL('../fixtures/mcp/echo-server.ts', import.meta.url));
 
-
 let http: Server;
 let url: string;
 let pool: McpClientPool;
@@ -56,8 +55,18 @@ afterAll(async () => {
 describe('mcp client pool', () => {
   it('lists the tools of both servers (lazy connect) and builds the model-facing spec', async () => {
     const tools = await pool.listTools();
-    expect(tools.filter((t) => t.server === 'echo').map((t) => t.name).sort()).toEqual(['echo', 'fail', 'slow']);
-    expect(tools.filter((t) => t.server === 'web').map((t) => t.name).sort()).toEqual(['echo', 'fail', 'slow']);
+    expect(
+      tools
+        .filter((t) => t.server === 'echo')
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(['echo', 'fail', 'slow']);
+    expect(
+      tools
+        .filter((t) => t.server === 'web')
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(['echo', 'fail', 'slow']);
     const spec = mcpToolSpec(tools);
     expect(spec.id).toBe('mcp.call');
     expect(spec.description).toContain('server "echo", tool "echo"');
@@ -79,7 +88,17 @@ describe('mcp.call', () => {
     expect(await tool.resolveScope({ server: 'echo', tool: 'echo', arguments: { text: 'hi' } })).toBe('mcp.call:echo/echo');
     const c = toolContext();
     const r = await tool.run({ server: 'echo', tool: 'echo', arguments: { text: 'héllo' } }, c);
-    expect(r).toEqual({ kind: 'completed', verified: 'Unverified', output: { server: 'echo', tool: 'echo', content: [{ type: 'text', text: 'héllo' }], structuredContent: { echoed: 'héllo' }, truncated: false } });
+    expect(r).toEqual({
+      kind: 'completed',
+      verified: 'Unverified',
+      output: {
+        server: 'echo',
+        tool: 'echo',
+        content: [{ type: 'text', text: 'héllo' }],
+        structuredContent: { echoed: 'héllo' },
+        truncated: false,
+      },
+    });
     expect(intents.get(c.idemKey)).toMatchObject({ tool: 'mcp.call', state: 'finished', outcome: 'completed' });
     const again = await aivyxFailure(tool.run({ server: 'echo', tool: 'echo', arguments: { text: 'héllo' } }, c));
     expect(again.detail).toMatchObject({ atMostOnce: true });

@@ -49,14 +49,26 @@ describe.each(openStorageBackends())('memory store on $name', (backend) => {
     await write({ text: 'Reviewed the auth pull request' }, T0);
     await write({ text: 'Lunch with Sam' }, T0 + 1000);
     await write({ text: 'Login page redesign: fixed the auth flow' }, T0 - 2 * DAY);
-    expect(await recall({ query: 'auth login fix' })).toEqual(['Fixed the login bug in the auth service', 'Login page redesign: fixed the auth flow', 'Reviewed the auth pull request']);
+    expect(await recall({ query: 'auth login fix' })).toEqual([
+      'Fixed the login bug in the auth service',
+      'Login page redesign: fixed the auth flow',
+      'Reviewed the auth pull request',
+    ]);
     expect(await recall({ query: 'auth', limit: 1 })).toEqual(['Reviewed the auth pull request']);
     const r = await store.recall(parseMemoryRecallInput({ query: 'auth', limit: 1 }));
     expect(r.more).toBe(true);
     // No query: newest first within the range; `to` is exclusive.
-    expect(await recall({})).toEqual(['Lunch with Sam', 'Reviewed the auth pull request', 'Fixed the login bug in the auth service', 'Login page redesign: fixed the auth flow']);
+    expect(await recall({})).toEqual([
+      'Lunch with Sam',
+      'Reviewed the auth pull request',
+      'Fixed the login bug in the auth service',
+      'Login page redesign: fixed the auth flow',
+    ]);
     expect(await recall({ from: T0 - DAY, to: T0 })).toEqual(['Fixed the login bug in the auth service']);
-    expect(await recall({ from: new Date(T0 - 2 * DAY).toISOString(), to: new Date(T0).toISOString(), query: 'auth' })).toEqual(['Fixed the login bug in the auth service', 'Login page redesign: fixed the auth flow']);
+    expect(await recall({ from: new Date(T0 - 2 * DAY).toISOString(), to: new Date(T0).toISOString(), query: 'auth' })).toEqual([
+      'Fixed the login bug in the auth service',
+      'Login page redesign: fixed the auth flow',
+    ]);
     expect(await recall({ query: 'nothing matches this' })).toEqual([]);
   });
 
@@ -112,7 +124,10 @@ describe.each(openStorageBackends())('memory store on $name', (backend) => {
     expect(retry).toEqual(first);
     expect(first).toMatchObject({ kind: 'completed', output: { id: store.idFor('wf/run/activity-9'), at: new Date(T0).toISOString() } });
     const found = await r!.run({ query: 'retried', topic: 'work' }, ctx('wf/run/activity-10'));
-    expect(found).toMatchObject({ kind: 'completed', output: { entries: [{ text: 'Retried note', topic: 'work', at: new Date(T0).toISOString() }], more: false } });
+    expect(found).toMatchObject({
+      kind: 'completed',
+      output: { entries: [{ text: 'Retried note', topic: 'work', at: new Date(T0).toISOString() }], more: false },
+    });
     const id = store.idFor('wf/run/activity-9');
     expect(await f!.run({ id }, ctx('wf/run/activity-11'))).toEqual({ kind: 'completed', output: { forgotten: 1 }, verified: 'Verified' });
     expect(access).toEqual([
@@ -141,7 +156,10 @@ describe.each(openStorageBackends())('memory store on $name', (backend) => {
     expect(await store.forget(parseMemoryForgetInput({ to: T0 }))).toEqual({ forgotten: 1 });
     expect(await recall({})).toEqual(['gamma note']);
     // Nothing of the forgotten entries is left in the index.
-    const rows = await s.db.selectFrom('memory_tokens').select(sql<number>`count(distinct memory_key)`.as('n')).executeTakeFirstOrThrow();
+    const rows = await s.db
+      .selectFrom('memory_tokens')
+      .select(sql<number>`count(distinct memory_key)`.as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(rows.n)).toBe(1);
   });
 
@@ -159,10 +177,17 @@ describe.each(openStorageBackends())('memory store on $name', (backend) => {
     const tokens = await s.db.selectFrom('memory_tokens').selectAll().execute();
     expect(tokens.length).toBeGreaterThan(4);
     for (const r of tokens) expect(r.token_mac).toMatch(/^[0-9a-f]{32}$/);
-    const dump = JSON.stringify(tokens) + JSON.stringify((await sql`select key, encode(ciphertext, 'escape') as c from sealed_records`.execute(s.db)).rows);
-    for (const word of ['zanzibar', 'quokka', 'pemberton', 'merger', 'meeting', 'meet', 'sessionzeta', 'topicomega']) expect(dump.toLowerCase()).not.toContain(word);
+    const dump =
+      JSON.stringify(tokens) +
+      JSON.stringify((await sql`select key, encode(ciphertext, 'escape') as c from sealed_records`.execute(s.db)).rows);
+    for (const word of ['zanzibar', 'quokka', 'pemberton', 'merger', 'meeting', 'meet', 'sessionzeta', 'topicomega'])
+      expect(dump.toLowerCase()).not.toContain(word);
     // And the same word under another key is another MAC: the index is keyed, not a plain hash.
     const other = new MasterKey(new Uint8Array(32).fill(8));
-    expect(createMemoryStore({ db: s.db, domain: SealedStorage.open(s.db, other).domain('memory'), memoryKey: other.subkey('memory') }).idFor('x')).not.toBe(store.idFor('x'));
+    expect(
+      createMemoryStore({ db: s.db, domain: SealedStorage.open(s.db, other).domain('memory'), memoryKey: other.subkey('memory') }).idFor(
+        'x',
+      ),
+    ).not.toBe(store.idFor('x'));
   });
 });

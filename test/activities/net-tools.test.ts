@@ -5,7 +5,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockedAddressReason, createNetFetchTool, createNetPostTool, idempotencyKeyFor, type HostResolver, type NetResponseOutput, type ToolRunContext } from '../../activities/tools/index.js';
+import {
+  blockedAddressReason,
+  createNetFetchTool,
+  createNetPostTool,
+  idempotencyKeyFor,
+  type HostResolver,
+  type NetResponseOutput,
+  type ToolRunContext,
+} from '../../activities/tools/index.js';
 import { CapabilitySet } from '../../core/capability/index.js';
 import { netFetchTool, netPostTool } from '../../core/tools/net-tools.js';
 import type { ToolDescriptor } from '../../core/tools.js';
@@ -13,8 +21,6 @@ import type { ToolDescriptor } from '../../core/tools.js';
 const NET_TOOLS: ToolDescriptor[] = [netFetchTool, netPostTool];
 import { toolContext } from '../support/tool-context.js';
 import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
-
-
 
 interface Seen {
   method: string;
@@ -57,7 +63,14 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
       // Never answers; the client's deadline must end the call.
     } else if (path === '/echo') {
       res.writeHead(201, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ method: req.method, contentType: req.headers['content-type'] ?? null, key: req.headers['idempotency-key'] ?? null, body }));
+      res.end(
+        JSON.stringify({
+          method: req.method,
+          contentType: req.headers['content-type'] ?? null,
+          key: req.headers['idempotency-key'] ?? null,
+          body,
+        }),
+      );
     } else {
       res.writeHead(404);
       res.end('nope');
@@ -90,10 +103,17 @@ async function fetchOut(input: unknown, held = heldFetch(), c?: Partial<ToolRunC
 
 describe('descriptors', () => {
   it('scope on the canonical URL', () => {
-    expect(NET_TOOLS.map((t) => [t.id, t.idempotency])).toEqual([['net.fetch', 'natural'], ['net.post', 'keyed']]);
-    expect(netFetchTool.requiredScope({ url: 'HTTPS://API.Example.COM:443/v1/./items/../x?q=1#frag' })).toBe('net.fetch:https://api.example.com/v1/x?q=1');
+    expect(NET_TOOLS.map((t) => [t.id, t.idempotency])).toEqual([
+      ['net.fetch', 'natural'],
+      ['net.post', 'keyed'],
+    ]);
+    expect(netFetchTool.requiredScope({ url: 'HTTPS://API.Example.COM:443/v1/./items/../x?q=1#frag' })).toBe(
+      'net.fetch:https://api.example.com/v1/x?q=1',
+    );
     expect(netFetchTool.requiredScope({ url: 'http://127.0.0.1:8080' })).toBe('net.fetch:http://127.0.0.1:8080/');
-    expect(netPostTool.requiredScope({ url: 'https://api.example.com/v1/items', method: 'POST', body: '{}', contentType: 'application/json' })).toBe('net.post:https://api.example.com/v1/items');
+    expect(
+      netPostTool.requiredScope({ url: 'https://api.example.com/v1/items', method: 'POST', body: '{}', contentType: 'application/json' }),
+    ).toBe('net.post:https://api.example.com/v1/items');
   });
 
   it('refuse bad methods, headers and bodies at parse', () => {
@@ -114,7 +134,11 @@ describe('descriptors', () => {
       [netPostTool, { url: 'https://a.example/', method: 'POST', body: 'x', contentType: 'json\r\nX: y' }],
       [netPostTool, { url: 'https://a.example/', method: 'POST', body: 'x'.repeat(1024 * 1024 + 1) }],
     ];
-    for (const [tool, input] of bad) expect(errorKindOf(() => tool.requiredScope(input)), JSON.stringify(input).slice(0, 120)).toBe('InvalidScope');
+    for (const [tool, input] of bad)
+      expect(
+        errorKindOf(() => tool.requiredScope(input)),
+        JSON.stringify(input).slice(0, 120),
+      ).toBe('InvalidScope');
   });
 });
 
@@ -153,7 +177,10 @@ describe('adversarial URL corpus', () => {
       'https://api.example.com/v1\n',
       'https:///v1',
     ]) {
-      expect(errorKindOf(() => scope(url)), url).toBe('InvalidScope');
+      expect(
+        errorKindOf(() => scope(url)),
+        url,
+      ).toBe('InvalidScope');
     }
   });
 
@@ -178,7 +205,34 @@ describe('adversarial URL corpus', () => {
 
 describe('address policy', () => {
   it('classifies private, loopback, link-local, CGNAT, multicast, unspecified and IPv4-in-IPv6 forms', () => {
-    for (const ip of ['127.0.0.1', '127.255.0.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::7f00:1', '2002:7f00:1::', '::127.0.0.1', 'fe80::1%lo0', 'not-an-ip']) {
+    for (const ip of [
+      '127.0.0.1',
+      '127.255.0.9',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:10.0.0.1',
+      '::ffff:169.254.169.254',
+      '64:ff9b::7f00:1',
+      '2002:7f00:1::',
+      '::127.0.0.1',
+      'fe80::1%lo0',
+      'not-an-ip',
+    ]) {
       expect(blockedAddressReason(ip), ip).toBeDefined();
     }
     for (const ip of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808']) {
@@ -191,12 +245,22 @@ describe('address policy', () => {
 describe('net.fetch', () => {
   it('fetches from 127.0.0.1 only when the held qualifier names 127.0.0.1:<port>', async () => {
     const o = await fetchOut({ url: `${base}/hello?x=1` });
-    expect(o).toMatchObject({ url: `${base}/hello?x=1`, status: 200, body: 'hello world', bytes: 11, truncated: false, headers: { 'x-test': 'yes' } });
+    expect(o).toMatchObject({
+      url: `${base}/hello?x=1`,
+      status: 200,
+      body: 'hello world',
+      bytes: 11,
+      truncated: false,
+      headers: { 'x-test': 'yes' },
+    });
     expect(seen.at(-1)).toMatchObject({ method: 'GET', url: '/hello?x=1', headers: { host: `127.0.0.1:${port}`, 'user-agent': 'aivyx' } });
 
     for (const held of [['net.fetch'], ['net.fetch:*'], [], [`net.post:${base}/`], [`net.fetch:http://127.0.0.1:${port + 1}/`]]) {
       const e = await aivyxFailure(fetchTool.run({ url: `${base}/hello` }, toolContext({ held })));
-      expect(e, held.join()).toMatchObject({ kind: 'CapabilityDenied', detail: { tool: 'net.fetch', host: '127.0.0.1', address: '127.0.0.1', reason: 'private-address' } });
+      expect(e, held.join()).toMatchObject({
+        kind: 'CapabilityDenied',
+        detail: { tool: 'net.fetch', host: '127.0.0.1', address: '127.0.0.1', reason: 'private-address' },
+      });
       expect(e.hint).toContain(`net.fetch:http://127.0.0.1:${port}/`);
     }
   });
@@ -233,16 +297,21 @@ describe('net.fetch', () => {
       expect(e, host).toMatchObject({ kind: 'CapabilityDenied', detail: { reason: 'private-address' } });
     }
     expect(calls).toEqual(Object.keys(answers));
-    expect((await aivyxFailure(tool.run({ url: `http://nx.example:${port}/` }, toolContext({ held: ['net.fetch'] })))).message).toMatch(/cannot resolve nx\.example/);
+    expect((await aivyxFailure(tool.run({ url: `http://nx.example:${port}/` }, toolContext({ held: ['net.fetch'] })))).message).toMatch(
+      /cannot resolve nx\.example/,
+    );
   });
 
-  it('connects to the address resolved once (no second lookup, no rebinding), with Host naming the URL\'s host', async () => {
+  it("connects to the address resolved once (no second lookup, no rebinding), with Host naming the URL's host", async () => {
     let calls = 0;
     // A rebinding resolver: the first answer is the one checked; any later answer would differ.
     const resolve: HostResolver = async () => [{ address: calls++ === 0 ? '127.0.0.1' : '10.9.9.9', family: 4 }];
     const policed: string[] = [];
     // Treat 127.0.0.1 as public here so a NAME can be fetched from the local test server.
-    const tool = createNetFetchTool({ resolve, addressPolicy: (a) => (policed.push(a), a === '127.0.0.1' ? undefined : blockedAddressReason(a)) });
+    const tool = createNetFetchTool({
+      resolve,
+      addressPolicy: (a) => (policed.push(a), a === '127.0.0.1' ? undefined : blockedAddressReason(a)),
+    });
     for (let i = 0; i < 2; i++) {
       calls = 0;
       const r = await tool.run({ url: `http://svc.example:${port}/hello` }, toolContext({ held: ['net.fetch'] }));
@@ -277,7 +346,9 @@ describe('net.fetch', () => {
   it('stops when the activity is cancelled', async () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error('cancelled by test')), 200);
-    await expect(fetchTool.run({ url: `${base}/slow` }, toolContext({ held: heldFetch(), signal: ac.signal }))).rejects.toThrow('cancelled by test');
+    await expect(fetchTool.run({ url: `${base}/slow` }, toolContext({ held: heldFetch(), signal: ac.signal }))).rejects.toThrow(
+      'cancelled by test',
+    );
   });
 
   it('reports a refused connection as a Tool error', async () => {
@@ -285,7 +356,9 @@ describe('net.fetch', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const p = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    const e = await aivyxFailure(fetchTool.run({ url: `http://127.0.0.1:${p}/` }, toolContext({ held: [`net.fetch:http://127.0.0.1:${p}/`] })));
+    const e = await aivyxFailure(
+      fetchTool.run({ url: `http://127.0.0.1:${p}/` }, toolContext({ held: [`net.fetch:http://127.0.0.1:${p}/`] })),
+    );
     expect(e).toMatchObject({ kind: 'Tool', detail: { tool: 'net.fetch' } });
     expect(e.message).toMatch(/connection refused/);
   });
@@ -301,18 +374,30 @@ describe('net.post', () => {
     expect(echoed).toEqual({ method: 'PUT', contentType: 'application/json', key: idempotencyKeyFor(c.idemKey), body: '{"a":1}' });
     expect(idempotencyKeyFor(c.idemKey)).toMatch(/^[0-9a-f]{64}$/);
     // A retry of the same activity (same idemKey) carries the same key; another call a different one.
-    const again = JSON.parse(((await postTool.run(input, { ...c })) as { output: NetResponseOutput }).output.body) as Record<string, unknown>;
+    const again = JSON.parse(((await postTool.run(input, { ...c })) as { output: NetResponseOutput }).output.body) as Record<
+      string,
+      unknown
+    >;
     expect(again.key).toBe(echoed.key);
-    const other = JSON.parse(((await postTool.run(input, toolContext({ held: heldPost() }))) as { output: NetResponseOutput }).output.body) as Record<string, unknown>;
+    const other = JSON.parse(
+      ((await postTool.run(input, toolContext({ held: heldPost() }))) as { output: NetResponseOutput }).output.body,
+    ) as Record<string, unknown>;
     expect(other.key).not.toBe(echoed.key);
     for (const method of ['POST', 'PATCH', 'DELETE']) {
-      expect(JSON.parse(((await postTool.run({ url: `${base}/echo`, method }, toolContext({ held: heldPost() }))) as { output: NetResponseOutput }).output.body)).toMatchObject({ method, contentType: null, body: '' });
+      expect(
+        JSON.parse(
+          ((await postTool.run({ url: `${base}/echo`, method }, toolContext({ held: heldPost() }))) as { output: NetResponseOutput }).output
+            .body,
+        ),
+      ).toMatchObject({ method, contentType: null, body: '' });
     }
   });
 
   it('a net.fetch grant naming the address does not unlock net.post, nor does bare net.post', async () => {
     for (const held of [heldFetch(), ['net.post'], ['net.post:*']]) {
-      expect((await aivyxFailure(postTool.run({ url: `${base}/echo`, method: 'POST' }, toolContext({ held })))).kind).toBe('CapabilityDenied');
+      expect((await aivyxFailure(postTool.run({ url: `${base}/echo`, method: 'POST' }, toolContext({ held })))).kind).toBe(
+        'CapabilityDenied',
+      );
     }
   });
 

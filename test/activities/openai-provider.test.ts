@@ -16,19 +16,35 @@ afterEach(closeReplayServers);
 const replayAt = (replies: Parameters<typeof replay>[0]) => replay(replies, '/v1');
 
 const tools = [
-  { id: 'fs.read', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+  {
+    id: 'fs.read',
+    description: 'Read a file',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
   { id: 'shell.exec', description: 'Run a command', inputSchema: { type: 'object' } },
 ];
 
 function req(over: Partial<LlmStepRequest> = {}): LlmStepRequest {
-  return { turnId: 't1', step: 0, history: [], message: { id: 'm1', sessionId: 's1', content: [{ type: 'text', text: 'read both' }], receivedAt: 0 }, transcript: [], tools, ...over };
+  return {
+    turnId: 't1',
+    step: 0,
+    history: [],
+    message: { id: 'm1', sessionId: 's1', content: [{ type: 'text', text: 'read both' }], receivedAt: 0 },
+    transcript: [],
+    tools,
+    ...over,
+  };
 }
-
 
 describe('OpenAI-compatible provider: request mapping', () => {
   it('POSTs a streaming chat completion with history, image and document parts, the transcript and mapped tool names', async () => {
     const srv = await replayAt([{ body: fixture('openai-text.sse') }]);
-    const llm = createOpenAiCompatibleProvider({ baseUrl: `${srv.url}/`, model: 'gpt-4o-mini', apiKey: 'sk-test-123456789', headers: { 'openai-organization': 'org-1' } });
+    const llm = createOpenAiCompatibleProvider({
+      baseUrl: `${srv.url}/`,
+      model: 'gpt-4o-mini',
+      apiKey: 'sk-test-123456789',
+      headers: { 'openai-organization': 'org-1' },
+    });
     await llm.step(
       req({
         step: 1,
@@ -48,7 +64,12 @@ describe('OpenAI-compatible provider: request mapping', () => {
         },
         transcript: [
           { role: 'assistant', text: 'Reading.', calls: [{ callId: 'call_1', tool: 'fs.read', input: { path: '/a' } }] },
-          { role: 'tool', results: [{ callId: 'call_1', tool: 'fs.read', outcome: { status: 'Completed', output: { content: 'A' }, verified: 'Verified' } }] },
+          {
+            role: 'tool',
+            results: [
+              { callId: 'call_1', tool: 'fs.read', outcome: { status: 'Completed', output: { content: 'A' }, verified: 'Verified' } },
+            ],
+          },
         ],
       }),
       sink(),
@@ -74,8 +95,16 @@ describe('OpenAI-compatible provider: request mapping', () => {
             { type: 'file', file: { filename: 'report.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' } },
           ],
         },
-        { role: 'assistant', content: 'Reading.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'fs__read', arguments: '{"path":"/a"}' } }] },
-        { role: 'tool', tool_call_id: 'call_1', content: JSON.stringify({ status: 'Completed', output: { content: 'A' }, verified: 'Verified' }) },
+        {
+          role: 'assistant',
+          content: 'Reading.',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'fs__read', arguments: '{"path":"/a"}' } }],
+        },
+        {
+          role: 'tool',
+          tool_call_id: 'call_1',
+          content: JSON.stringify({ status: 'Completed', output: { content: 'A' }, verified: 'Verified' }),
+        },
       ],
       tools: [
         { type: 'function', function: { name: 'fs__read', description: 'Read a file', parameters: tools[0]?.inputSchema } },
@@ -155,7 +184,11 @@ describe('OpenAI-compatible provider: streaming', () => {
 });
 
 describe('OpenAI-compatible provider: errors', () => {
-  const errorReply = (status: number, file: string, headers: Record<string, string> = {}): Reply => ({ status, headers, body: fixture(file) });
+  const errorReply = (status: number, file: string, headers: Record<string, string> = {}): Reply => ({
+    status,
+    headers,
+    body: fixture(file),
+  });
   const KEY = 'sk-proj-abc1SECRETSECRETSECRETxyz9';
 
   it('401 → Config naming the API key setting, without the key or the provider text that echoes it', async () => {
@@ -179,7 +212,10 @@ describe('OpenAI-compatible provider: errors', () => {
   });
 
   it('429 retry-after in seconds and as an HTTP date', async () => {
-    const srv = await replayAt([errorReply(429, 'openai-429.json', { 'retry-after': '3' }), errorReply(429, 'openai-429.json', { 'retry-after': new Date(Date.now() + 20_000).toUTCString() })]);
+    const srv = await replayAt([
+      errorReply(429, 'openai-429.json', { 'retry-after': '3' }),
+      errorReply(429, 'openai-429.json', { 'retry-after': new Date(Date.now() + 20_000).toUTCString() }),
+    ]);
     const llm = createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' });
     expect((await aivyxFailure(llm.step(req(), sink()))).detail?.retryAfterMs).toBe(3000);
     const dated = (await aivyxFailure(llm.step(req(), sink()))).detail?.retryAfterMs as number;
@@ -204,7 +240,12 @@ describe('OpenAI-compatible provider: errors', () => {
   });
 
   it('a provider message that echoes the key is redacted', async () => {
-    const srv = await replayAt([{ status: 502, body: JSON.stringify({ error: { message: `upstream rejected ${KEY} and sk-other-1234567890`, type: 'server_error' } }) }]);
+    const srv = await replayAt([
+      {
+        status: 502,
+        body: JSON.stringify({ error: { message: `upstream rejected ${KEY} and sk-other-1234567890`, type: 'server_error' } }),
+      },
+    ]);
     const e = await aivyxFailure(createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm', apiKey: KEY }).step(req(), sink()));
     expect(e.detail).toMatchObject({ status: 502, retryable: true });
     expect(e.message).toContain('upstream rejected [redacted] and [redacted]');
@@ -250,7 +291,13 @@ describe('OpenAI-compatible provider: abort and stalls', () => {
         if (c === ' files') setTimeout(() => ctrl.abort(reason), 50);
       },
     });
-    const settled = await Promise.race([p.then(() => 'resolved', (e: unknown) => e), new Promise((done) => setTimeout(() => done('still running'), 3_000))]);
+    const settled = await Promise.race([
+      p.then(
+        () => 'resolved',
+        (e: unknown) => e,
+      ),
+      new Promise((done) => setTimeout(() => done('still running'), 3_000)),
+    ]);
     expect(settled).toBe(reason);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(s.chunks).toEqual(['Both', ' files']);
@@ -277,7 +324,11 @@ describe('OpenAI-compatible provider: abort and stalls', () => {
 describe('providerFromSpec and detectOllama', () => {
   it('builds openai (key from env or a named secret), ollama and anthropic providers; refuses unknown specs listing the forms', async () => {
     const srv = await replayAt([{ body: fixture('openai-text.sse') }, { body: fixture('openai-text.sse') }]);
-    const viaSecret = await providerFromSpec('openai:gpt-4o-mini', { AIVYX_LLM_BASE_URL: srv.url, AIVYX_LLM_API_KEY_SECRET: 'openai-key', AIVYX_LLM_API_KEY: 'sk-env-ignored' }, async (n) => (n === 'openai-key' ? 'sk-from-secret' : undefined));
+    const viaSecret = await providerFromSpec(
+      'openai:gpt-4o-mini',
+      { AIVYX_LLM_BASE_URL: srv.url, AIVYX_LLM_API_KEY_SECRET: 'openai-key', AIVYX_LLM_API_KEY: 'sk-env-ignored' },
+      async (n) => (n === 'openai-key' ? 'sk-from-secret' : undefined),
+    );
     expect(viaSecret.name).toBe('openai');
     await viaSecret.step(req(), sink());
     expect(srv.seen[0]?.headers.authorization).toBe('Bearer sk-from-secret');
@@ -293,7 +344,9 @@ describe('providerFromSpec and detectOllama', () => {
     expect(unknown.hint).toMatch(/scripted:<file>, openai:<model>, ollama:<model>, anthropic:<model>/);
     expect((await aivyxFailure(providerFromSpec('openai:gpt-4o', {}))).hint).toMatch(/AIVYX_LLM_API_KEY/);
     expect((await aivyxFailure(providerFromSpec('anthropic:', { AIVYX_LLM_API_KEY: 'k' }))).message).toMatch(/needs a model name/);
-    expect((await aivyxFailure(providerFromSpec('openai:m', { AIVYX_LLM_API_KEY_SECRET: 'missing' }, async () => undefined))).message).toMatch(/secret "missing"/);
+    expect(
+      (await aivyxFailure(providerFromSpec('openai:m', { AIVYX_LLM_API_KEY_SECRET: 'missing' }, async () => undefined))).message,
+    ).toMatch(/secret "missing"/);
   });
 
   it('detectOllama: true when /api/tags answers, false when nothing listens or it is too slow', async () => {

@@ -4,14 +4,29 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LlmStepSink } from '../../activities/llm/llm-provider.js';
-import { createScriptedProvider, loadScriptedProvider, SCRIPT_EXHAUSTED, SCRIPT_NO_MATCH, splitForStreaming, validateScript, type ScriptedScript } from '../../activities/llm/scripted-provider.js';
+import {
+  createScriptedProvider,
+  loadScriptedProvider,
+  SCRIPT_EXHAUSTED,
+  SCRIPT_NO_MATCH,
+  splitForStreaming,
+  validateScript,
+  type ScriptedScript,
+} from '../../activities/llm/scripted-provider.js';
 import { AivyxError } from '../../core/errors.js';
 import type { LlmStepRequest, TranscriptItem } from '../../core/llm.js';
 import { textContent } from '../../core/message.js';
 import type { ToolResult } from '../../core/tools.js';
 
 function req(text: string, step = 0, transcript: TranscriptItem[] = []): LlmStepRequest {
-  return { turnId: 't1', step, history: [], message: { id: 'm1', sessionId: 's1', content: textContent(text), receivedAt: 0 }, transcript, tools: [] };
+  return {
+    turnId: 't1',
+    step,
+    history: [],
+    message: { id: 'm1', sessionId: 's1', content: textContent(text), receivedAt: 0 },
+    transcript,
+    tools: [],
+  };
 }
 
 function sink(signal = new AbortController().signal): LlmStepSink & { chunks: string[]; beats: number } {
@@ -30,16 +45,43 @@ function configError(f: () => unknown): AivyxError {
 }
 
 const results: ToolResult[] = [
-  { callId: 's0c0', tool: 'fs.read', outcome: { status: 'Completed', output: { path: '/etc/hostname', content: 'box\n', bytes: 4, meta: { owner: 'root' } }, verified: 'NotApplicable' } },
+  {
+    callId: 's0c0',
+    tool: 'fs.read',
+    outcome: {
+      status: 'Completed',
+      output: { path: '/etc/hostname', content: 'box\n', bytes: 4, meta: { owner: 'root' } },
+      verified: 'NotApplicable',
+    },
+  },
   { callId: 's0c1', tool: 'shell.exec', outcome: { status: 'Denied', scope: 'shell.exec:rm', held: ['fs.read'] } },
-  { callId: 's0c2', tool: 'fs.write', outcome: { status: 'Failed', error: { kind: 'Tool', message: 'fs.write: permission denied', hint: 'try\nelsewhere' } } },
+  {
+    callId: 's0c2',
+    tool: 'fs.write',
+    outcome: { status: 'Failed', error: { kind: 'Tool', message: 'fs.write: permission denied', hint: 'try\nelsewhere' } },
+  },
 ];
-const afterTools: TranscriptItem[] = [{ role: 'assistant', calls: [] }, { role: 'tool', results }];
+const afterTools: TranscriptItem[] = [
+  { role: 'assistant', calls: [] },
+  { role: 'tool', results },
+];
 
 describe('scripted provider', () => {
   const script: ScriptedScript = {
     rules: [
-      { name: 'read', regex: '^read\\s+(?<path>\\S+)$', steps: [{ call: [{ tool: 'fs.read', input: { path: '{{match.1}}', maxBytes: 10 } }, { tool: 'fs.read', input: { path: '{{match.path}}.bak' } }] }, { say: 'got {{result.0.output.bytes}} bytes' }] },
+      {
+        name: 'read',
+        regex: '^read\\s+(?<path>\\S+)$',
+        steps: [
+          {
+            call: [
+              { tool: 'fs.read', input: { path: '{{match.1}}', maxBytes: 10 } },
+              { tool: 'fs.read', input: { path: '{{match.path}}.bak' } },
+            ],
+          },
+          { say: 'got {{result.0.output.bytes}} bytes' },
+        ],
+      },
       { match: 'RUN', steps: [{ call: [{ tool: 'shell.exec', input: { argv: { $split: '{{message}}' } } }] }] },
       { match: 'fail', steps: [{ fail: 'model unavailable for {{message}}' }] },
       { steps: [{ say: 'echo: {{message}}' }] },
@@ -55,7 +97,10 @@ describe('scripted provider', () => {
         { callId: 's0c1', tool: 'fs.read', input: { path: '/etc/hostname.bak' } },
       ],
     });
-    expect(await llm.step(req('please run ls -la'), sink())).toEqual({ type: 'tool_calls', calls: [{ callId: 's0c0', tool: 'shell.exec', input: { argv: ['please', 'run', 'ls', '-la'] } }] });
+    expect(await llm.step(req('please run ls -la'), sink())).toEqual({
+      type: 'tool_calls',
+      calls: [{ callId: 's0c0', tool: 'shell.exec', input: { argv: ['please', 'run', 'ls', '-la'] } }],
+    });
     expect(await llm.step(req('hello'), sink())).toEqual({ type: 'final', text: 'echo: hello' });
     expect(llm.name).toBe('scripted');
   });
@@ -67,20 +112,25 @@ describe('scripted provider', () => {
     expect(await noCatchAll.step(req('y'), sink())).toEqual({ type: 'final', text: SCRIPT_NO_MATCH });
   });
 
-  it('fills templates from the message, the match and the previous step\'s results', async () => {
+  it("fills templates from the message, the match and the previous step's results", async () => {
     const t = createScriptedProvider({
       rules: [
         {
           regex: 'say (\\w+)',
           steps: [
             { say: 'x' },
-            { say: '{{ message }}|{{match.0}}|{{match.1}}|{{step}}|{{result.0.status}}|{{result.0.output.content}}|{{result.0.output.meta.owner}}|{{result.1.scope}}|{{result.2.error.message}}|{{result.9.status}}|{{result.0.output.meta}}' },
+            {
+              say: '{{ message }}|{{match.0}}|{{match.1}}|{{step}}|{{result.0.status}}|{{result.0.output.content}}|{{result.0.output.meta.owner}}|{{result.1.scope}}|{{result.2.error.message}}|{{result.9.status}}|{{result.0.output.meta}}',
+            },
             { say: '{{results}}' },
           ],
         },
       ],
     });
-    expect(await t.step(req('Say Hi', 1, afterTools), sink())).toEqual({ type: 'final', text: 'Say Hi|Say Hi|Hi|1|Completed|box\n|root|shell.exec:rm|fs.write: permission denied||{"owner":"root"}' });
+    expect(await t.step(req('Say Hi', 1, afterTools), sink())).toEqual({
+      type: 'final',
+      text: 'Say Hi|Say Hi|Hi|1|Completed|box\n|root|shell.exec:rm|fs.write: permission denied||{"owner":"root"}',
+    });
     expect(await t.step(req('say hi', 2, afterTools), sink())).toEqual({
       type: 'final',
       text: 'fs.read: Completed (NotApplicable); shell.exec: Denied (needs shell.exec:rm); fs.write: Failed (Tool: fs.write: permission denied (try elsewhere))',
@@ -96,7 +146,9 @@ describe('scripted provider', () => {
   });
 
   it('streams the text in pieces that add up to the final text', async () => {
-    const t = createScriptedProvider({ rules: [{ match: 'n', steps: [{ say: 'abcdefghij', chunks: 3 }] }, { steps: [{ say: 'one two three four five six seven' }] }] });
+    const t = createScriptedProvider({
+      rules: [{ match: 'n', steps: [{ say: 'abcdefghij', chunks: 3 }] }, { steps: [{ say: 'one two three four five six seven' }] }],
+    });
     const s1 = sink();
     expect(await t.step(req('n'), s1)).toEqual({ type: 'final', text: 'abcdefghij' });
     expect(s1.chunks).toEqual(['abc', 'def', 'ghij']);
@@ -111,7 +163,11 @@ describe('scripted provider', () => {
   it('streams optional text with tool calls and fails on a fail step', async () => {
     const t = createScriptedProvider({ rules: [{ steps: [{ say: 'Reading…', call: [{ tool: 'fs.read' }] }] }] });
     const s = sink();
-    expect(await t.step(req('x'), s)).toEqual({ type: 'tool_calls', text: 'Reading…', calls: [{ callId: 's0c0', tool: 'fs.read', input: {} }] });
+    expect(await t.step(req('x'), s)).toEqual({
+      type: 'tool_calls',
+      text: 'Reading…',
+      calls: [{ callId: 's0c0', tool: 'fs.read', input: {} }],
+    });
     expect(s.chunks.join('')).toBe('Reading…');
     await expect(llm.step(req('fail now'), sink())).rejects.toMatchObject({ kind: 'Llm', message: 'model unavailable for fail now' });
   });
@@ -129,7 +185,9 @@ describe('scripted provider', () => {
     setTimeout(() => ac.abort(reason), 50);
     const aborted = sink(ac.signal);
     const t2 = Date.now();
-    await expect(createScriptedProvider({ rules: [{ steps: [{ say: 'never', delayMs: 60_000 }] }] }).step(req('x'), aborted)).rejects.toBe(reason);
+    await expect(createScriptedProvider({ rules: [{ steps: [{ say: 'never', delayMs: 60_000 }] }] }).step(req('x'), aborted)).rejects.toBe(
+      reason,
+    );
     expect(Date.now() - t2).toBeLessThan(1_000);
     expect(aborted.chunks).toEqual([]);
   });
@@ -150,7 +208,10 @@ describe('script validation', () => {
     [{ rules: [{ steps: [{ say: 'hi {{mesage}}' }] }] }, '$.rules[0].steps[0].say'],
     [{ rules: [{ steps: [{ call: [] }] }] }, '$.rules[0].steps[0].call'],
     [{ rules: [{ steps: [{ call: [{ tool: '' }] }] }] }, '$.rules[0].steps[0].call[0].tool'],
-    [{ rules: [{ steps: [{ call: [{ tool: 'fs.read', input: { 'a b': ['{{nope}}'] } }] }] }] }, '$.rules[0].steps[0].call[0].input["a b"][0]'],
+    [
+      { rules: [{ steps: [{ call: [{ tool: 'fs.read', input: { 'a b': ['{{nope}}'] } }] }] }] },
+      '$.rules[0].steps[0].call[0].input["a b"][0]',
+    ],
     [{ rules: [{ steps: [{ call: [{ tool: 'x', input: { argv: { $split: 1 } } }] }] }] }, '$.rules[0].steps[0].call[0].input.argv.$split'],
   ])('reports %j at %s', (script, path) => {
     const e = configError(() => validateScript(script, 'my-script.json'));
@@ -167,20 +228,41 @@ describe('script validation', () => {
 
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, '{"rules": [');
-    await expect(loadScriptedProvider(`scripted:${bad}`)).rejects.toMatchObject({ kind: 'Config', message: expect.stringContaining(`${bad}: invalid JSON`) });
+    await expect(loadScriptedProvider(`scripted:${bad}`)).rejects.toMatchObject({
+      kind: 'Config',
+      message: expect.stringContaining(`${bad}: invalid JSON`),
+    });
     writeFileSync(bad, JSON.stringify({ rules: [{ steps: [{ say: 1 }] }] }));
-    await expect(loadScriptedProvider(`scripted:${bad}`)).rejects.toMatchObject({ kind: 'Config', message: `${bad}: $.rules[0].steps[0].say: must be a string` });
-    await expect(loadScriptedProvider(`scripted:${join(dir, 'missing.json')}`)).rejects.toMatchObject({ kind: 'Config', message: expect.stringContaining('missing.json') });
+    await expect(loadScriptedProvider(`scripted:${bad}`)).rejects.toMatchObject({
+      kind: 'Config',
+      message: `${bad}: $.rules[0].steps[0].say: must be a string`,
+    });
+    await expect(loadScriptedProvider(`scripted:${join(dir, 'missing.json')}`)).rejects.toMatchObject({
+      kind: 'Config',
+      message: expect.stringContaining('missing.json'),
+    });
     await expect(loadScriptedProvider('scripted:')).rejects.toMatchObject({ kind: 'Config' });
   });
 
   it('ships a valid demo script that greets, reads, writes, runs and echoes', async () => {
     const demo = await loadScriptedProvider(`scripted:${resolve('docs/examples/demo-script.json')}`);
     expect(await demo.step(req('hello'), sink())).toMatchObject({ type: 'final', text: expect.stringContaining('aivyx') });
-    expect(await demo.step(req('read /etc/hostname'), sink())).toMatchObject({ type: 'tool_calls', calls: [{ callId: 's0c0', tool: 'fs.read', input: { path: '/etc/hostname', maxBytes: 4096 } }] });
-    expect(await demo.step(req('write /tmp/n.txt buy milk'), sink())).toMatchObject({ calls: [{ tool: 'fs.write', input: { path: '/tmp/n.txt', content: 'buy milk\n' } }] });
-    expect(await demo.step(req('run ls -la /tmp'), sink())).toMatchObject({ calls: [{ tool: 'shell.exec', input: { argv: ['ls', '-la', '/tmp'] } }] });
-    expect(await demo.step(req('read /x', 1, afterTools), sink())).toMatchObject({ text: expect.stringMatching(/^I could not read \/x: /) });
-    expect(await demo.step(req('what is up'), sink())).toMatchObject({ type: 'final', text: expect.stringContaining('You said: what is up') });
+    expect(await demo.step(req('read /etc/hostname'), sink())).toMatchObject({
+      type: 'tool_calls',
+      calls: [{ callId: 's0c0', tool: 'fs.read', input: { path: '/etc/hostname', maxBytes: 4096 } }],
+    });
+    expect(await demo.step(req('write /tmp/n.txt buy milk'), sink())).toMatchObject({
+      calls: [{ tool: 'fs.write', input: { path: '/tmp/n.txt', content: 'buy milk\n' } }],
+    });
+    expect(await demo.step(req('run ls -la /tmp'), sink())).toMatchObject({
+      calls: [{ tool: 'shell.exec', input: { argv: ['ls', '-la', '/tmp'] } }],
+    });
+    expect(await demo.step(req('read /x', 1, afterTools), sink())).toMatchObject({
+      text: expect.stringMatching(/^I could not read \/x: /),
+    });
+    expect(await demo.step(req('what is up'), sink())).toMatchObject({
+      type: 'final',
+      text: expect.stringContaining('You said: what is up'),
+    });
   });
 });

@@ -3,7 +3,13 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createMemoryIntentStore, createShellSpawnTool, headTailBuffer, type ShellSpawnOutput, type ShellSpawnProgress } from '../../activities/tools/index.js';
+import {
+  createMemoryIntentStore,
+  createShellSpawnTool,
+  headTailBuffer,
+  type ShellSpawnOutput,
+  type ShellSpawnProgress,
+} from '../../activities/tools/index.js';
 import { parseShellExecInput } from '../../core/tools/shell-exec.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_MAX_DURATION_MS } from '../../core/tools/shell-spawn.js';
 import { aivyxFailure, errorKindOf } from '../support/aivyx-failure.js';
@@ -30,16 +36,35 @@ function nodeArgv(src: string): string[] {
 }
 
 describe('shell.spawn input', () => {
-  it('shares shell.exec\'s argv rules and has its own scope base', () => {
+  it("shares shell.exec's argv rules and has its own scope base", () => {
     expect(shellSpawnTool.requiredScope({ argv: ['sleep', '30'] })).toBe('shell.spawn:sleep');
     expect(shellSpawnTool.requiredScope({ argv: ['npm', 'run', 'dev'] })).toBe('shell.spawn:npm run dev');
     // An argv that runs its arguments needs the bare base (core/tools/shell-argv.ts).
-    expect(shellSpawnTool.requiredScope({ argv: ['git', '-c', 'core.pager=sh', 'log'], cwd: '/repo/../repo', maxDurationMs: 1000 })).toBe('shell.spawn');
+    expect(shellSpawnTool.requiredScope({ argv: ['git', '-c', 'core.pager=sh', 'log'], cwd: '/repo/../repo', maxDurationMs: 1000 })).toBe(
+      'shell.spawn',
+    );
     expect(parseShellSpawnInput({ argv: ['ls'], cwd: '/a/./b/../c' })).toEqual({ argv: ['ls'], cwd: '/a/c' });
-    for (const bad of [{ argv: [] }, { argv: 'sleep 30' }, { argv: ['/bin/sleep', '1'] }, { argv: ['./x'] }, { argv: ['sleep;id'] }, { argv: ['-rf'] }, { argv: ['echo', 'a\0b'] }, { argv: ['ls'], cwd: 'rel' }, { argv: ['ls'], timeoutMs: 5 }]) {
-      expect(errorKindOf(() => shellSpawnTool.requiredScope(bad)), JSON.stringify(bad)).toBe('InvalidScope');
+    for (const bad of [
+      { argv: [] },
+      { argv: 'sleep 30' },
+      { argv: ['/bin/sleep', '1'] },
+      { argv: ['./x'] },
+      { argv: ['sleep;id'] },
+      { argv: ['-rf'] },
+      { argv: ['echo', 'a\0b'] },
+      { argv: ['ls'], cwd: 'rel' },
+      { argv: ['ls'], timeoutMs: 5 },
+    ]) {
+      expect(
+        errorKindOf(() => shellSpawnTool.requiredScope(bad)),
+        JSON.stringify(bad),
+      ).toBe('InvalidScope');
       // The same rules, from the same function, for shell.exec (its own fields aside).
-      if (!('timeoutMs' in bad)) expect(errorKindOf(() => parseShellExecInput(bad)), JSON.stringify(bad)).toBe('InvalidScope');
+      if (!('timeoutMs' in bad))
+        expect(
+          errorKindOf(() => parseShellExecInput(bad)),
+          JSON.stringify(bad),
+        ).toBe('InvalidScope');
     }
     expect(errorKindOf(() => parseShellSpawnInput({ argv: ['ls'], maxDurationMs: SPAWN_MAX_DURATION_MS + 1 }))).toBe('InvalidScope');
     expect(errorKindOf(() => parseShellSpawnInput({ argv: ['ls'], maxDurationMs: 0 }))).toBe('InvalidScope');
@@ -68,7 +93,12 @@ describe('headTailBuffer', () => {
 
 describe('shell.spawn', () => {
   const intents = createMemoryIntentStore();
-  const tool = createShellSpawnTool({ intents, env: { PATH: `${join(node, '..')}:${process.env.PATH ?? ''}`, HOME: root, LANG: 'C', AIVYX_SECRET: 'hunter2' }, heartbeatMs: 200, killGraceMs: 500 });
+  const tool = createShellSpawnTool({
+    intents,
+    env: { PATH: `${join(node, '..')}:${process.env.PATH ?? ''}`, HOME: root, LANG: 'C', AIVYX_SECRET: 'hunter2' },
+    heartbeatMs: 200,
+    killGraceMs: 500,
+  });
   const out = async (input: unknown, c = toolContext()): Promise<ShellSpawnOutput> => {
     const r = await tool.run(input, c);
     if (r.kind !== 'completed') throw new Error('expected completed');
@@ -79,21 +109,42 @@ describe('shell.spawn', () => {
   it('runs the program until it exits, heartbeating pid, output bytes and elapsed time', async () => {
     const beats: ShellSpawnProgress[] = [];
     const c = toolContext({ heartbeat: (d) => void beats.push(d as ShellSpawnProgress) });
-    const o = await out({ argv: nodeArgv('let i=0; const t=setInterval(()=>{console.log("tick "+(++i)); if(i===4){clearInterval(t)}},250)') }, c);
-    expect(o).toMatchObject({ exitCode: 0, signal: null, stdout: 'tick 1\ntick 2\ntick 3\ntick 4\n', stderr: '', stdoutBytes: 28, truncated: false, timedOut: false });
+    const o = await out(
+      { argv: nodeArgv('let i=0; const t=setInterval(()=>{console.log("tick "+(++i)); if(i===4){clearInterval(t)}},250)') },
+      c,
+    );
+    expect(o).toMatchObject({
+      exitCode: 0,
+      signal: null,
+      stdout: 'tick 1\ntick 2\ntick 3\ntick 4\n',
+      stderr: '',
+      stdoutBytes: 28,
+      truncated: false,
+      timedOut: false,
+    });
     expect(o.durationMs).toBeGreaterThanOrEqual(900);
     expect(beats.length).toBeGreaterThanOrEqual(3);
     expect(beats.every((b) => b.tool === 'shell.spawn' && b.pid === o.pid)).toBe(true);
     expect(beats.at(-1)?.elapsedMs).toBeGreaterThan(beats[0]?.elapsedMs ?? Infinity);
     expect(Math.max(...beats.map((b) => b.stdoutBytes))).toBeGreaterThan(0);
-    expect(intents.get(c.idemKey)).toMatchObject({ tool: 'shell.spawn', state: 'finished', outcome: expect.stringMatching(/^exit 0 after \d+ ms \(pid \d+\)$/) });
+    expect(intents.get(c.idemKey)).toMatchObject({
+      tool: 'shell.spawn',
+      state: 'finished',
+      outcome: expect.stringMatching(/^exit 0 after \d+ ms \(pid \d+\)$/),
+    });
   });
 
   it('passes argv literally, scrubs the environment and refuses a missing cwd before claiming the intent', async () => {
     expect((await out({ argv: ['echo', '$(id)', ';', '*'] })).stdout).toBe('$(id) ; *\n');
     const env = await out({ argv: ['env'] });
     expect(env.stdout).not.toContain('hunter2');
-    expect(env.stdout.split('\n').filter(Boolean).map((l) => l.split('=')[0]).sort()).toEqual(['HOME', 'LANG', 'PATH']);
+    expect(
+      env.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('=')[0])
+        .sort(),
+    ).toEqual(['HOME', 'LANG', 'PATH']);
     expect((await out({ argv: ['pwd'] })).stdout).toBe(`${root}\n`);
     const c = toolContext();
     expect((await aivyxFailure(tool.run({ argv: ['pwd'], cwd: join(root, 'nope') }, c))).message).toMatch(/does not exist/);

@@ -24,7 +24,8 @@ function streamOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
   });
 }
 
-const SAMPLE = 'event: add\r\ndata: first\r\ndata:  second line\r\nid: 7\r\n\r\n: a comment\n\ndata\nretry: 1500\n\rdata: ünï ✓ 🎉\rid: 8\r\r';
+const SAMPLE =
+  'event: add\r\ndata: first\r\ndata:  second line\r\nid: 7\r\n\r\n: a comment\n\ndata\nretry: 1500\n\rdata: ünï ✓ 🎉\rid: 8\r\r';
 const SAMPLE_EVENTS: SseEvent[] = [
   { event: 'add', data: 'first\n second line', id: '7' },
   { event: 'message', data: '', id: '7', retry: 1500 },
@@ -47,10 +48,10 @@ describe('SseDecoder', () => {
     const bytes = enc.encode(SAMPLE);
     expect(parseAll(Array.from(bytes, (b) => Uint8Array.of(b)))).toEqual(SAMPLE_EVENTS);
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     for (let round = 0; round < 200; round++) {
       const chunks: Uint8Array[] = [];
-      for (let i = 0; i < bytes.length; ) {
+      for (let i = 0; i < bytes.length;) {
         const n = 1 + Math.floor(rand() * 9);
         chunks.push(bytes.slice(i, i + n));
         i += n;

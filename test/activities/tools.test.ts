@@ -1,9 +1,27 @@
 /** The starter tools against the real filesystem and real processes (no mocks). */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createFsReadTool, createFsWriteTool, createMemoryIntentStore, createShellExecTool, createStarterTools, type ShellExecOutput } from '../../activities/tools/index.js';
+import {
+  createFsReadTool,
+  createFsWriteTool,
+  createMemoryIntentStore,
+  createShellExecTool,
+  createStarterTools,
+  type ShellExecOutput,
+} from '../../activities/tools/index.js';
 import { aivyxFailure } from '../support/aivyx-failure.js';
 
 /** The turn's grants the tools re-check what they opened against (runTool hands them the effective set). */
@@ -13,14 +31,17 @@ import { toolContext } from '../support/tool-context.js';
 // realpath: on some systems the temp dir itself sits behind a symlink.
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'aivyx-tools-')));
 
-
 describe('fs.write', () => {
   const tool = createFsWriteTool();
 
   it('writes atomically and verifies by reading back', async () => {
     const path = join(root, 'w1.txt');
     const r = await tool.run({ path, content: 'héllo\n' }, toolContext({ held: HOST_GRANTS }));
-    expect(r).toEqual({ kind: 'completed', verified: 'Verified', output: expect.objectContaining({ path, bytes: 7, created: true, changed: true }) });
+    expect(r).toEqual({
+      kind: 'completed',
+      verified: 'Verified',
+      output: expect.objectContaining({ path, bytes: 7, created: true, changed: true }),
+    });
     expect(readFileSync(path, 'utf8')).toBe('héllo\n');
     // No temp file is left beside it.
     expect(readdirSync(root).filter((f) => f.endsWith('.tmp'))).toEqual([]);
@@ -38,8 +59,14 @@ describe('fs.write', () => {
 
   it('mode "create" accepts identical content (a retry) but refuses different content', async () => {
     const path = join(root, 'created.txt');
-    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { created: true } });
-    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ verified: 'Verified', output: { changed: false } });
+    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext({ held: HOST_GRANTS }))).toMatchObject({
+      verified: 'Verified',
+      output: { created: true },
+    });
+    expect(await tool.run({ path, content: 'one', mode: 'create' }, toolContext({ held: HOST_GRANTS }))).toMatchObject({
+      verified: 'Verified',
+      output: { changed: false },
+    });
     const e = await aivyxFailure(tool.run({ path, content: 'two', mode: 'create' }, toolContext({ held: HOST_GRANTS })));
     expect(e.kind).toBe('Tool');
     expect(e.message).toMatch(/already exists with different content/);
@@ -71,20 +98,30 @@ describe('fs.read', () => {
   it('reads whole files and truncates at maxBytes, never inside a UTF-8 character', async () => {
     const path = join(root, 'r.txt');
     writeFileSync(path, 'hello world');
-    expect(await tool.run({ path }, toolContext({ held: HOST_GRANTS }))).toEqual({ kind: 'completed', verified: 'NotApplicable', output: { path, content: 'hello world', bytes: 11, truncated: false } });
-    expect(await tool.run({ path, maxBytes: 5 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { content: 'hello', bytes: 5, truncated: true } });
+    expect(await tool.run({ path }, toolContext({ held: HOST_GRANTS }))).toEqual({
+      kind: 'completed',
+      verified: 'NotApplicable',
+      output: { path, content: 'hello world', bytes: 11, truncated: false },
+    });
+    expect(await tool.run({ path, maxBytes: 5 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({
+      output: { content: 'hello', bytes: 5, truncated: true },
+    });
     expect(await tool.run({ path, maxBytes: 11 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { truncated: false } });
 
     const utf = join(root, 'utf.txt');
     writeFileSync(utf, 'h€llo'); // € is 3 bytes
-    expect(await tool.run({ path: utf, maxBytes: 3 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { content: 'h', bytes: 1, truncated: true } });
+    expect(await tool.run({ path: utf, maxBytes: 3 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({
+      output: { content: 'h', bytes: 1, truncated: true },
+    });
   });
 
   it('clamps maxBytes to the tool ceiling', async () => {
     const path = join(root, 'big.txt');
     writeFileSync(path, 'x'.repeat(100));
     const small = createFsReadTool({ maxBytesLimit: 10 });
-    expect(await small.run({ path, maxBytes: 50 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({ output: { bytes: 10, truncated: true } });
+    expect(await small.run({ path, maxBytes: 50 }, toolContext({ held: HOST_GRANTS }))).toMatchObject({
+      output: { bytes: 10, truncated: true },
+    });
   });
 
   it('resolveScope returns the real target of a symlink, so an escape is visible to the re-check', async () => {
@@ -119,14 +156,27 @@ describe('shell.exec', () => {
 
   it('passes argv literally: no shell interprets quotes, $(), ; or globs', async () => {
     const o = await out({ argv: ['echo', '$(id)', ';', 'ls', '*', '`whoami`', '&&', 'true'] });
-    expect(o).toEqual({ exitCode: 0, signal: null, stdout: '$(id) ; ls * `whoami` && true\n', stderr: '', truncated: false, timedOut: false });
+    expect(o).toEqual({
+      exitCode: 0,
+      signal: null,
+      stdout: '$(id) ; ls * `whoami` && true\n',
+      stderr: '',
+      truncated: false,
+      timedOut: false,
+    });
     expect((await out({ argv: ['sh', '-c', 'exit 3'] })).exitCode).toBe(3);
   });
 
   it('scrubs the environment to PATH, HOME and LANG', async () => {
     const o = await out({ argv: ['env'] });
     expect(o.stdout).not.toContain('hunter2');
-    expect(o.stdout.split('\n').filter(Boolean).map((l) => l.split('=')[0]).sort()).toEqual(['HOME', 'LANG', 'PATH']);
+    expect(
+      o.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('=')[0])
+        .sort(),
+    ).toEqual(['HOME', 'LANG', 'PATH']);
   });
 
   it('runs in cwd (default HOME) and refuses a missing cwd before claiming the intent', async () => {
@@ -167,7 +217,12 @@ describe('shell.exec', () => {
     const marker = join(root, 'marker');
     const c = toolContext({ held: HOST_GRANTS });
     await out({ argv: ['touch', marker] }, c);
-    expect(intents.get(c.idemKey)).toMatchObject({ tool: 'shell.exec', state: 'finished', outcome: 'exit 0', inputHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(intents.get(c.idemKey)).toMatchObject({
+      tool: 'shell.exec',
+      state: 'finished',
+      outcome: 'exit 0',
+      inputHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
 
     // A retry after a crash: the first attempt claimed the intent, then the worker died.
     const crashed = toolContext({ held: HOST_GRANTS });
@@ -192,6 +247,14 @@ describe('shell.exec', () => {
 
 describe('createStarterTools', () => {
   it('builds the catalog tools in order', () => {
-    expect(createStarterTools({ intents: createMemoryIntentStore() }).map((t) => t.descriptor.id)).toEqual(['fs.read', 'fs.write', 'shell.exec', 'fs.delete', 'fs.metadata', 'net.fetch', 'net.post']);
+    expect(createStarterTools({ intents: createMemoryIntentStore() }).map((t) => t.descriptor.id)).toEqual([
+      'fs.read',
+      'fs.write',
+      'shell.exec',
+      'fs.delete',
+      'fs.metadata',
+      'net.fetch',
+      'net.post',
+    ]);
   });
 });

@@ -18,9 +18,27 @@ const token = randomBytes(16).toString('hex');
 
 beforeAll(async () => {
   tc = await testConnection();
-  mh = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script: { rules: [{ match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'done: {{results}}' }] }, { steps: [{ say: 'ok' }] }] } });
+  mh = await startMissionHarness(
+    { nativeConnection: tc.connection, namespace: tc.namespace },
+    {
+      script: {
+        rules: [
+          {
+            match: 'deploy',
+            steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'done: {{results}}' }],
+          },
+          { steps: [{ say: 'ok' }] },
+        ],
+      },
+    },
+  );
   const gateway = new TurnGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, hub: mh.hub });
-  const missions = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, capabilities: ['shell.exec', 'llm.call'] });
+  const missions = new MissionGateway({
+    client: tc.client,
+    taskQueue: mh.taskQueue,
+    attestor: mh.attestor,
+    capabilities: ['shell.exec', 'llm.call'],
+  });
   rest = await startRestServer({ gateway, token, missions, audit: { verify: async () => null, tail: async () => [] } });
 });
 afterAll(async () => {
@@ -29,14 +47,25 @@ afterAll(async () => {
   await closeTestConnection();
 });
 
-async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: { error?: { kind: string; message: string } } & Record<string, unknown> }> {
-  const res = await fetch(`${rest.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+async function call(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: { error?: { kind: string; message: string } } & Record<string, unknown> }> {
+  const res = await fetch(`${rest.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   return { status: res.status, json: (await res.json()) as never };
 }
 
 async function missionsStartedSince(since: Date): Promise<string[]> {
   const ids: string[] = [];
-  for await (const wf of tc.client.workflow.list({ query: `WorkflowType = 'missionWorkflow' AND TaskQueue = '${mh.taskQueue}' AND StartTime >= '${since.toISOString()}'` })) ids.push(wf.workflowId);
+  for await (const wf of tc.client.workflow.list({
+    query: `WorkflowType = 'missionWorkflow' AND TaskQueue = '${mh.taskQueue}' AND StartTime >= '${since.toISOString()}'`,
+  }))
+    ids.push(wf.workflowId);
   return ids;
 }
 
@@ -68,7 +97,7 @@ describe('POST /v1/missions validates its body', () => {
     const r = await call('POST', '/v1/missions', { goal: 'say ok', reminderAfter: '1h', expireAfter: 86_400_000, onExpire: 'skip-step' });
     expect(r.status).toBe(201);
     expect(r.json.missionId).toMatch(/^mission-/);
-    for (const end = Date.now() + 20_000; !(await missionsStartedSince(since)).includes(String(r.json.missionId)); ) {
+    for (const end = Date.now() + 20_000; !(await missionsStartedSince(since)).includes(String(r.json.missionId));) {
       if (Date.now() > end) throw new Error('a started mission never showed in the listing');
       await new Promise((res) => setTimeout(res, 250));
     }
@@ -94,7 +123,7 @@ describe('missions and gates that do not exist', () => {
     const missionId = String(created.json.missionId);
     const gateId = `${missionId}/gate-1`;
     // The step's shell.exec is confirm-first: the mission waits at its first gate.
-    for (const end = Date.now() + 60_000; ; ) {
+    for (const end = Date.now() + 60_000; ;) {
       const shown = await call('GET', `/v1/missions/${missionId}`);
       if ((shown.json.gate as { state?: string } | undefined)?.state === 'open') break;
       if (Date.now() > end) throw new Error(`mission never reached its gate: ${JSON.stringify(shown.json)}`);
@@ -108,7 +137,7 @@ describe('missions and gates that do not exist', () => {
     expect(twice.status).toBe(409);
     expect(twice.json.error?.message).toMatch(/a gate decides once/);
     // Once the mission has ended: still 409 (it exists), never 404.
-    for (const end = Date.now() + 60_000; (await call('GET', `/v1/missions/${missionId}`)).json.status !== 'COMPLETED'; ) {
+    for (const end = Date.now() + 60_000; (await call('GET', `/v1/missions/${missionId}`)).json.status !== 'COMPLETED';) {
       if (Date.now() > end) throw new Error('the approved mission never completed');
       await new Promise((r) => setTimeout(r, 250));
     }

@@ -23,8 +23,21 @@ health.register('temporal', { label: 'Temporal at 127.0.0.1:7233', kind: 'Channe
 health.register('database', { label: 'the database (PostgreSQL at 127.0.0.1:5432/x)', kind: 'Storage', hint: 'start PostgreSQL' });
 
 beforeAll(async () => {
-  h = await startHarness({ script: { rules: [{ match: 'slow', steps: [{ say: 'one two three four', chunks: 4, chunkDelayMs: 700 }] }, { steps: [{ say: 'streamed in several pieces for you', chunks: 4 }] }] } });
-  rest = await startRestServer({ gateway: h.gateway, token, health, audit: { verify: () => h.verify(), tail: async () => [] }, info: { temporalAddress: '127.0.0.1:7233' } });
+  h = await startHarness({
+    script: {
+      rules: [
+        { match: 'slow', steps: [{ say: 'one two three four', chunks: 4, chunkDelayMs: 700 }] },
+        { steps: [{ say: 'streamed in several pieces for you', chunks: 4 }] },
+      ],
+    },
+  });
+  rest = await startRestServer({
+    gateway: h.gateway,
+    token,
+    health,
+    audit: { verify: () => h.verify(), tail: async () => [] },
+    info: { temporalAddress: '127.0.0.1:7233' },
+  });
 });
 afterAll(async () => {
   await rest?.stop();
@@ -37,7 +50,10 @@ describe('REST channel', () => {
     for await (const e of sendMessage({ url: rest.url, token }, { text: 'hi', sessionId: 'rest-s1' })) events.push(e);
     const texts = events.filter((e) => e.event === 'text');
     expect(texts.length).toBe(4);
-    expect(events.at(-1)).toMatchObject({ event: 'outcome', data: { status: 'Completed', finalMessage: 'streamed in several pieces for you' } });
+    expect(events.at(-1)).toMatchObject({
+      event: 'outcome',
+      data: { status: 'Completed', finalMessage: 'streamed in several pieces for you' },
+    });
   });
 
   it('the CLI channel prints the streamed text and the outcome line', async () => {
@@ -78,7 +94,8 @@ describe('REST channel', () => {
         expect(r.body).not.toContain('"ok"');
       }
     }
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) expect((await rawGet(port, '/v1/health', host)).status, host).toBe(200);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+      expect((await rawGet(port, '/v1/health', host)).status, host).toBe(200);
   });
 
   it('/v1/health says only ok without the token; with it, each dependency; 503 while one is down', async () => {
@@ -87,21 +104,40 @@ describe('REST channel', () => {
     expect(await anonymous.json()).toEqual({ ok: true });
     const wrong = await fetch(`${rest.url}/v1/health`, { headers: { authorization: 'Bearer nope' } });
     expect(await wrong.json()).toEqual({ ok: true });
-    const detailed = (await (await fetch(`${rest.url}/v1/health`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<string, unknown>;
-    expect(detailed).toMatchObject({ ok: true, temporalAddress: '127.0.0.1:7233', dependencies: { temporal: { ok: true }, database: { ok: true } } });
+    const detailed = (await (await fetch(`${rest.url}/v1/health`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(detailed).toMatchObject({
+      ok: true,
+      temporalAddress: '127.0.0.1:7233',
+      dependencies: { temporal: { ok: true }, database: { ok: true } },
+    });
 
     health.down('temporal', 'its process 4242 exited (SIGKILL)');
     try {
       const down = await fetch(`${rest.url}/v1/health`);
       expect(down.status).toBe(503);
       expect(await down.json()).toEqual({ ok: false });
-      const tokenDown = (await (await fetch(`${rest.url}/v1/health`, { headers: { authorization: `Bearer ${token}` } })).json()) as { dependencies: Record<string, { ok: boolean; detail?: string }> };
+      const tokenDown = (await (await fetch(`${rest.url}/v1/health`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        dependencies: Record<string, { ok: boolean; detail?: string }>;
+      };
       expect(tokenDown.dependencies.temporal).toMatchObject({ ok: false, detail: 'its process 4242 exited (SIGKILL)' });
       // A message while Temporal is down: 503 at once, naming it and what to do, and no turn starts.
       const sessionId = `down-${Date.now()}`;
-      const res = await fetch(`${rest.url}/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hi', sessionId }) });
+      const res = await fetch(`${rest.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'hi', sessionId }),
+      });
       expect(res.status).toBe(503);
-      expect(await res.json()).toMatchObject({ error: { kind: 'Channel', message: 'Temporal at 127.0.0.1:7233 is unavailable: its process 4242 exited (SIGKILL)', hint: 'wait for it' } });
+      expect(await res.json()).toMatchObject({
+        error: {
+          kind: 'Channel',
+          message: 'Temporal at 127.0.0.1:7233 is unavailable: its process 4242 exited (SIGKILL)',
+          hint: 'wait for it',
+        },
+      });
       await expect(h.client.workflow.getHandle(sessionWorkflowId('rest', sessionId)).describe()).rejects.toThrow(/not found/i);
     } finally {
       health.up('temporal');
@@ -110,7 +146,9 @@ describe('REST channel', () => {
     try {
       const audit = await fetch(`${rest.url}/v1/audit/verify`, { headers: { authorization: `Bearer ${token}` } });
       expect(audit.status).toBe(503);
-      expect(await audit.json()).toMatchObject({ error: { kind: 'Storage', message: expect.stringContaining('the database (PostgreSQL at 127.0.0.1:5432/x) is unavailable') } });
+      expect(await audit.json()).toMatchObject({
+        error: { kind: 'Storage', message: expect.stringContaining('the database (PostgreSQL at 127.0.0.1:5432/x) is unavailable') },
+      });
     } finally {
       health.up('database');
     }
@@ -144,28 +182,43 @@ describe('REST channel', () => {
   });
 
   it('404 for a turn that does not exist, 400 for something that is not a turn id', async () => {
-    const get = (id: string) => fetch(`${rest.url}/v1/turns/${encodeURIComponent(id)}/events`, { headers: { authorization: `Bearer ${token}` } });
+    const get = (id: string) =>
+      fetch(`${rest.url}/v1/turns/${encodeURIComponent(id)}/events`, { headers: { authorization: `Bearer ${token}` } });
     const missing = await get('turn/cli/never-was');
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ error: { kind: 'NotFound', message: 'no turn turn/cli/never-was' } });
     expect((await get('session/cli/x')).status).toBe(400);
-    const cancel = await fetch(`${rest.url}/v1/turns/${encodeURIComponent('turn/cli/never-was')}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const cancel = await fetch(`${rest.url}/v1/turns/${encodeURIComponent('turn/cli/never-was')}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(cancel.status).toBe(404);
   });
 
   it('refuses a malformed message body with 400 naming the field', async () => {
-    const post = (body: unknown) => fetch(`${rest.url}/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (body: unknown) =>
+      fetch(`${rest.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const empty = await post({ text: '' });
     expect(empty.status).toBe(400);
     expect(((await empty.json()) as { error: { message: string } }).error.message).toMatch(/field "text"/);
     const typo = await post({ txt: 'hi' });
     expect(((await typo.json()) as { error: { message: string } }).error.message).toMatch(/unknown field "txt"/);
-    const notJson = await fetch(`${rest.url}/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{nope' });
+    const notJson = await fetch(`${rest.url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: '{nope',
+    });
     expect(notJson.status).toBe(400);
   });
 
   it('binds to loopback only', async () => {
-    await expect(startRestServer({ gateway: h.gateway, token, audit: { verify: async () => null, tail: async () => [] }, host: '0.0.0.0' })).rejects.toThrow(/loopback only/);
+    await expect(
+      startRestServer({ gateway: h.gateway, token, audit: { verify: async () => null, tail: async () => [] }, host: '0.0.0.0' }),
+    ).rejects.toThrow(/loopback only/);
   });
 });
 

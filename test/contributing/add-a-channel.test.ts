@@ -25,7 +25,12 @@ describe('adding a channel (docs/CONTRIBUTING.md)', () => {
     const lines = w.registry.get('channels/registry.ts') ?? [];
     expect(lines.filter((l) => l.startsWith('import '))).toHaveLength(1);
     expect(lines.filter((l) => !l.startsWith('import '))).toHaveLength(1);
-    expect(filesUnder(fixture).sort()).toEqual(w.files.filter((f) => f.isNew).map((f) => f.path).sort());
+    expect(filesUnder(fixture).sort()).toEqual(
+      w.files
+        .filter((f) => f.isNew)
+        .map((f) => f.path)
+        .sort(),
+    );
   });
 
   it('the walkthrough applied to a copy: the example channel answers a real turn, and an unlisted sender is Untrusted', () => {

@@ -19,13 +19,22 @@ describe('adding a tool (docs/CONTRIBUTING.md)', () => {
   const w = walkthrough('Adding a tool');
 
   it('names two new source files, a test, and two one-line registry edits — and the fixture holds exactly the new files', () => {
-    expect(w.files.filter((f) => f.isNew).map((f) => f.path)).toEqual(['core/tools/fs-count.ts', 'activities/tools/fs-count.ts', 'test/activities/fs-count.test.ts']);
+    expect(w.files.filter((f) => f.isNew).map((f) => f.path)).toEqual([
+      'core/tools/fs-count.ts',
+      'activities/tools/fs-count.ts',
+      'test/activities/fs-count.test.ts',
+    ]);
     expect(w.files.filter((f) => !f.isNew).map((f) => f.path)).toEqual([...w.registry.keys()]);
     for (const [, lines] of w.registry) {
       expect(lines.filter((l) => l.startsWith('import '))).toHaveLength(1);
       expect(lines.filter((l) => !l.startsWith('import '))).toHaveLength(1);
     }
-    expect(filesUnder(fixture).sort()).toEqual(w.files.filter((f) => f.isNew).map((f) => f.path).sort());
+    expect(filesUnder(fixture).sort()).toEqual(
+      w.files
+        .filter((f) => f.isNew)
+        .map((f) => f.path)
+        .sort(),
+    );
   });
 
   it('the walkthrough applied to a copy of the repository: fs.count runs through a real worker, denied outside its grant', () => {

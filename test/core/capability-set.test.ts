@@ -67,7 +67,11 @@ describe('CapabilitySet.intersect', () => {
   });
 
   it('keeps every narrower scope when several pairs relate', () => {
-    expect(i(['fs.read:/a/x', 'fs.read:/b/y', 'llm.call'], ['fs.read:/a/**', 'fs.read:/b/**', 'llm.call:gpt-*'])).toEqual(['fs.read:/a/x', 'fs.read:/b/y', 'llm.call:gpt-*']);
+    expect(i(['fs.read:/a/x', 'fs.read:/b/y', 'llm.call'], ['fs.read:/a/**', 'fs.read:/b/**', 'llm.call:gpt-*'])).toEqual([
+      'fs.read:/a/x',
+      'fs.read:/b/y',
+      'llm.call:gpt-*',
+    ]);
   });
 
   it('with a ▲ ceiling, a bare agent grant becomes qualified-only', () => {

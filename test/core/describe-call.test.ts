@@ -6,29 +6,60 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TOOL_CATALOG } from '../../core/tool-catalog.js';
-import { DESCRIBE_MAX_CHARS, DESCRIBE_MAX_LINE, DESCRIBED_TOOLS, describeCall, inputDigest, isSecretName } from '../../core/tools/describe-call.js';
+import {
+  DESCRIBE_MAX_CHARS,
+  DESCRIBE_MAX_LINE,
+  DESCRIBED_TOOLS,
+  describeCall,
+  inputDigest,
+  isSecretName,
+} from '../../core/tools/describe-call.js';
 
 const TOKEN = 'sk-live-4f9a8b7c6d5e4f3a2b1c';
 const long = 'x'.repeat(5000) + 'TAIL-MARKER';
 
 /** One valid input per catalog tool, with the line(s) it must produce. */
 const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
-  'shell.exec': { input: { argv: ['git', 'commit', '-m', 'fix it'], cwd: '/home/u/repo/./', timeoutMs: 5000 }, expect: ['argv: git commit -m "fix it"', 'cwd: /home/u/repo', 'timeout: 5000 ms'] },
+  'shell.exec': {
+    input: { argv: ['git', 'commit', '-m', 'fix it'], cwd: '/home/u/repo/./', timeoutMs: 5000 },
+    expect: ['argv: git commit -m "fix it"', 'cwd: /home/u/repo', 'timeout: 5000 ms'],
+  },
   'shell.spawn': { input: { argv: ['npm', 'test'], maxDurationMs: 60000 }, expect: ['argv: npm test', 'max duration: 60000 ms'] },
   'fs.read': { input: { path: '/home/u/a/../.ssh/id_rsa' }, expect: ['path: /home/u/.ssh/id_rsa'] },
-  'fs.write': { input: { path: '/tmp/notes.txt', content: 'hello\nworld' }, expect: ['path: /tmp/notes.txt', 'mode: overwrite', 'content: 11 bytes: "hello\\nworld"'] },
+  'fs.write': {
+    input: { path: '/tmp/notes.txt', content: 'hello\nworld' },
+    expect: ['path: /tmp/notes.txt', 'mode: overwrite', 'content: 11 bytes: "hello\\nworld"'],
+  },
   'fs.delete': { input: { path: '/tmp/build', recursive: true }, expect: ['path: /tmp/build', 'recursive: yes (the whole tree)'] },
   'fs.metadata': { input: { path: '/etc//hosts' }, expect: ['path: /etc/hosts'] },
-  'net.fetch': { input: { url: 'HTTPS://Example.COM:443/a/./b?q=1', headers: { Accept: 'text/html' } }, expect: ['request: GET https://example.com/a/b?q=1', 'headers: Accept: text/html'] },
-  'net.post': { input: { url: 'https://api.example.com/v1/items', method: 'POST', body: '{"name":"x"}', contentType: 'application/json' }, expect: ['request: POST https://api.example.com/v1/items', 'body: application/json, 12 bytes: "{\\"name\\":\\"x\\"}"'] },
+  'net.fetch': {
+    input: { url: 'HTTPS://Example.COM:443/a/./b?q=1', headers: { Accept: 'text/html' } },
+    expect: ['request: GET https://example.com/a/b?q=1', 'headers: Accept: text/html'],
+  },
+  'net.post': {
+    input: { url: 'https://api.example.com/v1/items', method: 'POST', body: '{"name":"x"}', contentType: 'application/json' },
+    expect: ['request: POST https://api.example.com/v1/items', 'body: application/json, 12 bytes: "{\\"name\\":\\"x\\"}"'],
+  },
   'git.status': { input: { repo: '/src/app/' }, expect: ['repo: /src/app'] },
   'git.diff': { input: { repo: '/src/app', staged: true, paths: ['a.ts'] }, expect: ['repo: /src/app', 'staged: yes', 'paths: a.ts'] },
-  'git.commit': { input: { repo: '/src/app', message: 'Release 1.2', paths: ['CHANGELOG.md', 'package.json'] }, expect: ['repo: /src/app', 'message: "Release 1.2"', 'paths: CHANGELOG.md package.json'] },
-  'channel.send': { input: { channel: 'email', to: 'bob@example.com', text: 'see you at 5' }, expect: ['channel: email', 'to: bob@example.com', 'text: 12 bytes: "see you at 5"'] },
-  'mcp.call': { input: { server: 'files', tool: 'search', arguments: { query: 'q3 report', limit: 3 } }, expect: ['tool: files/search', 'arguments: {"limit":3,"query":"q3 report"}'] },
+  'git.commit': {
+    input: { repo: '/src/app', message: 'Release 1.2', paths: ['CHANGELOG.md', 'package.json'] },
+    expect: ['repo: /src/app', 'message: "Release 1.2"', 'paths: CHANGELOG.md package.json'],
+  },
+  'channel.send': {
+    input: { channel: 'email', to: 'bob@example.com', text: 'see you at 5' },
+    expect: ['channel: email', 'to: bob@example.com', 'text: 12 bytes: "see you at 5"'],
+  },
+  'mcp.call': {
+    input: { server: 'files', tool: 'search', arguments: { query: 'q3 report', limit: 3 } },
+    expect: ['tool: files/search', 'arguments: {"limit":3,"query":"q3 report"}'],
+  },
   'memory.write': { input: { text: 'Alice likes tea', topic: 'People' }, expect: ['text: "Alice likes tea"', 'topic: people'] },
   'memory.recall': { input: { query: 'tea', session: 's1', limit: 5 }, expect: ['query: "tea"', 'session: s1', 'limit: 5'] },
-  'memory.forget': { input: { topic: 'people', from: '2026-01-01T00:00:00Z' }, expect: ['topic: people', 'from: 2026-01-01T00:00:00.000Z'] },
+  'memory.forget': {
+    input: { topic: 'people', from: '2026-01-01T00:00:00Z' },
+    expect: ['topic: people', 'from: 2026-01-01T00:00:00.000Z'],
+  },
   'config.read': { input: { key: 'llm.model' }, expect: ['key: llm.model'] },
   'config.write': { input: { key: 'llm.model', value: 'gpt-x' }, expect: ['key: llm.model', 'value: "gpt-x"'] },
   'audit.read': { input: { type: 'ToolCall' }, expect: ['type: ToolCall', 'limit: 20'] },
@@ -45,10 +76,26 @@ describe('describeCall', () => {
   });
 
   it('redacts secret headers, query parameters, argv assignments, URL passwords, MCP arguments and secret config values — sizes stay', () => {
-    const fetch = describeCall('net.fetch', { url: `https://api.example.com/v1?api_key=${TOKEN}&page=2`, headers: { Authorization: `Bearer ${TOKEN}`, Cookie: `sid=${TOKEN}`, 'X-Api-Key': TOKEN, Accept: 'application/json' } });
+    const fetch = describeCall('net.fetch', {
+      url: `https://api.example.com/v1?api_key=${TOKEN}&page=2`,
+      headers: { Authorization: `Bearer ${TOKEN}`, Cookie: `sid=${TOKEN}`, 'X-Api-Key': TOKEN, Accept: 'application/json' },
+    });
     const post = describeCall('net.post', { url: 'https://api.example.com/v1/login', method: 'POST', headers: { 'X-Auth-Token': TOKEN } });
-    const shell = describeCall('shell.exec', { argv: ['curl', '-H', `Authorization: Bearer ${TOKEN}`, `--password=${TOKEN}`, `https://bob:${TOKEN}@example.com/x`, 'GITHUB_TOKEN=' + TOKEN] });
-    const mcp = describeCall('mcp.call', { server: 'crm', tool: 'login', arguments: { user: 'bob', password: TOKEN, nested: { accessToken: TOKEN, keyword: 'tea' } } });
+    const shell = describeCall('shell.exec', {
+      argv: [
+        'curl',
+        '-H',
+        `Authorization: Bearer ${TOKEN}`,
+        `--password=${TOKEN}`,
+        `https://bob:${TOKEN}@example.com/x`,
+        'GITHUB_TOKEN=' + TOKEN,
+      ],
+    });
+    const mcp = describeCall('mcp.call', {
+      server: 'crm',
+      tool: 'login',
+      arguments: { user: 'bob', password: TOKEN, nested: { accessToken: TOKEN, keyword: 'tea' } },
+    });
     const config = describeCall('config.write', { key: 'telegram.token', value: TOKEN });
     const all = [fetch, post, shell, mcp, config].flatMap((d) => d.lines).join('\n');
     expect(all).not.toContain(TOKEN);
@@ -57,14 +104,30 @@ describe('describeCall', () => {
       'request: GET https://api.example.com/v1?api_key=[redacted]&page=2',
       `headers: Accept: application/json; Authorization: [redacted, ${7 + TOKEN.length} bytes]; Cookie: [redacted, ${4 + TOKEN.length} bytes]; X-Api-Key: [redacted, ${TOKEN.length} bytes]`,
     ]);
-    expect(shell.lines[0]).toBe(`argv: curl -H Authorization: [redacted, ${7 + TOKEN.length} bytes] --password=[redacted, ${TOKEN.length} bytes] https://bob:[redacted]@example.com/x GITHUB_TOKEN=[redacted, ${TOKEN.length} bytes]`);
+    expect(shell.lines[0]).toBe(
+      `argv: curl -H Authorization: [redacted, ${7 + TOKEN.length} bytes] --password=[redacted, ${TOKEN.length} bytes] https://bob:[redacted]@example.com/x GITHUB_TOKEN=[redacted, ${TOKEN.length} bytes]`,
+    );
     expect(mcp.lines[1]).toContain('"keyword":"tea"');
     expect(mcp.lines[1]).toContain('"user":"bob"');
     expect(config.lines).toEqual(['key: telegram.token', `value: [redacted, ${TOKEN.length} bytes]`]);
   });
 
   it('names secrets by token/secret/password/key words, not by accident', () => {
-    for (const n of ['Authorization', 'cookie', 'X-Api-Key', 'api_key', 'apiKey', 'accessToken', 'client_secret', 'DB_PASSWORD', 'passphrase', 'sessionId', 'private_key', 'key']) expect(isSecretName(n), n).toBe(true);
+    for (const n of [
+      'Authorization',
+      'cookie',
+      'X-Api-Key',
+      'api_key',
+      'apiKey',
+      'accessToken',
+      'client_secret',
+      'DB_PASSWORD',
+      'passphrase',
+      'sessionId',
+      'private_key',
+      'key',
+    ])
+      expect(isSecretName(n), n).toBe(true);
     for (const n of ['keyword', 'monkey', 'Accept', 'user', 'query', 'limit', 'content-type']) expect(isSecretName(n), n).toBe(false);
   });
 
@@ -98,9 +161,13 @@ describe('describeCall', () => {
   });
 
   it('falls back to redacted, cut canonical JSON for unknown tools and inputs that do not parse', () => {
-    expect(describeCall('weather.get', { city: 'Oslo', apiKey: TOKEN, b: 1, a: [1, 2] }).lines).toEqual([`input: {"a":[1,2],"apiKey":"[redacted, ${TOKEN.length} bytes]","b":1,"city":"Oslo"}`]);
+    expect(describeCall('weather.get', { city: 'Oslo', apiKey: TOKEN, b: 1, a: [1, 2] }).lines).toEqual([
+      `input: {"a":[1,2],"apiKey":"[redacted, ${TOKEN.length} bytes]","b":1,"city":"Oslo"}`,
+    ]);
     const bad = describeCall('shell.exec', { argv: ['/bin/sh', '-c', 'rm -rf ~'], token: TOKEN });
-    expect(bad.lines[0]).toMatch(/^input \(does not parse: shell\.exec: unknown input field "token"\): \{"argv":\["\/bin\/sh","-c","rm -rf ~"\],"token":"\[redacted, 28 bytes\]"\}$/);
+    expect(bad.lines[0]).toMatch(
+      /^input \(does not parse: shell\.exec: unknown input field "token"\): \{"argv":\["\/bin\/sh","-c","rm -rf ~"\],"token":"\[redacted, 28 bytes\]"\}$/,
+    );
     expect(describeCall('weather.get', undefined).lines).toEqual(['input: null']);
     expect(describeCall('weather.get', { big: long }).lines[0]).toMatch(/\(cut; 5021 bytes in all\)$/);
   });

@@ -1,6 +1,14 @@
 /** The mcp.call base: its scope form, in no tier's default ceiling, and the operator's AIVYX_MCP_TIERS opt-in. */
 import { describe, expect, it } from 'vitest';
-import { CapabilitySet, KNOWN_SCOPE_BASES, Scope, TRUST_TIERS, effectiveCapabilities, qualifierKindOf, tierCeiling } from '../../core/capability/index.js';
+import {
+  CapabilitySet,
+  KNOWN_SCOPE_BASES,
+  Scope,
+  TRUST_TIERS,
+  effectiveCapabilities,
+  qualifierKindOf,
+  tierCeiling,
+} from '../../core/capability/index.js';
 import { NO_TIER_BY_DEFAULT } from '../../core/capability/trust-tier.js';
 import { AivyxError } from '../../core/errors.js';
 import { mcpCallTool, mcpCeiling, parseMcpTierGrants } from '../../core/tools/mcp-tools.js';
@@ -19,7 +27,15 @@ describe('mcp.call scope', () => {
   it('is derived from server and tool, which can never be globs or contain "/"', () => {
     expect(call('echo')).toBe('mcp.call:echo/echo');
     expect(mcpCallTool.requiredScope({ server: 'echo', tool: 'a.b-c_d' })).toBe('mcp.call:echo/a.b-c_d');
-    for (const input of [{ server: 'e*', tool: 'x' }, { server: 'e/x', tool: 'y' }, { server: 'e', tool: '*' }, { server: 'e', tool: 'a/b' }, { server: 'e', tool: 'x', arguments: [] }, { server: 'e', tool: 'x', extra: 1 }, { server: 'e:x', tool: 'y' }]) {
+    for (const input of [
+      { server: 'e*', tool: 'x' },
+      { server: 'e/x', tool: 'y' },
+      { server: 'e', tool: '*' },
+      { server: 'e', tool: 'a/b' },
+      { server: 'e', tool: 'x', arguments: [] },
+      { server: 'e', tool: 'x', extra: 1 },
+      { server: 'e:x', tool: 'y' },
+    ]) {
       expect(() => mcpCallTool.requiredScope(input)).toThrow(AivyxError);
     }
     const held = CapabilitySet.from(['mcp.call:echo/*']);
@@ -55,7 +71,11 @@ describe('mcp.call scope', () => {
     const untrusted = agent.intersect(mcpCeiling(tierCeiling('Untrusted'), 'Untrusted', grants));
     expect(untrusted.grants(call('echo'))).toBe(false);
     // An agent without the grant gets nothing even from an opted-in tier.
-    expect(CapabilitySet.from(['fs.read']).intersect(mcpCeiling(tierCeiling('Trusted'), 'Trusted', grants)).grants(call('echo'))).toBe(false);
+    expect(
+      CapabilitySet.from(['fs.read'])
+        .intersect(mcpCeiling(tierCeiling('Trusted'), 'Trusted', grants))
+        .grants(call('echo')),
+    ).toBe(false);
     // The other tiers' ceilings are untouched.
     expect(mcpCeiling(tierCeiling('Trusted'), 'Trusted', {})).toBe(tierCeiling('Trusted'));
   });

@@ -10,7 +10,6 @@ import { errorKindOf } from '../support/aivyx-failure.js';
 const agent = CapabilitySet.from(['memory.read', 'memory.write', 'memory.forget']);
 const allowed = (tier: TrustTier, scope: string) => effectiveCapabilities(agent, tier).grants(scope);
 
-
 describe('memory scope forms', () => {
   it('recall: bare without a filter; session, topic, both, or the public space when filtered', () => {
     const r = (input: unknown) => memoryRecallTool.requiredScope(input);
@@ -52,7 +51,10 @@ describe('memory scope forms', () => {
   });
 
   it('reads ISO-8601 and epoch ms ranges alike', () => {
-    expect(parseMemoryRecallInput({ from: '2026-12-01T00:00:00Z', to: '2026-12-02' })).toMatchObject({ from: Date.UTC(2026, 11, 1), to: Date.UTC(2026, 11, 2) });
+    expect(parseMemoryRecallInput({ from: '2026-12-01T00:00:00Z', to: '2026-12-02' })).toMatchObject({
+      from: Date.UTC(2026, 11, 1),
+      to: Date.UTC(2026, 11, 2),
+    });
     expect(parseMemoryRecallInput({ from: 5, to: 6 })).toMatchObject({ from: 5, to: 6, limit: 10 });
   });
 
@@ -65,14 +67,16 @@ describe('memory scopes × trust tiers', () => {
   const recall = (input: unknown) => memoryRecallTool.requiredScope(input);
 
   it.each(['Trusted', 'SemiTrusted'] as const)('%s can recall with or without filters and write', (tier) => {
-    for (const input of [{}, { session: 's-1' }, { topic: 'work' }, { session: 's', topic: 't' }, { public: true }]) expect(allowed(tier, recall(input))).toBe(true);
+    for (const input of [{}, { session: 's-1' }, { topic: 'work' }, { session: 's', topic: 't' }, { public: true }])
+      expect(allowed(tier, recall(input))).toBe(true);
     expect(allowed(tier, memoryWriteTool.requiredScope({ text: 'x' }))).toBe(true);
   });
 
   it('Untrusted may only recall the public space, and nothing else', () => {
     expect(allowed('Untrusted', recall({ public: true }))).toBe(true);
     expect(allowed('Untrusted', recall({ public: true, topic: 'recipes', query: 'soup' }))).toBe(true);
-    for (const input of [{}, { query: 'x' }, { session: 's-1' }, { topic: 'work' }, { session: 's', topic: 't' }]) expect(allowed('Untrusted', recall(input))).toBe(false);
+    for (const input of [{}, { query: 'x' }, { session: 's-1' }, { topic: 'work' }, { session: 's', topic: 't' }])
+      expect(allowed('Untrusted', recall(input))).toBe(false);
     expect(allowed('Untrusted', memoryWriteTool.requiredScope({ text: 'x', topic: 't', public: true }))).toBe(false);
     expect(allowed('Untrusted', memoryForgetTool.requiredScope({ topic: 't' }))).toBe(false);
   });

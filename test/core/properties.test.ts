@@ -48,7 +48,9 @@ const KIND_UNIVERSE: ReadonlyArray<[base: string, q: fc.Arbitrary<string>]> = [
 
 /** A scope of `base`: bare one time in six, else qualified from the kind's universe. */
 function scopeOf(base: string, q: fc.Arbitrary<string>): fc.Arbitrary<Scope> {
-  return fc.oneof({ weight: 1, arbitrary: fc.constant(base) }, { weight: 5, arbitrary: q.map((x) => `${base}:${x}`) }).map((s) => Scope.parse(s));
+  return fc
+    .oneof({ weight: 1, arbitrary: fc.constant(base) }, { weight: 5, arbitrary: q.map((x) => `${base}:${x}`) })
+    .map((s) => Scope.parse(s));
 }
 
 const anyScope: fc.Arbitrary<Scope> = fc.oneof(
@@ -136,7 +138,8 @@ describe('capability properties', () => {
     fc.assert(
       fc.property(anySet, (agent) => {
         const eff = effectiveCapabilities(agent, 'SemiTrusted');
-        for (const b of ['fs.read', 'fs.write', 'net.post', 'memory.forget', 'channel.send', 'channel.receive', 'audit.read']) expect(eff.grants(b)).toBe(false);
+        for (const b of ['fs.read', 'fs.write', 'net.post', 'memory.forget', 'channel.send', 'channel.receive', 'audit.read'])
+          expect(eff.grants(b)).toBe(false);
       }),
     );
   });
@@ -160,16 +163,21 @@ describe('capability properties', () => {
   it('a needed path glob granted by a held scope has every concrete instance granted too', () => {
     let cases = 0;
     fc.assert(
-      fc.property(scopeOf('fs.read', pathQ), scopeOf('fs.read', pathQ), fc.array(fc.constantFrom('a', 'b', 'zz', 'x.txt'), { maxLength: 3 }), (n, h, fill) => {
-        if (n.qualifier === undefined || !/[*?]/.test(n.qualifier) || !n.isGrantedBy(h)) return;
-        cases++;
-        // Instantiate: '**' → the fill segments, '*' → 'zz', '?' → 'q'.
-        const concrete = n.qualifier
-          .split('/')
-          .flatMap((seg) => (seg === '**' ? fill : [seg.replace(/\*/g, 'zz').replace(/\?/g, 'q')]))
-          .join('/');
-        expect(Scope.parse(`fs.read:${concrete === '' ? '/' : concrete}`).isGrantedBy(h)).toBe(true);
-      }),
+      fc.property(
+        scopeOf('fs.read', pathQ),
+        scopeOf('fs.read', pathQ),
+        fc.array(fc.constantFrom('a', 'b', 'zz', 'x.txt'), { maxLength: 3 }),
+        (n, h, fill) => {
+          if (n.qualifier === undefined || !/[*?]/.test(n.qualifier) || !n.isGrantedBy(h)) return;
+          cases++;
+          // Instantiate: '**' → the fill segments, '*' → 'zz', '?' → 'q'.
+          const concrete = n.qualifier
+            .split('/')
+            .flatMap((seg) => (seg === '**' ? fill : [seg.replace(/\*/g, 'zz').replace(/\?/g, 'q')]))
+            .join('/');
+          expect(Scope.parse(`fs.read:${concrete === '' ? '/' : concrete}`).isGrantedBy(h)).toBe(true);
+        },
+      ),
       { numRuns: 1000 },
     );
     expect(cases).toBeGreaterThan(20);

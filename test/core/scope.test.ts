@@ -75,7 +75,8 @@ describe('scope bases', () => {
     expect(qualifierKindOf('net.post')).toBe('url');
     expect(qualifierKindOf('net.dns')).toBe('domain');
     expect(qualifierKindOf('shell.spawn')).toBe('allowlist');
-    for (const b of ['llm.call', 'memory.forget', 'channel.send', 'audit.read', 'config.write', 'mission.create']) expect(qualifierKindOf(b)).toBe('glob');
+    for (const b of ['llm.call', 'memory.forget', 'channel.send', 'audit.read', 'config.write', 'mission.create'])
+      expect(qualifierKindOf(b)).toBe('glob');
     expect(() => qualifierKindOf('agent.spawn')).toThrow(AivyxError);
     // A URL-looking fs qualifier is a malformed path, not a URL prefix.
     parseError('fs.read:https://x.com/');
@@ -119,7 +120,21 @@ describe('path qualifiers', () => {
   });
 
   it('rejects relative, escaping, encoded, tilde, backslash, NUL', () => {
-    for (const q of ['a/b', './a', '/../etc', '/a/../../b', '/a/%2e%2e/b', '/a%2Fb', '~/x', '/home/~u', '/a\\b', '/a\0b', '/a/x**', '/a/*/../b']) parseError(`fs.read:${q}`);
+    for (const q of [
+      'a/b',
+      './a',
+      '/../etc',
+      '/a/../../b',
+      '/a/%2e%2e/b',
+      '/a%2Fb',
+      '~/x',
+      '/home/~u',
+      '/a\\b',
+      '/a\0b',
+      '/a/x**',
+      '/a/*/../b',
+    ])
+      parseError(`fs.read:${q}`);
   });
 
   it('plain held path grants exactly itself', () => {
@@ -189,7 +204,26 @@ describe('URL qualifiers', () => {
   });
 
   it('rejects non-http schemes, bad ports, doubled slashes, escapes of / and .', () => {
-    for (const q of ['ftp://x.com/', 'file:///etc/passwd', 'x.com/a', '//x.com/a', 'https://x.com:0/', 'https://x.com:65536/', 'https://x.com:/', 'https://x.com:a/', 'https://x.com//a', 'https://x.com/a/%2e%2e/b', 'https://x.com/a%2fb', 'https://x.com/a%5cb', 'https://x.com/%zz', 'https://x.com/a b', 'https://x.com/../a', 'https://[::1]/', 'https:///a', 'https://x_y.com/']) {
+    for (const q of [
+      'ftp://x.com/',
+      'file:///etc/passwd',
+      'x.com/a',
+      '//x.com/a',
+      'https://x.com:0/',
+      'https://x.com:65536/',
+      'https://x.com:/',
+      'https://x.com:a/',
+      'https://x.com//a',
+      'https://x.com/a/%2e%2e/b',
+      'https://x.com/a%2fb',
+      'https://x.com/a%5cb',
+      'https://x.com/%zz',
+      'https://x.com/a b',
+      'https://x.com/../a',
+      'https://[::1]/',
+      'https:///a',
+      'https://x_y.com/',
+    ]) {
       parseError(`net.fetch:${q}`);
     }
   });
@@ -210,7 +244,8 @@ describe('domain qualifiers', () => {
   });
 
   it('rejects inner wildcards, IPs, bad labels', () => {
-    for (const q of ['a.*.com', '*example.com', '**.x.com', '127.0.0.1', 'a..com', '-a.com', 'a_b.com', 'bücher.de']) parseError(`net.dns:${q}`);
+    for (const q of ['a.*.com', '*example.com', '**.x.com', '127.0.0.1', 'a..com', '-a.com', 'a_b.com', 'bücher.de'])
+      parseError(`net.dns:${q}`);
   });
 });
 
@@ -227,7 +262,24 @@ describe('command allowlists', () => {
   });
 
   it('rejects empty entries, paths and leading dashes', () => {
-    for (const q of ['ls,,git', ',ls', 'ls,', '/bin/rm', './rm', '-rf', '.hidden', ' ls', 'l  s', 'ls ', 'ls * -la', 'ls /tmp', 'git log --format=x', 'git Status', 'ls\t-la']) parseError(`shell.exec:${q}`);
+    for (const q of [
+      'ls,,git',
+      ',ls',
+      'ls,',
+      '/bin/rm',
+      './rm',
+      '-rf',
+      '.hidden',
+      ' ls',
+      'l  s',
+      'ls ',
+      'ls * -la',
+      'ls /tmp',
+      'git log --format=x',
+      'git Status',
+      'ls\t-la',
+    ])
+      parseError(`shell.exec:${q}`);
     expect(parseError('shell.exec:/bin/rm').message).toContain('is a path');
     expect(parseError('shell.exec:cat /etc/passwd').message).toContain('is not a plain word');
   });
@@ -303,6 +355,10 @@ describe('fs.delete: `**` never matches its own root', () => {
     expect(granted('fs.read:/x', 'fs.read:/x/**')).toBe(true);
     expect(granted('fs.write:/x', 'fs.write:/x/**')).toBe(true);
     // Intersections keep the strict meaning.
-    expect(CapabilitySet.from(['fs.delete']).intersect(CapabilitySet.from(['fs.delete:/x/**'])).grants('fs.delete:/x')).toBe(false);
+    expect(
+      CapabilitySet.from(['fs.delete'])
+        .intersect(CapabilitySet.from(['fs.delete:/x/**']))
+        .grants('fs.delete:/x'),
+    ).toBe(false);
   });
 });

@@ -11,7 +11,16 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CapabilitySet, EMPTY_TIER_POLICY, KNOWN_SCOPE_BASES, SEMITRUSTED_POLICY_BASES, Scope, effectiveCapabilities, type TierPolicy, type TrustTier } from '../../core/capability/index.js';
+import {
+  CapabilitySet,
+  EMPTY_TIER_POLICY,
+  KNOWN_SCOPE_BASES,
+  SEMITRUSTED_POLICY_BASES,
+  Scope,
+  effectiveCapabilities,
+  type TierPolicy,
+  type TrustTier,
+} from '../../core/capability/index.js';
 import { TOOL_CATALOG } from '../../core/tool-catalog.js';
 import type { ToolDescriptor } from '../../core/tools.js';
 
@@ -26,7 +35,11 @@ interface Row {
   source: 'seed' | 'decided';
 }
 
-const row = (t: Cell, s: Cell, u: Cell, only?: Partial<Record<Tier, readonly string[]>>, source: Row['source'] = 'seed'): Row => ({ cells: { Trusted: t, SemiTrusted: s, Untrusted: u }, ...(only ? { only } : {}), source });
+const row = (t: Cell, s: Cell, u: Cell, only?: Partial<Record<Tier, readonly string[]>>, source: Row['source'] = 'seed'): Row => ({
+  cells: { Trusted: t, SemiTrusted: s, Untrusted: u },
+  ...(only ? { only } : {}),
+  source,
+});
 
 /** The operator policy under test: the SemiTrusted ▲ cells of configurable bases are exactly these. */
 const POLICY: TierPolicy = {
@@ -78,13 +91,23 @@ const TABLE: Readonly<Record<string, Row>> = {
  */
 const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   'fs.read': [{ path: '/home/u/notes.txt' }, { path: '/home/u/shared/notes.txt' }, { path: '/home/u/.ssh/id_rsa' }],
-  'fs.write': [{ path: '/home/u/notes.txt', content: 'x' }, { path: '/home/u/shared/notes.txt', content: 'x' }, { path: '/home/u/.ssh/authorized_keys', content: 'x' }],
+  'fs.write': [
+    { path: '/home/u/notes.txt', content: 'x' },
+    { path: '/home/u/shared/notes.txt', content: 'x' },
+    { path: '/home/u/.ssh/authorized_keys', content: 'x' },
+  ],
   'fs.delete': [{ path: '/home/u/old.txt' }, { path: '/home/u/tmp', recursive: true }],
   'fs.metadata': [{ path: '/home/u/notes.txt' }],
   'net.fetch': [{ url: 'https://api.example.com/v1/items' }, { url: 'http://127.0.0.1:8080/api', method: 'HEAD' }],
-  'net.post': [{ url: 'https://api.example.com/v1/items', method: 'POST', body: '{}', contentType: 'application/json' }, { url: 'https://evil.example/collect', method: 'POST' }],
+  'net.post': [
+    { url: 'https://api.example.com/v1/items', method: 'POST', body: '{}', contentType: 'application/json' },
+    { url: 'https://evil.example/collect', method: 'POST' },
+  ],
   'shell.exec': [{ argv: ['ls', '-la'] }, { argv: ['git', '-c', 'alias.x=!sh', 'x'] }],
-  'memory.write': [{ text: 'x', session: 's1' }, { text: 'x', topic: 'notes', public: true }],
+  'memory.write': [
+    { text: 'x', session: 's1' },
+    { text: 'x', topic: 'notes', public: true },
+  ],
   'memory.recall': [{ public: true, topic: 'notes' }, { session: 's1' }, {}],
   'memory.forget': [{ session: 's1' }, { session: 's2' }, { topic: 'work' }],
   'git.status': [{ repo: '/home/u/repo' }, { repo: '/home/u/shared/repo' }],
@@ -95,7 +118,10 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   'audit.read': [{}, { type: 'ToolCall' }, { allSessions: true }, { allSessions: true, type: 'ToolCall' }],
   'mcp.call': [{ server: 'files', tool: 'list' }],
   'shell.spawn': [{ argv: ['npm', 'test'] }, { argv: ['sleep', '30'], cwd: '/tmp', maxDurationMs: 60_000 }],
-  'channel.send': [{ channel: 'telegram', to: '12345', text: 'hi' }, { channel: 'email', to: 'me@example.com', text: 'hi' }],
+  'channel.send': [
+    { channel: 'telegram', to: '12345', text: 'hi' },
+    { channel: 'email', to: 'me@example.com', text: 'hi' },
+  ],
 };
 
 const AGENT_ALL_BARE = CapabilitySet.from(KNOWN_SCOPE_BASES);
@@ -120,7 +146,8 @@ function toolScopes(tool: ToolDescriptor): Scope[] {
 
 describe('the table', () => {
   it('has a row for every base a catalog tool requests, and only known bases', () => {
-    for (const base of Object.keys(TABLE)) if (!KNOWN_SCOPE_BASES.includes(base)) expect(TABLE[base]?.source, `row ${base} for an unknown base`).toBe('decided');
+    for (const base of Object.keys(TABLE))
+      if (!KNOWN_SCOPE_BASES.includes(base)) expect(TABLE[base]?.source, `row ${base} for an unknown base`).toBe('decided');
     for (const base of KNOWN_SCOPE_BASES) expect(TABLE[base], `no row for ${base}`).toBeDefined();
   });
 
@@ -132,7 +159,11 @@ describe('the table', () => {
 
   // The seed's D5 table is parsed when the seed is checked out beside the repo, so this copy cannot drift.
   const seedDir = join(dirname(fileURLToPath(import.meta.url)), '../../../shared/seed');
-  const seedFile = existsSync(seedDir) ? readdirSync(seedDir).map((f) => join(seedDir, f)).find((f) => f.endsWith('.md') && readFileSync(f, 'utf8').includes('Per-tier ceiling table')) : undefined;
+  const seedFile = existsSync(seedDir)
+    ? readdirSync(seedDir)
+        .map((f) => join(seedDir, f))
+        .find((f) => f.endsWith('.md') && readFileSync(f, 'utf8').includes('Per-tier ceiling table'))
+    : undefined;
   it.skipIf(seedFile === undefined)('matches the seed document row by row', () => {
     const text = readFileSync(seedFile as string, 'utf8');
     const start = text.indexOf('Per-tier ceiling table');
@@ -145,18 +176,29 @@ describe('the table', () => {
       expect(r?.source, base).toBe('seed');
       expect([r?.cells.Trusted, r?.cells.SemiTrusted, r?.cells.Untrusted], base).toEqual(cells);
     }
-    expect(Object.entries(TABLE).filter(([, r]) => r.source === 'seed').map(([b]) => b).sort()).toEqual([...seedRows.keys()].sort());
+    expect(
+      Object.entries(TABLE)
+        .filter(([, r]) => r.source === 'seed')
+        .map(([b]) => b)
+        .sort(),
+    ).toEqual([...seedRows.keys()].sort());
   });
 });
 
 describe.each(TOOL_CATALOG.map((t) => [t.id, t] as const))('%s', (_id, tool) => {
   for (const tier of TIERS) {
-    for (const [name, policy] of [['no policy', EMPTY_TIER_POLICY], ['a policy', POLICY]] as const) {
+    for (const [name, policy] of [
+      ['no policy', EMPTY_TIER_POLICY],
+      ['a policy', POLICY],
+    ] as const) {
       it(`${tier}, ${name}: granted/denied as the ceiling table row says`, () => {
         const eff = effectiveCapabilities(AGENT_ALL_BARE, tier, policy);
         const scopes = toolScopes(tool);
         expect(scopes.length).toBeGreaterThan(0);
-        for (const scope of scopes) expect(eff.grants(scope), `${tier} ${scope.toString()} (row ${scope.base}: ${TABLE[scope.base]?.cells[tier]})`).toBe(expected(scope, tier, policy));
+        for (const scope of scopes)
+          expect(eff.grants(scope), `${tier} ${scope.toString()} (row ${scope.base}: ${TABLE[scope.base]?.cells[tier]})`).toBe(
+            expected(scope, tier, policy),
+          );
       });
     }
   }
@@ -185,7 +227,10 @@ describe('the ▲ cells are not vacuous', () => {
     for (const [id, input, granted] of cases) expect(eff.grants(scope(id, input)), `${id} ${JSON.stringify(input)}`).toBe(granted);
     // Without a policy, none of them (but the own-session audit.read) is granted.
     const none = effectiveCapabilities(AGENT_ALL_BARE, 'SemiTrusted');
-    for (const [id, input] of cases) expect(none.grants(scope(id, input)), `${id} ${JSON.stringify(input)} without a policy`).toBe(id === 'audit.read' && !(input as { allSessions?: boolean }).allSessions);
+    for (const [id, input] of cases)
+      expect(none.grants(scope(id, input)), `${id} ${JSON.stringify(input)} without a policy`).toBe(
+        id === 'audit.read' && !(input as { allSessions?: boolean }).allSessions,
+      );
   });
 });
 
@@ -206,7 +251,11 @@ describe('the rows say what the new tools may do', () => {
     expect(TIERS.map((t) => effOf(t).grants(f))).toEqual([true, true, false]);
     expect(TIERS.map((t) => effOf(t).grants(p))).toEqual([true, true, false]);
     // ▲: the SemiTrusted set holds exactly the configured URL, never net.post:* or bare net.post.
-    expect(effOf('SemiTrusted').toJSON().filter((s) => s.startsWith('net.post'))).toEqual(['net.post:https://api.example.com/v1']);
+    expect(
+      effOf('SemiTrusted')
+        .toJSON()
+        .filter((s) => s.startsWith('net.post')),
+    ).toEqual(['net.post:https://api.example.com/v1']);
     expect(effOf('SemiTrusted').grants('net.post:*')).toBe(false);
     expect(effOf('SemiTrusted').grants('net.post')).toBe(false);
   });

@@ -7,7 +7,6 @@ import { fsWriteTool } from '../../core/tools/fs-write.js';
 import { shellExecTool } from '../../core/tools/shell-exec.js';
 import { errorKindOf } from '../support/aivyx-failure.js';
 
-
 describe('tool catalog', () => {
   it('derives the scope of each call from its input', () => {
     expect(fsReadTool.requiredScope({ path: '/home/u/notes.txt' })).toBe('fs.read:/home/u/notes.txt');
@@ -72,8 +71,25 @@ describe('tool catalog', () => {
 
   it('finds tools and lists model-facing specs', () => {
     expect(TOOL_CATALOG.map((t) => t.id)).toEqual([
-      'fs.read', 'fs.write', 'shell.exec', 'memory.write', 'memory.recall', 'memory.forget', 'fs.delete', 'fs.metadata',
-      'net.fetch', 'net.post', 'git.status', 'git.diff', 'git.commit', 'config.read', 'config.write', 'audit.read', 'mcp.call', 'shell.spawn', 'channel.send',
+      'fs.read',
+      'fs.write',
+      'shell.exec',
+      'memory.write',
+      'memory.recall',
+      'memory.forget',
+      'fs.delete',
+      'fs.metadata',
+      'net.fetch',
+      'net.post',
+      'git.status',
+      'git.diff',
+      'git.commit',
+      'config.read',
+      'config.write',
+      'audit.read',
+      'mcp.call',
+      'shell.spawn',
+      'channel.send',
     ]);
     expect(findTool('fs.read')).toBe(fsReadTool);
     expect(findTool('nope')).toBeUndefined();

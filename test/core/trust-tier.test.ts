@@ -174,7 +174,7 @@ describe('ceiling table (▲ = operator-configured qualifiers only)', () => {
     expect(() => tierCeiling('SemiTrusted', { semiTrusted: { 'fs.read': ['/**'] } })).toThrow(AivyxError);
   });
 
-  it('Untrusted ▲ cells are the seed\'s exact qualifiers; SemiTrusted audit.read is its own session', () => {
+  it("Untrusted ▲ cells are the seed's exact qualifiers; SemiTrusted audit.read is its own session", () => {
     const u = tierCeiling('Untrusted', POLICY);
     expect(u.toJSON()).toEqual(['audit.read:public', 'memory.read:scope:public:*']);
     expect(u.grants('memory.read:scope:private:x')).toBe(false);
@@ -186,8 +186,21 @@ describe('ceiling table (▲ = operator-configured qualifiers only)', () => {
   });
 
   it('the SemiTrusted ceiling is the fixed entries plus exactly the configured ones', () => {
-    expect(tierCeiling('SemiTrusted').toJSON()).toEqual(['audit.read:own-session', 'audit.read:public', 'config.read', 'fs.metadata', 'llm.call', 'llm.embed', 'memory.read', 'memory.write', 'net.dns', 'net.fetch']);
-    const configured = tierCeiling('SemiTrusted', POLICY).toJSON().filter((s) => !tierCeiling('SemiTrusted').toJSON().includes(s));
+    expect(tierCeiling('SemiTrusted').toJSON()).toEqual([
+      'audit.read:own-session',
+      'audit.read:public',
+      'config.read',
+      'fs.metadata',
+      'llm.call',
+      'llm.embed',
+      'memory.read',
+      'memory.write',
+      'net.dns',
+      'net.fetch',
+    ]);
+    const configured = tierCeiling('SemiTrusted', POLICY)
+      .toJSON()
+      .filter((s) => !tierCeiling('SemiTrusted').toJSON().includes(s));
     expect(configured).toEqual([
       'channel.receive:telegram',
       'channel.send:telegram',
@@ -205,13 +218,16 @@ describe('ceiling table (▲ = operator-configured qualifiers only)', () => {
     for (const b of KNOWN_SCOPE_BASES) expect(k.grants(b)).toBe(true);
     expect([...KERNEL_ONLY_BASES]).toEqual(['kernel.data_dir']);
     const all = CapabilitySet.from(KNOWN_SCOPE_BASES);
-    for (const tier of COLUMNS) expect(effectiveCapabilities(all, tier, POLICY).grants('kernel.data_dir:/home/u/.aivyx/rest-token'), tier).toBe(false);
+    for (const tier of COLUMNS)
+      expect(effectiveCapabilities(all, tier, POLICY).grants('kernel.data_dir:/home/u/.aivyx/rest-token'), tier).toBe(false);
   });
 
   it('each tier ceiling lies within the next more trusted one', () => {
     for (const policy of [EMPTY_TIER_POLICY, POLICY]) {
       for (let i = 0; i + 1 < TRUST_TIERS.length; i++) {
-        expect(tierCeiling(TRUST_TIERS[i] as TrustTier, policy).isSubsetOf(tierCeiling(TRUST_TIERS[i + 1] as TrustTier, policy))).toBe(true);
+        expect(tierCeiling(TRUST_TIERS[i] as TrustTier, policy).isSubsetOf(tierCeiling(TRUST_TIERS[i + 1] as TrustTier, policy))).toBe(
+          true,
+        );
       }
     }
     expect(tierCeiling('Trusted').isSubsetOf(tierCeiling('SemiTrusted', POLICY))).toBe(false);
@@ -223,9 +239,13 @@ describe('ceiling table (▲ = operator-configured qualifiers only)', () => {
 });
 
 describe('effective capabilities', () => {
-  it('keeps an agent\'s narrower grants and caps its broad ones to the configured qualifiers', () => {
+  it("keeps an agent's narrower grants and caps its broad ones to the configured qualifiers", () => {
     const agent = CapabilitySet.from(['fs.read', 'fs.write:/home/u/**', 'shell.exec:git', 'memory.read:session:*']);
-    expect(effectiveCapabilities(agent, 'SemiTrusted', POLICY).toJSON()).toEqual(['fs.read:/home/u/shared/**', 'fs.write:/home/u/shared/**', 'memory.read:session:*']);
+    expect(effectiveCapabilities(agent, 'SemiTrusted', POLICY).toJSON()).toEqual([
+      'fs.read:/home/u/shared/**',
+      'fs.write:/home/u/shared/**',
+      'memory.read:session:*',
+    ]);
     expect(effectiveCapabilities(agent, 'SemiTrusted').toJSON()).toEqual(['memory.read:session:*']);
     expect(effectiveCapabilities(agent, 'Untrusted', POLICY).toJSON()).toEqual([]);
     expect(effectiveCapabilities(agent, 'Trusted', POLICY).toJSON()).toEqual(agent.toJSON());

@@ -21,19 +21,37 @@ describe('aivyx audit without a running stack', () => {
     try {
       const master = await openKeyring(db, 'audit cli passphrase', { kdfParams: { m: 256, t: 1, p: 1 } });
       const append = async (from: number, to: number) => {
-        for (let i = from; i <= to; i++) await appendAuditEntry(db, master.subkey('audit'), { idemKey: `k${i}`, event: { type: 'TurnEnded', turnId: `t${i}`, outcome: 'Completed', toolCallsMade: 0, durationMs: i } });
+        for (let i = from; i <= to; i++)
+          await appendAuditEntry(db, master.subkey('audit'), {
+            idemKey: `k${i}`,
+            event: { type: 'TurnEnded', turnId: `t${i}`, outcome: 'Completed', toolCallsMade: 0, durationMs: i },
+          });
       };
       await append(1, 4);
       const head4 = await db.selectFrom('audit_head').select(['seq', 'mac', 'frontier']).where('id', '=', 1).executeTakeFirstOrThrow();
-      const env = { ...(await cliEnv(home, join(home, 'unused-script.json'))), DATABASE_URL: pg.url, AIVYX_PASSPHRASE: 'audit cli passphrase' };
-      const expected = createAuditService({ db, auditKey: master.subkey('audit'), checkpointSeed: master.subkey('audit_checkpoint'), witnessPath: join(home, 'unused') }).pubkey();
+      const env = {
+        ...(await cliEnv(home, join(home, 'unused-script.json'))),
+        DATABASE_URL: pg.url,
+        AIVYX_PASSPHRASE: 'audit cli passphrase',
+      };
+      const expected = createAuditService({
+        db,
+        auditKey: master.subkey('audit'),
+        checkpointSeed: master.subkey('audit_checkpoint'),
+        witnessPath: join(home, 'unused'),
+      }).pubkey();
 
       const pub = aivyx(['audit', 'pubkey'], env);
       expect(pub.stdout).toBe(`${expected.vkey}\n`);
 
       const prove = aivyx(['audit', 'prove', '2', '--json'], env);
       expect(prove.status).toBe(0);
-      expect(JSON.parse(prove.stdout)).toMatchObject({ seq: 2, leafIndex: 1, treeSize: 4, proof: [expect.any(String), expect.any(String)] });
+      expect(JSON.parse(prove.stdout)).toMatchObject({
+        seq: 2,
+        leafIndex: 1,
+        treeSize: 4,
+        proof: [expect.any(String), expect.any(String)],
+      });
       const old = join(home, 'old.txt');
       writeFileSync(old, readFileSync(witnessPath(home), 'utf8'));
 
@@ -42,7 +60,9 @@ describe('aivyx audit without a running stack', () => {
       expect(grew.stdout).toMatch(/^the log only grew: 4 → 9 entries\n/);
       const ok = aivyx(['audit', 'verify'], env);
       expect(ok.status).toBe(0);
-      expect(ok.stdout).toContain(`audit checkpoints OK: 2 agree with the log; the newest covers 9 entries (#2 of ${witnessPath(home)} (line 8))`);
+      expect(ok.stdout).toContain(
+        `audit checkpoints OK: 2 agree with the log; the newest covers 9 entries (#2 of ${witnessPath(home)} (line 8))`,
+      );
 
       // A restore of the database to its state at entry 4.
       await sql`delete from audit_entries where seq > 4`.execute(db);

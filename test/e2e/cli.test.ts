@@ -12,7 +12,18 @@ import { aivyx, cliEnv, spawnAivyx, untilAivyx } from '../support/cli-process.js
 
 const home = mkdtempSync(join(tmpdir(), 'aivyx-e2e-'));
 const script = join(home, 'script.json');
-writeFileSync(script, JSON.stringify({ rules: [{ match: 'hello', steps: [{ say: 'Hello from aivyx!' }] }, { match: 'run', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'hi'] } }] }, { say: 'ran: {{result.0.output.stdout}}' }] }] }));
+writeFileSync(
+  script,
+  JSON.stringify({
+    rules: [
+      { match: 'hello', steps: [{ say: 'Hello from aivyx!' }] },
+      {
+        match: 'run',
+        steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'hi'] } }] }, { say: 'ran: {{result.0.output.stdout}}' }],
+      },
+    ],
+  }),
+);
 
 const baseEnv = () => cliEnv(home, script);
 
@@ -37,7 +48,11 @@ describe('aivyx CLI', () => {
     const settings = (await (await fetch(`${uiUrl}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
     expect(settings.Codec?.Endpoint).toBe(codecUrl);
     const token = readFileSync(join(home, 'codec-token'), 'utf8').trim();
-    const wrong = await fetch(`${codecUrl}/login`, { method: 'POST', body: new URLSearchParams({ token: 'x'.repeat(64) }), redirect: 'manual' });
+    const wrong = await fetch(`${codecUrl}/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: 'x'.repeat(64) }),
+      redirect: 'manual',
+    });
     expect(wrong.status).toBe(401);
     const login = await fetch(`${codecUrl}/login`, { method: 'POST', body: new URLSearchParams({ token }), redirect: 'manual' });
     expect(login.status).toBe(303);
@@ -46,7 +61,11 @@ describe('aivyx CLI', () => {
     expect(cookie).toMatch(/SameSite=Strict/);
     expect(cookie).not.toContain(token);
     const decode = (headers: Record<string, string>) =>
-      fetch(`${codecUrl}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ payloads: [] }) });
+      fetch(`${codecUrl}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ payloads: [] }),
+      });
     expect((await decode({})).status).toBe(401);
     expect((await decode({ cookie: cookie.split(';')[0] ?? '' })).status).toBe(200);
 
@@ -71,11 +90,17 @@ describe('aivyx CLI', () => {
     expect(verify.stdout).toMatch(/audit chain OK: \d+ entries/);
     expect(verify.status).toBe(0);
     const tail = aivyx(['audit', 'tail', '-n', '40', '--json'], env);
-    const events = tail.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event: Record<string, unknown> }).event);
+    const events = tail.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { event: Record<string, unknown> }).event);
     const calls = events.filter((e) => e.type === 'ToolCall' && e.toolId === 'shell.exec');
     expect(calls.map((e) => String(e.outcome).split('(')[0])).toEqual(['RequiresEscalation', 'Completed']);
     expect(calls[1]?.inputHash).toBe(calls[0]?.inputHash);
-    expect(events.find((e) => e.type === 'GateApproved' && e.missionId === missionId)).toMatchObject({ approver: 'local-user', approverChannel: 'cli' });
+    expect(events.find((e) => e.type === 'GateApproved' && e.missionId === missionId)).toMatchObject({
+      approver: 'local-user',
+      approverChannel: 'cli',
+    });
     expect(events.at(-1)?.type).toBe('MissionEnded');
 
     up.kill('SIGINT');
@@ -129,7 +154,15 @@ describe('aivyx chat REPL', () => {
   it('Ctrl-C cancels the running turn, not the process; /exit quits', async () => {
     const env = await baseEnv();
     const replScript = join(home, 'repl-script.json');
-    writeFileSync(replScript, JSON.stringify({ rules: [{ match: 'slow', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sleep', '2'] } }] }, { say: 'should not be said' }] }, { steps: [{ say: 'still here' }] }] }));
+    writeFileSync(
+      replScript,
+      JSON.stringify({
+        rules: [
+          { match: 'slow', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sleep', '2'] } }] }, { say: 'should not be said' }] },
+          { steps: [{ say: 'still here' }] },
+        ],
+      }),
+    );
     env.AIVYX_LLM = `scripted:${replScript}`;
     // This test is about Ctrl-C during a running tool, so the tool must run without asking first.
     env.AIVYX_CONFIRM_DESTRUCTIVE = 'off';
@@ -162,8 +195,17 @@ describe('aivyx audit verify on a tampered log', () => {
     const { db, close } = await openDatabase({ databaseUrl: pg.url });
     try {
       const master = await openKeyring(db, 'tamper passphrase', { kdfParams: { m: 256, t: 1, p: 1 } });
-      for (let i = 1; i <= 5; i++) await appendAuditEntry(db, master.subkey('audit'), { idemKey: `k${i}`, event: { type: 'TurnEnded', turnId: `t${i}`, outcome: 'Completed', toolCallsMade: 0, durationMs: i } });
-      const env = { ...(await baseEnv()), DATABASE_URL: pg.url, AIVYX_PASSPHRASE: 'tamper passphrase', AIVYX_HOME: mkdtempSync(join(tmpdir(), 'aivyx-tamper-')) };
+      for (let i = 1; i <= 5; i++)
+        await appendAuditEntry(db, master.subkey('audit'), {
+          idemKey: `k${i}`,
+          event: { type: 'TurnEnded', turnId: `t${i}`, outcome: 'Completed', toolCallsMade: 0, durationMs: i },
+        });
+      const env = {
+        ...(await baseEnv()),
+        DATABASE_URL: pg.url,
+        AIVYX_PASSPHRASE: 'tamper passphrase',
+        AIVYX_HOME: mkdtempSync(join(tmpdir(), 'aivyx-tamper-')),
+      };
       expect(aivyx(['audit', 'verify'], env).stdout).toMatch(/audit chain OK: 5 entries/);
 
       await sql`update audit_entries set event = replace(event, '"durationMs":3', '"durationMs":30') where seq = 3`.execute(db);

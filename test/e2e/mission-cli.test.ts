@@ -17,7 +17,13 @@ writeFileSync(
   script,
   JSON.stringify({
     rules: [
-      { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+      {
+        match: 'deploy',
+        steps: [
+          { call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] },
+          { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' },
+        ],
+      },
       { steps: [{ say: 'step done' }] },
     ],
   }),
@@ -50,7 +56,20 @@ describe('aivyx mission', () => {
 
     const shown = aivyx(['mission', 'show', missionId, '--json'], env);
     // The REST JSON behind `show --json` carries what will run, why and who asked; the text form prints it.
-    expect(JSON.parse(shown.stdout)).toMatchObject({ missionId, state: 'waiting', step: 1, gate: { gateId, state: 'open', tool: 'shell.exec', approvers: [{ identity: 'local-user', channel: 'cli' }], call: ['argv: echo deployed'], why: expect.stringMatching(/shell\.exec/) as unknown, askedBy: { identity: 'local-user', channel: 'cli' } } });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      missionId,
+      state: 'waiting',
+      step: 1,
+      gate: {
+        gateId,
+        state: 'open',
+        tool: 'shell.exec',
+        approvers: [{ identity: 'local-user', channel: 'cli' }],
+        call: ['argv: echo deployed'],
+        why: expect.stringMatching(/shell\.exec/) as unknown,
+        askedBy: { identity: 'local-user', channel: 'cli' },
+      },
+    });
     const shownText = aivyx(['mission', 'show', missionId], env).stdout;
     expect(shownText).toContain('    argv: echo deployed');
     expect(shownText).toContain('    asked by local-user on cli');
@@ -71,15 +90,25 @@ describe('aivyx mission', () => {
 
     // The approval is in the audit chain, by local-user on the cli channel.
     const tail = aivyx(['audit', 'tail', '-n', '200', '--json'], env);
-    const events = tail.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event: Record<string, unknown> }).event);
-    expect(events.find((e) => e.type === 'GateApproved' && e.missionId === missionId)).toMatchObject({ approver: 'local-user', approverChannel: 'cli', approverTier: 'Trusted', reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const events = tail.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { event: Record<string, unknown> }).event);
+    expect(events.find((e) => e.type === 'GateApproved' && e.missionId === missionId)).toMatchObject({
+      approver: 'local-user',
+      approverChannel: 'cli',
+      approverTier: 'Trusted',
+      reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(aivyx(['audit', 'verify'], env).stdout).toMatch(/audit chain OK/);
 
     // Deny ends the mission failed with the reason; cancel withdraws an open gate.
     const denied = aivyx(['mission', 'create', '--goal', 'deploy again'], env).stdout.trim();
     await until(['mission', 'list', '--state', 'waiting'], env, (s) => s.includes(denied));
     expect(aivyx(['mission', 'deny', `${denied}/gate-1`, '--reason', 'not today'], env).stdout).toContain('denied');
-    expect(await until(['mission', 'show', denied], env, (s) => s.includes(': failed'))).toContain('reason: gate denied by local-user on cli: not today');
+    expect(await until(['mission', 'show', denied], env, (s) => s.includes(': failed'))).toContain(
+      'reason: gate denied by local-user on cli: not today',
+    );
     const cancelled = aivyx(['mission', 'create', '--goal', 'deploy once more'], env).stdout.trim();
     await until(['mission', 'list', '--state', 'waiting'], env, (s) => s.includes(cancelled));
     expect(aivyx(['mission', 'cancel', cancelled], env).status).toBe(0);

@@ -21,7 +21,13 @@ import { isAlive } from '../support/processes.js';
 const script = {
   rules: [
     { match: 'slow', steps: [{ say: 'the slow answer, at last', delayMs: 6_000 }] },
-    { match: 'run', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['uname', '-a'] } }] }, { say: 'ran: {{result.0.output.exitCode}}', sayOnFailure: 'not run: {{results}}' }] },
+    {
+      match: 'run',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['uname', '-a'] } }] },
+        { say: 'ran: {{result.0.output.exitCode}}', sayOnFailure: 'not run: {{results}}' },
+      ],
+    },
     { steps: [{ say: 'pong' }] },
   ],
 };
@@ -59,7 +65,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
   }
 }
 
-const running = (dir: string) => JSON.parse(readFileSync(join(dir, 'running.json'), 'utf8')) as { pid: number; restUrl: string; devServerPid: number };
+const running = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'running.json'), 'utf8')) as { pid: number; restUrl: string; devServerPid: number };
 
 describe('the dev server dies under aivyx up', () => {
   it('is noticed within seconds, health goes 503, it is restarted, and turns and a waiting mission carry on', async () => {
@@ -80,7 +87,11 @@ describe('the dev server dies under aivyx up', () => {
     process.kill(devServerPid, 'SIGKILL');
     // Noticed within seconds, on stderr.
     await up.waitFor('is DOWN', 10_000);
-    expect(up.output()).toMatch(new RegExp(`the Temporal dev server at 127\\.0\\.0\\.1:\\d+ is DOWN: its process ${devServerPid} exited \\(SIGKILL\\); restarting it`));
+    expect(up.output()).toMatch(
+      new RegExp(
+        `the Temporal dev server at 127\\.0\\.0\\.1:\\d+ is DOWN: its process ${devServerPid} exited \\(SIGKILL\\); restarting it`,
+      ),
+    );
     // Health says so while it is down (the restart takes seconds: it is seen here first).
     expect(await until('health to go non-200', async () => ((await health()) === 503 ? true : undefined), 10_000)).toBe(true);
 
@@ -108,7 +119,10 @@ describe('the dev server dies under aivyx up', () => {
 });
 
 /** A TCP proxy in front of PostgreSQL that a test can cut and restore (the real server keeps running for everyone else). */
-async function cuttableProxy(target: { host: string; port: number }): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+async function cuttableProxy(target: {
+  host: string;
+  port: number;
+}): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   const port = await freePort();
@@ -153,7 +167,11 @@ describe('the database goes away under aivyx up', () => {
 
       await proxy.cut();
       await up.waitFor('is DOWN', 15_000);
-      expect(up.output()).toMatch(new RegExp(`the database \\(PostgreSQL at 127\\.0\\.0\\.1:${proxy.port}${url.pathname}\\) is DOWN: .*start PostgreSQL or fix DATABASE_URL`));
+      expect(up.output()).toMatch(
+        new RegExp(
+          `the database \\(PostgreSQL at 127\\.0\\.0\\.1:${proxy.port}${url.pathname}\\) is DOWN: .*start PostgreSQL or fix DATABASE_URL`,
+        ),
+      );
       expect((await fetch(`${restUrl}/v1/health`)).status).toBe(503);
       // Not aivyx(): a blocking child would stop this process's proxy from relaying its queries.
       const verify = await aivyxAsync(['audit', 'verify'], env);
@@ -224,7 +242,11 @@ describe('aivyx up dies while turns run', () => {
 
     // Each turn ran to one end, once: one TurnEnded per turn in the audit log.
     const tail = aivyx(['audit', 'tail', '-n', '100', '--json'], env);
-    const ended = tail.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event: { type: string; turnId?: string } }).event).filter((e) => e.type === 'TurnEnded');
+    const ended = tail.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { event: { type: string; turnId?: string } }).event)
+      .filter((e) => e.type === 'TurnEnded');
     expect(ended.filter((e) => e.turnId === turnId)).toHaveLength(1);
     expect(ended.filter((e) => e.turnId === replTurn)).toHaveLength(1);
     again.child.kill('SIGINT');
@@ -251,7 +273,10 @@ describe('no second stack behind your back', () => {
     // What a SIGKILLed aivyx up leaves behind.
     const dead = 2 ** 22 + 12_345;
     writeFileSync(join(h.dir, 'aivyx.pid'), JSON.stringify({ pid: dead, role: 'up' }));
-    writeFileSync(join(h.dir, 'running.json'), JSON.stringify({ pid: dead, role: 'up', restUrl: 'http://127.0.0.1:9', temporalAddress: '127.0.0.1:9' }));
+    writeFileSync(
+      join(h.dir, 'running.json'),
+      JSON.stringify({ pid: dead, role: 'up', restUrl: 'http://127.0.0.1:9', temporalAddress: '127.0.0.1:9' }),
+    );
     const stale = aivyx(['chat', '-m', 'ping'], env);
     expect(stale.status).toBe(1);
     expect(stale.stderr).toContain(`the aivyx up that ran on ${h.dir} (pid ${dead}) is gone`);

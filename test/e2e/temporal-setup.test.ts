@@ -17,7 +17,13 @@ it('registers retention and search attributes on a fresh namespace, once', async
   await conn.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1h') });
   // A new namespace takes a moment to be served.
   for (let i = 0; i < 100; i++) {
-    if (await conn.workflowService.describeNamespace({ namespace }).then(() => true, () => false)) break;
+    if (
+      await conn.workflowService.describeNamespace({ namespace }).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     await new Promise((r) => setTimeout(r, 200));
   }
   const env = { ...process.env, TEMPORAL_ADDRESS: testTemporalAddress() };

@@ -61,13 +61,38 @@ describe('email threading', () => {
   });
 
   it('renders replies and gate requests (what, why, tool, digest, deadline in UTC, gate id, token)', () => {
-    expect(emailOutcomeText({ status: 'Completed', finalMessage: 'done', toolCallsMade: 0, durationMs: 1 } as never, 'turn/email/t')).toBe('done');
-    expect(emailOutcomeText({ status: 'Failed', error: { kind: 'Llm', message: 'down' }, toolCallsMade: 0 }, 'turn/email/t')).toMatch(/failed \(Llm\): down/);
-    const notice = { missionId: 'mission-1', gateId: 'mission-1/gate-1', kind: 'opened' as const, approvers: [], text: 't', goal: 'ship it', tool: 'shell.exec', inputHash: 'abcdef0123456789ff', why: 'confirm first', deadline: Date.UTC(2026, 11, 5, 12, 0, 0) };
+    expect(emailOutcomeText({ status: 'Completed', finalMessage: 'done', toolCallsMade: 0, durationMs: 1 } as never, 'turn/email/t')).toBe(
+      'done',
+    );
+    expect(emailOutcomeText({ status: 'Failed', error: { kind: 'Llm', message: 'down' }, toolCallsMade: 0 }, 'turn/email/t')).toMatch(
+      /failed \(Llm\): down/,
+    );
+    const notice = {
+      missionId: 'mission-1',
+      gateId: 'mission-1/gate-1',
+      kind: 'opened' as const,
+      approvers: [],
+      text: 't',
+      goal: 'ship it',
+      tool: 'shell.exec',
+      inputHash: 'abcdef0123456789ff',
+      why: 'confirm first',
+      deadline: Date.UTC(2026, 11, 5, 12, 0, 0),
+    };
     const token = 'AbCdEfGhIjK.0123456789abcdef01234567';
     expect(GateTokens.find(gateSubject(notice, token))).toBe(token);
     const body = gateBody(notice, 'alice@example.com');
-    for (const line of ['What:     ship it', 'Why:      confirm first', 'Tool:     shell.exec', 'Input:    abcdef012345 ', 'Deadline: 2026-12-05T12:00:00.000Z', 'Gate:     mission-1/gate-1', '  approve', '  deny <reason>']) expect(body).toContain(line);
+    for (const line of [
+      'What:     ship it',
+      'Why:      confirm first',
+      'Tool:     shell.exec',
+      'Input:    abcdef012345 ',
+      'Deadline: 2026-12-05T12:00:00.000Z',
+      'Gate:     mission-1/gate-1',
+      '  approve',
+      '  deny <reason>',
+    ])
+      expect(body).toContain(line);
     expect(gateBody({ ...notice, kind: 'expired', text: 'the gate expired' }, 'a@b.c')).toContain('Nothing more to decide here.');
   });
 });

@@ -40,10 +40,34 @@ async function until(check: () => boolean, ms = 30_000): Promise<void> {
 // The model: (slow?) step → shell.exec appending a line to a file then sleeping → (slow?) final answer.
 const script = {
   rules: [
-    { regex: 'before (\\S+)', steps: [{ delayMs: 2500, call: [{ tool: 'shell.exec', input: { argv: ['sh', '-c', 'echo ran >> "$0"', '{{match.1}}'] } }] }, { say: 'done: {{results}}' }] },
-    { regex: 'during (\\S+)', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sh', '-c', 'echo ran >> "$0"; sleep 2', '{{match.1}}'] } }] }, { say: 'done: {{results}}' }] },
-    { regex: 'after (\\S+)', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sh', '-c', 'echo ran >> "$0"', '{{match.1}}'] } }] }, { delayMs: 2500, say: 'done: {{results}}' }] },
-    { regex: 'approve (\\S+)', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sh', '-c', 'echo ran >> "$0"', '{{match.1}}'] } }] }, { say: 'done: {{results}}' }] },
+    {
+      regex: 'before (\\S+)',
+      steps: [
+        { delayMs: 2500, call: [{ tool: 'shell.exec', input: { argv: ['sh', '-c', 'echo ran >> "$0"', '{{match.1}}'] } }] },
+        { say: 'done: {{results}}' },
+      ],
+    },
+    {
+      regex: 'during (\\S+)',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['sh', '-c', 'echo ran >> "$0"; sleep 2', '{{match.1}}'] } }] },
+        { say: 'done: {{results}}' },
+      ],
+    },
+    {
+      regex: 'after (\\S+)',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['sh', '-c', 'echo ran >> "$0"', '{{match.1}}'] } }] },
+        { delayMs: 2500, say: 'done: {{results}}' },
+      ],
+    },
+    {
+      regex: 'approve (\\S+)',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['sh', '-c', 'echo ran >> "$0"', '{{match.1}}'] } }] },
+        { say: 'done: {{results}}' },
+      ],
+    },
   ],
 };
 
@@ -109,7 +133,15 @@ describe('PostgreSQL stopped during an approval', () => {
   beforeAll(async () => {
     mpg = await startScratchPostgres();
     const tc = await testConnection();
-    m = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script, databaseUrl: mpg.url, agent: { capabilities: ['shell.exec', 'llm.call'], confirmFirst: ['shell.exec'] }, codec: { connection: tc.client.connection } });
+    m = await startMissionHarness(
+      { nativeConnection: tc.connection, namespace: tc.namespace },
+      {
+        script,
+        databaseUrl: mpg.url,
+        agent: { capabilities: ['shell.exec', 'llm.call'], confirmFirst: ['shell.exec'] },
+        codec: { connection: tc.client.connection },
+      },
+    );
   }, 120_000);
   afterAll(async () => {
     await m?.stop();
@@ -128,7 +160,11 @@ describe('PostgreSQL stopped during an approval', () => {
       channel: { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: `s-${randomUUID()}`, sender: 'local-user' },
     };
     const client = m.client!;
-    const handle = await client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue: m.taskQueue, args: [signedMissionArgs(m.attestor, def)] });
+    const handle = await client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+      workflowId: def.missionId,
+      taskQueue: m.taskQueue,
+      args: [signedMissionArgs(m.attestor, def)],
+    });
     let gateId: string | undefined;
     while (!gateId) {
       const s = await handle.query(missionStatusQuery);
@@ -136,7 +172,9 @@ describe('PostgreSQL stopped during an approval', () => {
       else await sleep(100);
     }
     mpg.stop();
-    const decided = handle.executeUpdate(approveGateUpdate, { args: [signedDecision(m.attestor, 'approve', gateId, { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' })] });
+    const decided = handle.executeUpdate(approveGateUpdate, {
+      args: [signedDecision(m.attestor, 'approve', gateId, { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' })],
+    });
     await sleep(5000);
     expect(lines(file), 'nothing ran while the decision could not be verified').toBe(0);
     await mpg.start();
@@ -144,7 +182,9 @@ describe('PostgreSQL stopped during an approval', () => {
     expect(await handle.result()).toMatchObject({ state: 'completed' });
     expect(lines(file)).toBe(1);
     expect((await m.audit(def.missionId)).filter((e) => e.type === 'GateApproved')).toHaveLength(1);
-    expect(toolCalls(await m.audit(`${def.missionId}/step-0/run-2`))).toEqual([expect.objectContaining({ outcome: 'Completed(Unverified)' })]);
+    expect(toolCalls(await m.audit(`${def.missionId}/step-0/run-2`))).toEqual([
+      expect.objectContaining({ outcome: 'Completed(Unverified)' }),
+    ]);
     const report = await verifyAuditLog(m.db, m.master.subkey('audit'));
     expect(report.reconciliation.findings).toEqual([]);
     expect(report.ok).toBe(true);

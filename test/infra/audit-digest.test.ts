@@ -10,7 +10,15 @@ import { Api } from 'grammy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { createTelegramDeliverer } from '../../channels/telegram/delivery.js';
-import { appendAuditEntry, createAuditService, openCheckpoint, parseAuditDigestTarget, splitNotes, startAuditDigest, witnessPath } from '../../infra/audit/index.js';
+import {
+  appendAuditEntry,
+  createAuditService,
+  openCheckpoint,
+  parseAuditDigestTarget,
+  splitNotes,
+  startAuditDigest,
+  witnessPath,
+} from '../../infra/audit/index.js';
 import type { OpenDatabase } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { SealedStorage } from '../../infra/storage/index.js';
@@ -31,15 +39,30 @@ afterAll(async () => {
 });
 
 describe('the audit digest', () => {
-  it('sends the day\'s checkpoint to the owner once a day, and says so when the channel is missing', async () => {
+  it("sends the day's checkpoint to the owner once a day, and says so when the channel is missing", async () => {
     const master = await openKeyring(s.db, 'digest passphrase', { kdfParams: { m: 256, t: 1, p: 1 } });
-    const audit = createAuditService({ db: s.db, auditKey: master.subkey('audit'), checkpointSeed: master.subkey('audit_checkpoint'), witnessPath: witnessPath(mkdtempSync(join(tmpdir(), 'aivyx-digest-'))) });
-    await appendAuditEntry(s.db, master.subkey('audit'), { idemKey: 'k1', event: { type: 'TurnEnded', turnId: 't1', outcome: 'Completed', toolCallsMade: 0, durationMs: 1 } });
+    const audit = createAuditService({
+      db: s.db,
+      auditKey: master.subkey('audit'),
+      checkpointSeed: master.subkey('audit_checkpoint'),
+      witnessPath: witnessPath(mkdtempSync(join(tmpdir(), 'aivyx-digest-'))),
+    });
+    await appendAuditEntry(s.db, master.subkey('audit'), {
+      idemKey: 'k1',
+      event: { type: 'TurnEnded', turnId: 't1', outcome: 'Completed', toolCallsMade: 0, durationMs: 1 },
+    });
     const deliveries = new DeliveryRegistry();
     const lines: string[] = [];
     let day = new Date('2026-12-03T08:00:00Z');
     const target = parseAuditDigestTarget(`telegram:${OWNER}`)!;
-    const digest = startAuditDigest({ service: audit, deliveries, target, now: () => day, firstAfterMs: 3_600_000, log: (l) => lines.push(l) });
+    const digest = startAuditDigest({
+      service: audit,
+      deliveries,
+      target,
+      now: () => day,
+      firstAfterMs: 3_600_000,
+      log: (l) => lines.push(l),
+    });
     try {
       // No Telegram channel on this worker (yet): nothing sent, said once.
       await digest.tick();
@@ -47,7 +70,16 @@ describe('the audit digest', () => {
       expect(lines).toEqual([`audit digest to telegram:${OWNER} not sent: channel telegram is not running here or cannot send messages`]);
 
       const store = SealedStorage.open(s.db, master).domain('channel_state');
-      deliveries.register('telegram', createTelegramDeliverer({ api: new Api(tg.token, { apiRoot: tg.apiRoot }), botId: 777001, store, closeStream: async () => undefined, log: () => undefined }));
+      deliveries.register(
+        'telegram',
+        createTelegramDeliverer({
+          api: new Api(tg.token, { apiRoot: tg.apiRoot }),
+          botId: 777001,
+          store,
+          closeStream: async () => undefined,
+          log: () => undefined,
+        }),
+      );
       await digest.tick();
       await digest.tick();
       const toOwner = () => [...tg.sent.values()].filter((m) => m.chatId === OWNER).map((m) => m.text);
@@ -61,9 +93,19 @@ describe('the audit digest', () => {
 
       // The next day: a new one; a restarted digest the same day sends nothing (the outbox remembers).
       day = new Date('2026-12-04T08:00:00Z');
-      await appendAuditEntry(s.db, master.subkey('audit'), { idemKey: 'k2', event: { type: 'TurnEnded', turnId: 't2', outcome: 'Completed', toolCallsMade: 0, durationMs: 1 } });
+      await appendAuditEntry(s.db, master.subkey('audit'), {
+        idemKey: 'k2',
+        event: { type: 'TurnEnded', turnId: 't2', outcome: 'Completed', toolCallsMade: 0, durationMs: 1 },
+      });
       await digest.tick();
-      const again = startAuditDigest({ service: audit, deliveries, target, now: () => day, firstAfterMs: 3_600_000, log: (l) => lines.push(l) });
+      const again = startAuditDigest({
+        service: audit,
+        deliveries,
+        target,
+        now: () => day,
+        firstAfterMs: 3_600_000,
+        log: (l) => lines.push(l),
+      });
       await again.tick();
       again.stop();
       expect(toOwner()).toHaveLength(2);

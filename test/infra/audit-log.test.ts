@@ -19,8 +19,12 @@ async function fill(s: OpenDatabase, n: number): Promise<void> {
 
 describe.each(openStorageBackends())('audit log on $name', (backend) => {
   let s: OpenDatabase;
-  beforeAll(async () => { s = await backend.open(); });
-  afterAll(async () => { await s.close(); });
+  beforeAll(async () => {
+    s = await backend.open();
+  });
+  afterAll(async () => {
+    await s.close();
+  });
   beforeEach(async () => {
     await sql`delete from audit_entries`.execute(s.db);
     await sql`delete from audit_tree_nodes`.execute(s.db);
@@ -62,7 +66,8 @@ describe.each(openStorageBackends())('audit log on $name', (backend) => {
     const results = await Promise.all(
       Array.from({ length: appenders }, async (_, w) => {
         const mine: number[] = [];
-        for (let i = 0; i < per; i++) mine.push((await appendAuditEntry(s.db, key, { idemKey: `w${w}-${i}`, event: ended(`w${w}`, i) })).seq);
+        for (let i = 0; i < per; i++)
+          mine.push((await appendAuditEntry(s.db, key, { idemKey: `w${w}-${i}`, event: ended(`w${w}`, i) })).seq);
         return mine;
       }),
     );
@@ -86,7 +91,12 @@ describe.each(openStorageBackends())('audit log on $name', (backend) => {
       expect(retried[w]).toMatchObject({ seq: results[w]![0], duplicate: true });
       expect(retried[appenders + w]).toMatchObject({ seq: results[w]![0], duplicate: true });
     }
-    expect(retried.slice(2 * appenders).map((r) => r.seq).sort((a, b) => a - b)).toEqual([1, 2, 3, 4].map((i) => appenders * per + i));
+    expect(
+      retried
+        .slice(2 * appenders)
+        .map((r) => r.seq)
+        .sort((a, b) => a - b),
+    ).toEqual([1, 2, 3, 4].map((i) => appenders * per + i));
     expect(await verifyAuditChain(s.db, key)).toEqual({ ok: true, count: appenders * per + 4, headSeq: appenders * per + 4 });
   });
 
@@ -98,7 +108,10 @@ describe.each(openStorageBackends())('audit log on $name', (backend) => {
     ]);
     expect(a).toMatchObject({ status: 'fulfilled', value: { seq: 1, duplicate: false } });
     expect(b).toMatchObject({ status: 'fulfilled', value: { seq: 1, duplicate: true } });
-    expect(c).toMatchObject({ status: 'rejected', reason: { kind: 'Audit', message: 'integrity alarm: key same was already used for a different entry' } });
+    expect(c).toMatchObject({
+      status: 'rejected',
+      reason: { kind: 'Audit', message: 'integrity alarm: key same was already used for a different entry' },
+    });
     expect(await verifyAuditChain(s.db, key)).toEqual({ ok: true, count: 1, headSeq: 1 });
   });
 
@@ -114,7 +127,9 @@ describe.each(openStorageBackends())('audit log on $name', (backend) => {
   });
 
   describe('tamper detection', () => {
-    beforeEach(async () => { await fill(s, 10); });
+    beforeEach(async () => {
+      await fill(s, 10);
+    });
 
     it('modified event fails at that seq', async () => {
       await sql`update audit_entries set event = replace(event, '"toolCallsMade":5', '"toolCallsMade":6') where seq = 5`.execute(s.db);
@@ -129,7 +144,9 @@ describe.each(openStorageBackends())('audit log on $name', (backend) => {
     it('forged row fails at its seq', async () => {
       await sql`update audit_head set seq = 11 where id = 1`.execute(s.db);
       await sql`insert into audit_entries (seq, idem_key, turn_id, event_type, event, recorded_at, prev_mac, mac)
-        select 11, 'forged', turn_id, event_type, event, recorded_at, mac, repeat('ab', 32) from audit_entries where seq = 10`.execute(s.db);
+        select 11, 'forged', turn_id, event_type, event, recorded_at, mac, repeat('ab', 32) from audit_entries where seq = 10`.execute(
+        s.db,
+      );
       expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 11, count: 10 });
     });
 
@@ -141,7 +158,11 @@ describe.each(openStorageBackends())('audit log on $name', (backend) => {
 
     it('denormalized columns that disagree with the MACed event fail at that seq', async () => {
       await sql`update audit_entries set turn_id = 't9' where seq = 4`.execute(s.db);
-      expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 4, reason: 'entry 4 event_type/turn_id columns disagree with the MACed event' });
+      expect(await verifyAuditChain(s.db, key)).toMatchObject({
+        ok: false,
+        firstBadSeq: 4,
+        reason: 'entry 4 event_type/turn_id columns disagree with the MACed event',
+      });
       await sql`update audit_entries set turn_id = null where seq = 4`.execute(s.db);
       expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: false, firstBadSeq: 4 });
       await sql`update audit_entries set turn_id = 't1' where seq = 4`.execute(s.db);

@@ -11,7 +11,16 @@ import { join } from 'node:path';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../core/audit-events.js';
-import { appendAuditEntry, auditBody, auditMac, createAuditService, startAuditCheckpoints, verifyAuditChain, witnessPath, type AuditService } from '../../infra/audit/index.js';
+import {
+  appendAuditEntry,
+  auditBody,
+  auditMac,
+  createAuditService,
+  startAuditCheckpoints,
+  verifyAuditChain,
+  witnessPath,
+  type AuditService,
+} from '../../infra/audit/index.js';
 import { canonicalJson } from '../../infra/crypto/index.js';
 import { migrateToLatest, openDatabase, type Database, type OpenDatabase } from '../../infra/db/index.js';
 import { migrations } from '../../infra/db/migrations/index.js';
@@ -27,7 +36,12 @@ const sha = (...parts: Uint8Array[]) => createHash('sha256').update(Buffer.conca
 const leafOf = (bytes: string) => sha(Buffer.from([0]), Buffer.from(bytes, 'utf8'));
 const nodeOf = (l: Buffer, r: Buffer) => sha(Buffer.from([1]), l, r);
 const split = (n: number) => 2 ** Math.floor(Math.log2(n - 1));
-const mth = (leaves: Buffer[]): Buffer => (leaves.length === 0 ? sha() : leaves.length === 1 ? leaves[0]! : nodeOf(mth(leaves.slice(0, split(leaves.length))), mth(leaves.slice(split(leaves.length)))));
+const mth = (leaves: Buffer[]): Buffer =>
+  leaves.length === 0
+    ? sha()
+    : leaves.length === 1
+      ? leaves[0]!
+      : nodeOf(mth(leaves.slice(0, split(leaves.length))), mth(leaves.slice(split(leaves.length))));
 /** Root from PATH(m, D[n]) (siblings leaf to root), by the definition's recursion. */
 function rootFromPath(m: number, n: number, leaf: Buffer, path: Buffer[]): Buffer {
   if (n === 1) return path.length === 0 ? leaf : Buffer.alloc(0);
@@ -38,7 +52,14 @@ function rootFromPath(m: number, n: number, leaf: Buffer, path: Buffer[]): Buffe
 }
 /** [old root, new root] from SUBPROOF(m, D[n], b), by the definition's recursion. */
 function rootsFromSubproof(m: number, n: number, b: boolean, proof: Buffer[], oldRoot: Buffer): [Buffer, Buffer] {
-  if (m === n) return b ? (proof.length === 0 ? [oldRoot, oldRoot] : [Buffer.alloc(0), Buffer.alloc(0)]) : proof.length === 1 ? [proof[0]!, proof[0]!] : [Buffer.alloc(0), Buffer.alloc(0)];
+  if (m === n)
+    return b
+      ? proof.length === 0
+        ? [oldRoot, oldRoot]
+        : [Buffer.alloc(0), Buffer.alloc(0)]
+      : proof.length === 1
+        ? [proof[0]!, proof[0]!]
+        : [Buffer.alloc(0), Buffer.alloc(0)];
   const k = split(n);
   const top = proof[proof.length - 1] ?? Buffer.alloc(0);
   if (m <= k) {
@@ -52,7 +73,11 @@ function rootsFromSubproof(m: number, n: number, b: boolean, proof: Buffer[], ol
 function checkNote(note: string, vkey: string): { origin: string; size: number; root: Buffer } {
   const [name, hexId, b64] = vkey.split('+') as [string, string, string];
   const pub = Buffer.from(b64, 'base64').subarray(1);
-  expect(sha(Buffer.from(`${name}\n`), Buffer.from([1]), pub).subarray(0, 4).toString('hex')).toBe(hexId);
+  expect(
+    sha(Buffer.from(`${name}\n`), Buffer.from([1]), pub)
+      .subarray(0, 4)
+      .toString('hex'),
+  ).toBe(hexId);
   const cut = note.lastIndexOf('\n\n');
   const text = note.slice(0, cut + 1);
   const sigLine = note.slice(cut + 2).trimEnd();
@@ -66,8 +91,15 @@ function checkNote(note: string, vkey: string): { origin: string; size: number; 
 }
 /** The leaf bytes of an entry as docs/AUDIT.md defines them, from the stored row. */
 async function leavesOf(db: Kysely<Database>, upTo: number): Promise<Buffer[]> {
-  const rows = await db.selectFrom('audit_entries').select(['seq', 'idem_key', 'event', 'recorded_at']).where('seq', '<=', upTo).orderBy('seq').execute();
-  return rows.map((r) => leafOf(`{"event":${r.event},"idemKey":${JSON.stringify(r.idem_key)},"recordedAt":"${r.recorded_at.toISOString()}","seq":${r.seq}}`));
+  const rows = await db
+    .selectFrom('audit_entries')
+    .select(['seq', 'idem_key', 'event', 'recorded_at'])
+    .where('seq', '<=', upTo)
+    .orderBy('seq')
+    .execute();
+  return rows.map((r) =>
+    leafOf(`{"event":${r.event},"idemKey":${JSON.stringify(r.idem_key)},"recordedAt":"${r.recorded_at.toISOString()}","seq":${r.seq}}`),
+  );
 }
 // ---------------------------------------------------------------------------------------------
 
@@ -97,8 +129,12 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
   let s: OpenDatabase;
   let home: string;
   let audit: AuditService;
-  beforeAll(async () => { s = await backend.open(); });
-  afterAll(async () => { await s.close(); });
+  beforeAll(async () => {
+    s = await backend.open();
+  });
+  afterAll(async () => {
+    await s.close();
+  });
   beforeEach(async () => {
     await resetLog(s.db);
     home = mkdtempSync(join(tmpdir(), 'aivyx-audit-'));
@@ -110,7 +146,11 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
     expect(checkNote(empty.text, audit.pubkey().vkey)).toEqual({ origin: audit.pubkey().origin, size: 0, root: sha() });
     await fill(s.db, 1, 7);
     const cp = await audit.checkpoint();
-    expect(cp.text).toMatch(new RegExp(`^aivyx\\.local/audit/[0-9a-f]{16}\\n7\\n[A-Za-z0-9+/]{43}=\\ntime ${T}\\n\\n\u2014 aivyx\\.local/audit/[0-9a-f]{16} [A-Za-z0-9+/]+=*\\n$`));
+    expect(cp.text).toMatch(
+      new RegExp(
+        `^aivyx\\.local/audit/[0-9a-f]{16}\\n7\\n[A-Za-z0-9+/]{43}=\\ntime ${T}\\n\\n\u2014 aivyx\\.local/audit/[0-9a-f]{16} [A-Za-z0-9+/]+=*\\n$`,
+      ),
+    );
     const opened = checkNote(cp.text, audit.pubkey().vkey);
     expect(opened.size).toBe(7);
     expect(opened.root.equals(mth(await leavesOf(s.db, 7)))).toBe(true);
@@ -131,11 +171,28 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
       // The leaf bytes are the entry's MACed body, exactly as the documentation defines them.
       expect(leafOf(p.entry).equals(leaves[seq - 1]!)).toBe(true);
       expect(p).toMatchObject({ seq, leafIndex: seq - 1, treeSize: n, leafHash: leaves[seq - 1]!.toString('base64') });
-      expect(rootFromPath(seq - 1, n, leafOf(p.entry), p.proof.map((h) => Buffer.from(h, 'base64'))).equals(root)).toBe(true);
+      expect(
+        rootFromPath(
+          seq - 1,
+          n,
+          leafOf(p.entry),
+          p.proof.map((h) => Buffer.from(h, 'base64')),
+        ).equals(root),
+      ).toBe(true);
       // …and not for another leaf.
-      expect(rootFromPath(seq - 1, n, leaves[seq % n]!, p.proof.map((h) => Buffer.from(h, 'base64'))).equals(root)).toBe(false);
+      expect(
+        rootFromPath(
+          seq - 1,
+          n,
+          leaves[seq % n]!,
+          p.proof.map((h) => Buffer.from(h, 'base64')),
+        ).equals(root),
+      ).toBe(false);
     }
-    await expect(audit.prove(n + 1)).rejects.toMatchObject({ kind: 'NotFound', message: `entry ${n + 1} is not in the log (it has ${n} entries)` });
+    await expect(audit.prove(n + 1)).rejects.toMatchObject({
+      kind: 'NotFound',
+      message: `entry ${n + 1} is not in the log (it has ${n} entries)`,
+    });
   });
 
   it('consistency proofs from older checkpoints check out with the independent verifier', async () => {
@@ -152,7 +209,16 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
       const c = await audit.consistency(text);
       expect(c).toMatchObject({ oldSize: before.size, newSize: size });
       expect(checkNote(c.checkpoint, audit.pubkey().vkey).root.equals(newest.root)).toBe(true);
-      const [o, nw] = before.size === size ? [before.root, before.root] : rootsFromSubproof(before.size, size, true, c.proof.map((h) => Buffer.from(h, 'base64')), before.root);
+      const [o, nw] =
+        before.size === size
+          ? [before.root, before.root]
+          : rootsFromSubproof(
+              before.size,
+              size,
+              true,
+              c.proof.map((h) => Buffer.from(h, 'base64')),
+              before.root,
+            );
       expect(o.equals(before.root)).toBe(true);
       expect(nw.equals(newest.root)).toBe(true);
       if (c.proof.length > 0) {
@@ -175,16 +241,26 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
     expect(await verifyAuditChain(s.db, key)).toEqual({ ok: true, count: 3, headSeq: 3 });
     const r = await audit.verify();
     expect(r).toMatchObject({ ok: false, failed: 'checkpoint', firstBadSeq: 4, count: 3 });
-    expect(r.reason).toBe(`checkpoint #1 of ${witnessPath(home)} (line 1) (size 5, signed 2026-01-01T00:00:00.000Z) is ahead of the log, which has 3 entries: entries 4–5 were removed (the tail was truncated and the head rewound, or the database was restored from an older backup)`);
+    expect(r.reason).toBe(
+      `checkpoint #1 of ${witnessPath(home)} (line 1) (size 5, signed 2026-01-01T00:00:00.000Z) is ahead of the log, which has 3 entries: entries 4–5 were removed (the tail was truncated and the head rewound, or the database was restored from an older backup)`,
+    );
     // …and the log refuses to sign a checkpoint that contradicts the witnessed one.
-    await expect(audit.checkpoint()).rejects.toMatchObject({ kind: 'Audit', message: expect.stringMatching(/^refusing to sign a checkpoint: the log has 3 entries but the newest witnessed checkpoint has 5/) });
+    await expect(audit.checkpoint()).rejects.toMatchObject({
+      kind: 'Audit',
+      message: expect.stringMatching(/^refusing to sign a checkpoint: the log has 3 entries but the newest witnessed checkpoint has 5/),
+    });
   });
 
   it('a modified middle entry is named by the chain', async () => {
     await fill(s.db, 1, 5);
     await audit.checkpoint();
     await sql`update audit_entries set event = replace(event, '"toolCallsMade":3', '"toolCallsMade":4') where seq = 3`.execute(s.db);
-    expect(await audit.verify()).toMatchObject({ ok: false, failed: 'chain', firstBadSeq: 3, reason: 'entry 3 MAC mismatch (modified, forged or moved)' });
+    expect(await audit.verify()).toMatchObject({
+      ok: false,
+      failed: 'chain',
+      firstBadSeq: 3,
+      reason: 'entry 3 MAC mismatch (modified, forged or moved)',
+    });
   });
 
   it('history rewritten by someone holding the audit key passes chain and tree but not the witness', async () => {
@@ -201,8 +277,14 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
     expect(await verifyAuditChain(s.db, key)).toEqual({ ok: true, count: 5, headSeq: 5 });
     const r = await audit.verify();
     expect(r).toMatchObject({ ok: false, failed: 'checkpoint', firstBadSeq: 3, checkpoints: { matched: 1, newest: { size: 2 } } });
-    expect(r.reason).toMatch(new RegExp(`^checkpoint #2 of ${witnessPath(home)} \\(line 8\\) \\(size 5, signed .*\\) disagrees with entries 3–5: the log was rewritten`));
-    await expect(audit.checkpoint()).rejects.toMatchObject({ message: expect.stringMatching(/does not extend the newest witnessed checkpoint \(size 5\)/) });
+    expect(r.reason).toMatch(
+      new RegExp(
+        `^checkpoint #2 of ${witnessPath(home)} \\(line 8\\) \\(size 5, signed .*\\) disagrees with entries 3–5: the log was rewritten`,
+      ),
+    );
+    await expect(audit.checkpoint()).rejects.toMatchObject({
+      message: expect.stringMatching(/does not extend the newest witnessed checkpoint \(size 5\)/),
+    });
     // Entries 1–2 are untouched, but no new checkpoint (and so no proof) is issued over the rewrite.
     await expect(audit.consistency(first.text)).rejects.toMatchObject({ message: expect.stringMatching(/^refusing to sign a checkpoint/) });
   });
@@ -212,16 +294,34 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
     const cp = await audit.checkpoint();
     const forged = cp.text.replace(/\n5\n/, '\n9\n');
     const r = await audit.verify({ checkpoint: forged, source: 'forged.txt' });
-    expect(r).toMatchObject({ ok: false, failed: 'checkpoint', reason: 'checkpoint forged.txt has a signature that does not verify: it was forged or altered after signing' });
-    await expect(audit.consistency(forged)).rejects.toMatchObject({ kind: 'Audit', message: 'checkpoint given has a signature that does not verify: it was forged or altered after signing' });
+    expect(r).toMatchObject({
+      ok: false,
+      failed: 'checkpoint',
+      reason: 'checkpoint forged.txt has a signature that does not verify: it was forged or altered after signing',
+    });
+    await expect(audit.consistency(forged)).rejects.toMatchObject({
+      kind: 'Audit',
+      message: 'checkpoint given has a signature that does not verify: it was forged or altered after signing',
+    });
     // Someone who makes a key of their own under this log's name signs nothing this log accepts.
     const impostor = serviceFor(s.db, mkdtempSync(join(tmpdir(), 'aivyx-impostor-')), new Uint8Array(32).fill(1));
     const theirs = (await impostor.checkpoint()).text.split('\n');
-    const renamed = [audit.verifier.origin, ...theirs.slice(1, -2), theirs[theirs.length - 2]!.replace(impostor.verifier.origin, audit.verifier.origin), ''].join('\n');
-    expect((await audit.verify({ checkpoint: renamed, source: 'impostor.txt' })).reason).toBe(`checkpoint impostor.txt carries no signature by this log's key (${audit.pubkey().vkey}): forged, or from another install`);
+    const renamed = [
+      audit.verifier.origin,
+      ...theirs.slice(1, -2),
+      theirs[theirs.length - 2]!.replace(impostor.verifier.origin, audit.verifier.origin),
+      '',
+    ].join('\n');
+    expect((await audit.verify({ checkpoint: renamed, source: 'impostor.txt' })).reason).toBe(
+      `checkpoint impostor.txt carries no signature by this log's key (${audit.pubkey().vkey}): forged, or from another install`,
+    );
     // Planted in the witness file, it is named by position and line.
     appendFileSync(witnessPath(home), `${forged}\n`);
-    expect(await audit.verify()).toMatchObject({ ok: false, failed: 'checkpoint', reason: `checkpoint #2 of ${witnessPath(home)} (line 8) has a signature that does not verify: it was forged or altered after signing` });
+    expect(await audit.verify()).toMatchObject({
+      ok: false,
+      failed: 'checkpoint',
+      reason: `checkpoint #2 of ${witnessPath(home)} (line 8) has a signature that does not verify: it was forged or altered after signing`,
+    });
   });
 
   it('a checkpoint from another install is recognised as such', async () => {
@@ -231,22 +331,52 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
     expect(other.pubkey().vkey).not.toBe(audit.pubkey().vkey);
     const r = await audit.verify({ checkpoint: theirs.text, source: 'other.txt' });
     expect(r).toMatchObject({ ok: false, failed: 'checkpoint' });
-    expect(r.reason).toBe(`checkpoint other.txt is for log ${other.verifier.origin}, not this one (${audit.verifier.origin}): a checkpoint from another install`);
-    await expect(audit.consistency(theirs.text)).rejects.toMatchObject({ message: `checkpoint given is for log ${other.verifier.origin}, not this one (${audit.verifier.origin}): a checkpoint from another install` });
+    expect(r.reason).toBe(
+      `checkpoint other.txt is for log ${other.verifier.origin}, not this one (${audit.verifier.origin}): a checkpoint from another install`,
+    );
+    await expect(audit.consistency(theirs.text)).rejects.toMatchObject({
+      message: `checkpoint given is for log ${other.verifier.origin}, not this one (${audit.verifier.origin}): a checkpoint from another install`,
+    });
   });
 
   it('a tampered tree node or tree edge is named, and proofs through it are refused', async () => {
     await bulkAuditLog(s.db, key, 300);
     await audit.checkpoint();
-    const node = await s.db.selectFrom('audit_tree_nodes').select('hash').where('level', '=', 8).where('idx', '=', 0).executeTakeFirstOrThrow();
-    await s.db.updateTable('audit_tree_nodes').set({ hash: Buffer.alloc(32, 0xee) }).where('level', '=', 8).where('idx', '=', 0).execute();
-    expect(await audit.verify()).toMatchObject({ ok: false, failed: 'tree', firstBadSeq: 1, reason: 'tree node for entries 1–256 disagrees with those entries' });
-    await expect(audit.prove(280)).rejects.toMatchObject({ kind: 'Audit', message: 'the stored tree does not prove entry 280 against checkpoint 300' });
+    const node = await s.db
+      .selectFrom('audit_tree_nodes')
+      .select('hash')
+      .where('level', '=', 8)
+      .where('idx', '=', 0)
+      .executeTakeFirstOrThrow();
+    await s.db
+      .updateTable('audit_tree_nodes')
+      .set({ hash: Buffer.alloc(32, 0xee) })
+      .where('level', '=', 8)
+      .where('idx', '=', 0)
+      .execute();
+    expect(await audit.verify()).toMatchObject({
+      ok: false,
+      failed: 'tree',
+      firstBadSeq: 1,
+      reason: 'tree node for entries 1–256 disagrees with those entries',
+    });
+    await expect(audit.prove(280)).rejects.toMatchObject({
+      kind: 'Audit',
+      message: 'the stored tree does not prove entry 280 against checkpoint 300',
+    });
     await s.db.updateTable('audit_tree_nodes').set({ hash: node.hash }).where('level', '=', 8).where('idx', '=', 0).execute();
 
     const { frontier } = await headRow(s.db);
-    await s.db.updateTable('audit_head').set({ frontier: Buffer.alloc(frontier.length, 1) }).where('id', '=', 1).execute();
-    expect(await audit.verify()).toMatchObject({ ok: false, failed: 'tree', reason: "audit_head's tree edge disagrees with entries 1–300 (checkpoints signed from it would be wrong)" });
+    await s.db
+      .updateTable('audit_head')
+      .set({ frontier: Buffer.alloc(frontier.length, 1) })
+      .where('id', '=', 1)
+      .execute();
+    expect(await audit.verify()).toMatchObject({
+      ok: false,
+      failed: 'tree',
+      reason: "audit_head's tree edge disagrees with entries 1–300 (checkpoints signed from it would be wrong)",
+    });
     await s.db.updateTable('audit_head').set({ frontier }).where('id', '=', 1).execute();
 
     await sql`delete from audit_tree_nodes`.execute(s.db);
@@ -265,7 +395,10 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
 
   it('without any checkpoint, verify says what it cannot rule out', async () => {
     await fill(s.db, 1, 2);
-    expect(await audit.verify()).toMatchObject({ ok: true, warning: `no checkpoint found (${witnessPath(home)} is missing or empty): a truncated tail cannot be detected` });
+    expect(await audit.verify()).toMatchObject({
+      ok: true,
+      warning: `no checkpoint found (${witnessPath(home)} is missing or empty): a truncated tail cannot be detected`,
+    });
   });
 
   it('the checkpoint writer signs after TurnEnded/MissionEnded commits, every N entries and on its timer', async () => {
@@ -275,14 +408,26 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
     try {
       await writer.flush();
       expect(sizes()).toEqual([0]);
-      const call = (i: number): AuditEvent => ({ type: 'ToolCall', turnId: 't', callId: `c${i}`, toolId: 'fs.read', scopeUsed: 'fs.read', inputHash: 'x', outcome: 'Ok', durationMs: 1 });
+      const call = (i: number): AuditEvent => ({
+        type: 'ToolCall',
+        turnId: 't',
+        callId: `c${i}`,
+        toolId: 'fs.read',
+        scopeUsed: 'fs.read',
+        inputHash: 'x',
+        outcome: 'Ok',
+        durationMs: 1,
+      });
       for (let i = 1; i <= 3; i++) await appendAuditEntry(s.db, key, { idemKey: `c${i}`, event: call(i) });
       await writer.flush();
       expect(sizes()).toEqual([0]);
       await appendAuditEntry(s.db, key, { idemKey: 'end', event: ended('t') });
       await writer.flush();
       expect(sizes()).toEqual([0, 4]);
-      await appendAuditEntry(s.db, key, { idemKey: 'mend', event: { type: 'MissionEnded', turnId: 'm', missionId: 'm', state: 'completed' } });
+      await appendAuditEntry(s.db, key, {
+        idemKey: 'mend',
+        event: { type: 'MissionEnded', turnId: 'm', missionId: 'm', state: 'completed' },
+      });
       await writer.flush();
       expect(sizes()).toEqual([0, 4, 5]);
       for (let i = 4; i <= 13; i++) await appendAuditEntry(s.db, key, { idemKey: `c${i}`, event: call(i) });
@@ -298,7 +443,11 @@ describe.each(openStorageBackends())('audit tree and checkpoints on $name', (bac
       await expect.poll(sizes, { timeout: 10_000, interval: 100 }).toEqual([0, 4, 5, 15, 16]);
       // A rolled-back database is an alarm, said once, and nothing is signed.
       await sql`delete from audit_entries where seq > 10`.execute(s.db);
-      await s.db.updateTable('audit_head').set({ seq: 10, mac: sql`(select mac from audit_entries where seq = 10)` }).where('id', '=', 1).execute();
+      await s.db
+        .updateTable('audit_head')
+        .set({ seq: 10, mac: sql`(select mac from audit_entries where seq = 10)` })
+        .where('id', '=', 1)
+        .execute();
       await expect.poll(() => lines.length, { timeout: 10_000, interval: 100 }).toBe(1);
       expect(lines[0]).toMatch(/^audit: ALARM: /);
       await new Promise((r) => setTimeout(r, 2500));
@@ -325,7 +474,9 @@ describe.each(['postgres', 'pglite'] as const)('an existing %s database without 
         const event = canonicalJson(ended(`t${seq}`, seq));
         const at = new Date(Date.UTC(2026, 0, 1, 0, 0, 0, seq));
         const mac = auditMac(key, prev, auditBody(seq, `old${seq}`, at.toISOString(), event));
-        await sql`insert into audit_entries (seq, idem_key, turn_id, event_type, event, recorded_at, prev_mac, mac) values (${seq}, ${`old${seq}`}, ${`t${seq}`}, 'TurnEnded', ${event}, ${at}, ${prev}, ${mac})`.execute(db);
+        await sql`insert into audit_entries (seq, idem_key, turn_id, event_type, event, recorded_at, prev_mac, mac) values (${seq}, ${`old${seq}`}, ${`t${seq}`}, 'TurnEnded', ${event}, ${at}, ${prev}, ${mac})`.execute(
+          db,
+        );
         prev = mac;
       }
       await sql`update audit_head set seq = ${n}, mac = ${prev} where id = 1`.execute(db);
@@ -336,7 +487,14 @@ describe.each(['postgres', 'pglite'] as const)('an existing %s database without 
       const leaves = await leavesOf(db, n);
       expect(checkNote((await audit.checkpoint()).text, audit.pubkey().vkey).root.equals(mth(leaves))).toBe(true);
       const p = await audit.prove(300);
-      expect(rootFromPath(299, n, leaves[299]!, p.proof.map((h) => Buffer.from(h, 'base64'))).equals(mth(leaves))).toBe(true);
+      expect(
+        rootFromPath(
+          299,
+          n,
+          leaves[299]!,
+          p.proof.map((h) => Buffer.from(h, 'base64')),
+        ).equals(mth(leaves)),
+      ).toBe(true);
       await appendAuditEntry(db, key, { idemKey: 'new', event: ended('new') });
       expect(await audit.verify()).toMatchObject({ ok: true, count: n + 1, checkpoints: { matched: 1 } });
     } finally {
@@ -367,7 +525,9 @@ describe.each(['postgres', 'pglite'] as const)('a %s database restored from an o
         cpSync(dir, backupFile, { recursive: true });
         s = await open();
       }
-      const writer2 = pg ? writer : startAuditCheckpoints({ db: s.db, service: serviceFor(s.db, home), every: 1, seconds: 0, log: (l) => lines.push(l) });
+      const writer2 = pg
+        ? writer
+        : startAuditCheckpoints({ db: s.db, service: serviceFor(s.db, home), every: 1, seconds: 0, log: (l) => lines.push(l) });
       await fill(s.db, 6, 9);
       await writer2.flush();
       await writer2.stop();
@@ -383,14 +543,21 @@ describe.each(['postgres', 'pglite'] as const)('a %s database restored from an o
       expect(await verifyAuditChain(s.db, key)).toEqual({ ok: true, count: 5, headSeq: 5 });
       const r = await audit.verify();
       expect(r).toMatchObject({ ok: false, failed: 'checkpoint', firstBadSeq: 6, count: 5, checkpoints: { newest: { size: 5 } } });
-      expect(r.reason).toMatch(/^checkpoint #\d+ of .*audit-checkpoints \(line \d+\) \(size 9, signed .*\) is ahead of the log, which has 5 entries: entries 6–9 were removed/);
+      expect(r.reason).toMatch(
+        /^checkpoint #\d+ of .*audit-checkpoints \(line \d+\) \(size 9, signed .*\) is ahead of the log, which has 5 entries: entries 6–9 were removed/,
+      );
 
       // Life goes on after the restore: new, different entries past the old size. The witness still disagrees.
       for (let i = 6; i <= 12; i++) await appendAuditEntry(s.db, key, { idemKey: `after-restore-${i}`, event: ended('after', i) });
       const again = await audit.verify();
       expect(again).toMatchObject({ ok: false, failed: 'checkpoint', firstBadSeq: 6 });
-      expect(again.reason).toMatch(/\(size \d+, signed .*\) disagrees with entr(y 6|ies 6–\d+): the log was rewritten after it was signed, or restored from a backup that diverges from it$/);
-      await expect(audit.checkpoint()).rejects.toMatchObject({ kind: 'Audit', message: expect.stringMatching(/^refusing to sign a checkpoint/) });
+      expect(again.reason).toMatch(
+        /\(size \d+, signed .*\) disagrees with entr(y 6|ies 6–\d+): the log was rewritten after it was signed, or restored from a backup that diverges from it$/,
+      );
+      await expect(audit.checkpoint()).rejects.toMatchObject({
+        kind: 'Audit',
+        message: expect.stringMatching(/^refusing to sign a checkpoint/),
+      });
       expect(lines).toEqual([]);
     } finally {
       await s.close();
@@ -403,7 +570,13 @@ describe('the witness file', () => {
   it('a torn last write is not a forgery: the complete checkpoints before it still count', async () => {
     const { splitNotes } = await import('../../infra/audit/index.js');
     const a = 'o\n1\nAAAA\n\n\u2014 o AAAA\n';
-    expect(splitNotes(`${a}\n${a}\no\n2\nBB`)).toMatchObject({ notes: [{ index: 1, line: 1 }, { index: 2, line: 7 }], incomplete: 1 });
+    expect(splitNotes(`${a}\n${a}\no\n2\nBB`)).toMatchObject({
+      notes: [
+        { index: 1, line: 1 },
+        { index: 2, line: 7 },
+      ],
+      incomplete: 1,
+    });
     expect(splitNotes(`${a}\n${a.slice(0, -3)}`)).toMatchObject({ notes: [{ index: 1 }], incomplete: 1 });
   });
 });

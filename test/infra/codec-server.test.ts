@@ -28,18 +28,32 @@ afterAll(async () => server?.stop());
 const post = (path: string, body: string, headers: Record<string, string> = { authorization: `Bearer ${token}` }, base = server.url) =>
   fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 const signIn = (base: string, value: string) =>
-  fetch(`${base}/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: value }).toString(), redirect: 'manual' });
+  fetch(`${base}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: value }).toString(),
+    redirect: 'manual',
+  });
 const sessionOf = (res: Response): string => /^aivyx_codec=([^;]*)/.exec(res.headers.get('set-cookie') ?? '')?.[1] ?? '';
 
 /** A raw HTTP/1.1 request with a Host header of our choosing (fetch will not send a foreign one). */
 function withHost(host: string, path: string): Promise<{ status: number; body: string }> {
   const url = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path, method: 'POST', headers: { host, authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        headers: { host, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ payloads: [] }));
   });
@@ -65,7 +79,12 @@ describe('codec server', () => {
 
   it('answers 401 without the token, with a wrong token, and with a non-bearer scheme; 404/405 only after auth', async () => {
     const body = JSON.stringify({ payloads: [] });
-    const attempts: Array<Record<string, string>> = [{}, { authorization: `Bearer ${token}x` }, { authorization: `Basic ${token}` }, { authorization: 'Bearer' }];
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { authorization: `Bearer ${token}x` },
+      { authorization: `Basic ${token}` },
+      { authorization: 'Bearer' },
+    ];
     for (const headers of attempts) {
       const res = await post('/decode', body, headers);
       expect(res.status, JSON.stringify(headers)).toBe(401);
@@ -91,7 +110,12 @@ describe('codec server', () => {
         c.close();
       },
     });
-    const streamed = await fetch(`${server.url}/decode`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: chunks, duplex: 'half' } as RequestInit);
+    const streamed = await fetch(`${server.url}/decode`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: chunks,
+      duplex: 'half',
+    } as RequestInit);
     expect(streamed.status).toBe(413);
     const [sealed] = await codec.encode([plain()]);
     delete sealed!.metadata![KEY_ID_METADATA];
@@ -102,7 +126,14 @@ describe('codec server', () => {
 
   it('grants CORS (with credentials, never *) to the UI origins only', async () => {
     const preflight = (o: string) =>
-      fetch(`${server.url}/decode`, { method: 'OPTIONS', headers: { origin: o, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-namespace' } });
+      fetch(`${server.url}/decode`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: o,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type, x-namespace',
+        },
+      });
     for (const o of [origin, 'http://localhost:8233']) {
       const ok = await preflight(o);
       expect(ok.status).toBe(204);
@@ -119,14 +150,18 @@ describe('codec server', () => {
     const fromUi = await post('/decode', JSON.stringify({ payloads: [] }), { authorization: `Bearer ${token}`, origin });
     expect(fromUi.headers.get('access-control-allow-origin')).toBe(origin);
     expect(fromUi.headers.get('vary')).toMatch(/Origin/);
-    const fromEvil = await post('/decode', JSON.stringify({ payloads: [] }), { authorization: `Bearer ${token}`, origin: 'http://evil.example' });
+    const fromEvil = await post('/decode', JSON.stringify({ payloads: [] }), {
+      authorization: `Bearer ${token}`,
+      origin: 'http://evil.example',
+    });
     expect(fromEvil.headers.get('access-control-allow-origin')).toBeNull();
     expect(fromEvil.headers.get('vary')).toMatch(/Origin/);
   });
 
   it('answers only to loopback Host names (DNS rebinding): a foreign Host gets 421 and no decode', async () => {
     const port = new URL(server.url).port;
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) expect((await withHost(host, '/decode')).status, host).toBe(200);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+      expect((await withHost(host, '/decode')).status, host).toBe(200);
     for (const host of [`evil.example:${port}`, 'evil.example', `127.0.0.1.evil.example:${port}`, `localhost.evil.example`]) {
       const res = await withHost(host, '/decode');
       expect(res.status, host).toBe(421);

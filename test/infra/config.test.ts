@@ -28,33 +28,64 @@ function refusal(env: Record<string, string>): AivyxError {
 describe('loadConfig', () => {
   it('reads the defaults', () => {
     const c = loadConfig({}, projectRoot);
-    expect(c).toMatchObject({ namespace: 'default', taskQueue: 'aivyx', temporalPort: 7233, uiPort: 8233, restPort: 8787, turnBudgetMs: 300_000, mcpServers: [], mcpTiers: {} });
+    expect(c).toMatchObject({
+      namespace: 'default',
+      taskQueue: 'aivyx',
+      temporalPort: 7233,
+      uiPort: 8233,
+      restPort: 8787,
+      turnBudgetMs: 300_000,
+      mcpServers: [],
+      mcpTiers: {},
+    });
     expect(c.capabilities).toContain('fs.read');
     expect([...c.confirmFirst].sort()).toEqual(['channel.send', 'fs.delete', 'git.commit', 'net.post', 'shell.exec', 'shell.spawn']);
   });
 
   it('takes what is set: lists (an empty one too), ports, on/off', () => {
-    const c = loadConfig({ AIVYX_CAPABILITIES: 'fs.read:/srv/**, llm.call', AIVYX_REST_PORT: '0', AIVYX_CONFIRM_DESTRUCTIVE: 'off', AIVYX_TURN_BUDGET_MS: '1500' }, projectRoot);
+    const c = loadConfig(
+      {
+        AIVYX_CAPABILITIES: 'fs.read:/srv/**, llm.call',
+        AIVYX_REST_PORT: '0',
+        AIVYX_CONFIRM_DESTRUCTIVE: 'off',
+        AIVYX_TURN_BUDGET_MS: '1500',
+      },
+      projectRoot,
+    );
     expect(c).toMatchObject({ capabilities: ['fs.read:/srv/**', 'llm.call'], restPort: 0, confirmFirst: [], turnBudgetMs: 1500 });
     expect(loadConfig({ AIVYX_CONFIRM_FIRST: '' }, projectRoot).confirmFirst).toEqual([]);
     expect(loadConfig({ AIVYX_CONFIRM_FIRST: 'fs.delete' }, projectRoot).confirmFirst).toEqual(['fs.delete']);
   });
 
   it('refuses a malformed capability, port or duration, naming the variable and its value', () => {
-    expect(refusal({ AIVYX_CAPABILITIES: 'fs.raed,llm.call' }).message).toBe('AIVYX_CAPABILITIES="fs.raed,llm.call": unknown scope base "fs.raed" (did you mean fs.read?)');
-    expect(refusal({ AIVYX_TEMPORAL_PORT: '72330' }).message).toBe('AIVYX_TEMPORAL_PORT="72330": not a port (0–65535, 0 for any free port)');
+    expect(refusal({ AIVYX_CAPABILITIES: 'fs.raed,llm.call' }).message).toBe(
+      'AIVYX_CAPABILITIES="fs.raed,llm.call": unknown scope base "fs.raed" (did you mean fs.read?)',
+    );
+    expect(refusal({ AIVYX_TEMPORAL_PORT: '72330' }).message).toBe(
+      'AIVYX_TEMPORAL_PORT="72330": not a port (0–65535, 0 for any free port)',
+    );
     expect(refusal({ AIVYX_REST_PORT: 'eighty' }).message).toMatch(/^AIVYX_REST_PORT="eighty": not a port/);
-    expect(refusal({ AIVYX_TURN_BUDGET_MS: '5 minutes' }).message).toBe('AIVYX_TURN_BUDGET_MS="5 minutes": must be a number of milliseconds ≥ 1');
+    expect(refusal({ AIVYX_TURN_BUDGET_MS: '5 minutes' }).message).toBe(
+      'AIVYX_TURN_BUDGET_MS="5 minutes": must be a number of milliseconds ≥ 1',
+    );
     expect(refusal({ AIVYX_CONFIRM_DESTRUCTIVE: 'maybe' }).message).toMatch(/^AIVYX_CONFIRM_DESTRUCTIVE="maybe": must be on or off/);
     // A typo in the confirm-first list would silently let a destructive tool run unasked.
-    expect(refusal({ AIVYX_CONFIRM_FIRST: 'shell.exce' }).message).toMatch(/^AIVYX_CONFIRM_FIRST="shell.exce": "shell.exce" is not a tool id/);
+    expect(refusal({ AIVYX_CONFIRM_FIRST: 'shell.exce' }).message).toMatch(
+      /^AIVYX_CONFIRM_FIRST="shell.exce": "shell.exce" is not a tool id/,
+    );
     expect(refusal({ AIVYX_LLM: 'gpt-4o' }).message).toMatch(/^AIVYX_LLM="gpt-4o": must be scripted:<file>, openai:<model>/);
-    expect(refusal({ TEMPORAL_ADDRESS: 'http://temporal:7233' }).message).toMatch(/^TEMPORAL_ADDRESS="http:\/\/temporal:7233": must be host:port/);
+    expect(refusal({ TEMPORAL_ADDRESS: 'http://temporal:7233' }).message).toMatch(
+      /^TEMPORAL_ADDRESS="http:\/\/temporal:7233": must be host:port/,
+    );
     expect(refusal({ AIVYX_TELEGRAM_WEBHOOK_PORT: '-1' }).message).toMatch(/^AIVYX_TELEGRAM_WEBHOOK_PORT="-1": not a port/);
   });
 
   it('names every bad variable at once, and never echoes a secret or a password', () => {
-    const e = refusal({ AIVYX_UI_PORT: 'x', AIVYX_MCP_SERVERS: '[{"name":"a","transport":"http","url":"ftp://x","headers":{"authorization":"Bearer s3cret"}}]', DATABASE_URL: 'mysql://me:hunter2@db/x' });
+    const e = refusal({
+      AIVYX_UI_PORT: 'x',
+      AIVYX_MCP_SERVERS: '[{"name":"a","transport":"http","url":"ftp://x","headers":{"authorization":"Bearer s3cret"}}]',
+      DATABASE_URL: 'mysql://me:hunter2@db/x',
+    });
     expect(e.message).toMatch(/^invalid configuration:/);
     expect(e.message).toContain('AIVYX_UI_PORT="x"');
     expect(e.message).toContain('AIVYX_MCP_SERVERS=(value hidden)');
@@ -73,11 +104,21 @@ describe('loadConfig', () => {
 
 describe('aivyx config', () => {
   it('prints each variable with its value and source; secrets only as set/unset', () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, AIVYX_HOME: '/tmp/aivyx-config-test', AIVYX_PASSPHRASE: 'correct horse', AIVYX_LLM_API_KEY: 'sk-live-123', DATABASE_URL: 'postgres://app:pw123@db.internal:5432/aivyx', AIVYX_REST_PORT: '9999' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      AIVYX_HOME: '/tmp/aivyx-config-test',
+      AIVYX_PASSPHRASE: 'correct horse',
+      AIVYX_LLM_API_KEY: 'sk-live-123',
+      DATABASE_URL: 'postgres://app:pw123@db.internal:5432/aivyx',
+      AIVYX_REST_PORT: '9999',
+    };
     delete env.AIVYX_PASSPHRASE_FILE;
     const r = aivyx(['config', '--json'], env);
     expect(r.status, r.stderr).toBe(0);
-    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { name: string; value: string; source: string });
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { name: string; value: string; source: string });
     expect(rows.map((x) => x.name)).toEqual(Object.keys(ENV_TABLE));
     const row = (name: string) => rows.find((x) => x.name === name);
     expect(row('AIVYX_PASSPHRASE')).toMatchObject({ value: 'set', source: 'env' });
@@ -119,7 +160,10 @@ describe('a bad configuration stops aivyx before anything starts', () => {
   ] as const) {
     it(`${name}=${value} (aivyx ${command.join(' ')}): refused by name and value, no database, no dev server, no lock`, async () => {
       const home = mkdtempSync(join(tmpdir(), 'aivyx-badconfig-'));
-      const env = await cliEnv(home, join(projectRoot, 'docs/examples/demo-script.json'), { [name]: value, ...(name === 'AIVYX_TELEGRAM_ALLOWLIST' ? { AIVYX_TELEGRAM_TOKEN_SECRET: 'tg' } : {}) });
+      const env = await cliEnv(home, join(projectRoot, 'docs/examples/demo-script.json'), {
+        [name]: value,
+        ...(name === 'AIVYX_TELEGRAM_ALLOWLIST' ? { AIVYX_TELEGRAM_TOKEN_SECRET: 'tg' } : {}),
+      });
       const r = aivyx([...command], env);
       expect(r.status).toBe(1);
       expect(r.stderr).toContain(`${name}="${value}"`);

@@ -19,7 +19,12 @@ describe('primitives against published vectors', () => {
 
   it('Argon2id: RFC 9106 §5.3 vector (secret + associated data)', () => {
     const tag = argon2id(new Uint8Array(32).fill(1), new Uint8Array(16).fill(2), {
-      m: 32, t: 3, p: 4, dkLen: 32, key: new Uint8Array(8).fill(3), personalization: new Uint8Array(12).fill(4),
+      m: 32,
+      t: 3,
+      p: 4,
+      dkLen: 32,
+      key: new Uint8Array(8).fill(3),
+      personalization: new Uint8Array(12).fill(4),
     });
     expect(bytesToHex(tag)).toBe('0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659');
   });
@@ -46,8 +51,12 @@ describe('key schedule', () => {
 
 describe('keyring', () => {
   let s: OpenDatabase;
-  beforeAll(async () => { s = await openDatabase({ pgliteDir: 'memory://' }); });
-  afterAll(async () => { await s.close(); });
+  beforeAll(async () => {
+    s = await openDatabase({ pgliteDir: 'memory://' });
+  });
+  afterAll(async () => {
+    await s.close();
+  });
 
   it('first run creates the install; same passphrase unlocks; wrong one changes nothing', async () => {
     await expect(openKeyring(s.db, '', { kdfParams: small })).rejects.toMatchObject({ kind: 'Config' });
@@ -85,7 +94,10 @@ describe('keyring', () => {
     const tdb = await createTestDatabase();
     const [x, y] = await Promise.all([openDatabase({ databaseUrl: tdb.url }), openDatabase({ databaseUrl: tdb.url })]);
     try {
-      const [k1, k2] = await Promise.all([openKeyring(x.db, 'race', { kdfParams: small }), openKeyring(y.db, 'race', { kdfParams: small })]);
+      const [k1, k2] = await Promise.all([
+        openKeyring(x.db, 'race', { kdfParams: small }),
+        openKeyring(y.db, 'race', { kdfParams: small }),
+      ]);
       expect(k1.subkey('secrets')).toEqual(k2.subkey('secrets'));
       expect(await x.db.selectFrom('install').selectAll().execute()).toHaveLength(1);
     } finally {

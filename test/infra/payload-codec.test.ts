@@ -1,7 +1,11 @@
 /** The payload codec on its own: no Temporal server needed (the codec server: codec-server.test.ts). */
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure, defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { decodeOptionalFailureToOptionalError, encodeErrorToFailure, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import {
+  decodeOptionalFailureToOptionalError,
+  encodeErrorToFailure,
+  loadDataConverter,
+} from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
 import { aivyxDataConverter, BINDING_METADATA, createPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../infra/codec/index.js';
@@ -15,7 +19,10 @@ const plain = (): Payload => defaultPayloadConverter.toPayload({ text: SECRET, n
 
 /** The rejection of `p`, asserted to be an AivyxError of kind Crypto. */
 async function cryptoError(p: Promise<unknown>): Promise<AivyxError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AivyxError);
   expect((err as AivyxError).kind).toBe('Crypto');
   return err as AivyxError;
@@ -61,12 +68,16 @@ describe('payload codec', () => {
     const err = await cryptoError(codec.decode([sealed!], ctx('turn/cli/2')));
     expect(err.message).toMatch(/written for workflow "turn\/cli\/1", not "turn\/cli\/2" \(a copied payload\)/);
     const worker = createPayloadCodec(key, { unencrypted: 'refuse' });
-    expect(refusedPayloadReason(defaultPayloadConverter.fromPayload((await worker.decode([sealed!], ctx('turn/cli/2')))[0]!))).toMatch(/a copied payload/);
+    expect(refusedPayloadReason(defaultPayloadConverter.fromPayload((await worker.decode([sealed!], ctx('turn/cli/2')))[0]!))).toMatch(
+      /a copied payload/,
+    );
     // Relabelling the binding does not help: it is authenticated.
     sealed!.metadata![BINDING_METADATA] = new TextEncoder().encode('default\nturn/cli/2');
     expect((await cryptoError(codec.decode([sealed!], ctx('turn/cli/2')))).message).toMatch(/failed authentication/);
     const [scheduled] = await codec.encode([plain()], ctx('schedule-weekly'));
-    expect(defaultPayloadConverter.fromPayload((await codec.decode([scheduled!], ctx('schedule-weekly-2026-12-07T08:00:00Z')))[0]!)).toEqual({ text: SECRET, n: 1 });
+    expect(
+      defaultPayloadConverter.fromPayload((await codec.decode([scheduled!], ctx('schedule-weekly-2026-12-07T08:00:00Z')))[0]!),
+    ).toEqual({ text: SECRET, n: 1 });
     await cryptoError(codec.decode([scheduled!], ctx('schedule-weekly-evil')));
   });
 

@@ -18,7 +18,9 @@ describe('RFC 5869 HKDF-SHA256', () => {
     const salt = h('000102030405060708090a0b0c');
     const info = h('f0f1f2f3f4f5f6f7f8f9');
     expect(bytesToHex(extract(sha256, ikm, salt))).toBe('077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5');
-    expect(bytesToHex(hkdf(sha256, ikm, salt, info, 42))).toBe('3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865');
+    expect(bytesToHex(hkdf(sha256, ikm, salt, info, 42))).toBe(
+      '3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865',
+    );
   });
 
   it('test case 3 (zero-length salt and info)', () => {
@@ -30,7 +32,9 @@ describe('RFC 5869 HKDF-SHA256', () => {
 
 describe('RFC 4231 HMAC-SHA256', () => {
   it('test case 1', () => {
-    expect(bytesToHex(hmac(sha256, h('0b'.repeat(20)), utf8ToBytes('Hi There')))).toBe('b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7');
+    expect(bytesToHex(hmac(sha256, h('0b'.repeat(20)), utf8ToBytes('Hi There')))).toBe(
+      'b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7',
+    );
   });
 
   it('test case 2 (key shorter than the output)', () => {
@@ -51,7 +55,12 @@ describe('RFC 9106 §5.3 Argon2id', () => {
   // `personalization` its associated data X, so the full published vector applies.
   it('m = 32 KiB, t = 3, p = 4, with secret and associated data', () => {
     const tag = argon2id(new Uint8Array(32).fill(1), new Uint8Array(16).fill(2), {
-      m: 32, t: 3, p: 4, dkLen: 32, key: new Uint8Array(8).fill(3), personalization: new Uint8Array(12).fill(4),
+      m: 32,
+      t: 3,
+      p: 4,
+      dkLen: 32,
+      key: new Uint8Array(8).fill(3),
+      personalization: new Uint8Array(12).fill(4),
     });
     expect(bytesToHex(tag)).toBe('0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659');
   });
@@ -60,7 +69,9 @@ describe('RFC 9106 §5.3 Argon2id', () => {
 // The shared AEAD inputs of RFC 8439 §2.8.2 and draft-irtf-cfrg-xchacha §A.3.1.
 const KEY = h('808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f');
 const AAD = h('50515253c0c1c2c3c4c5c6c7');
-const SUNSCREEN = utf8ToBytes("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.");
+const SUNSCREEN = utf8ToBytes(
+  "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.",
+);
 
 describe('RFC 8439 §2.8.2 ChaCha20-Poly1305 AEAD', () => {
   const nonce = h('070000004041424344454647');

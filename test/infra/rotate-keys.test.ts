@@ -3,7 +3,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deriveSubkey } from '../../infra/crypto/index.js';
 import type { OpenDatabase } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
-import { rotateStorageKeys, SealedStorage, STORAGE_DOMAINS, StorageKeyring, storageKeyStatus, unlockStorageKeyring, type RotationProgress } from '../../infra/storage/index.js';
+import {
+  rotateStorageKeys,
+  SealedStorage,
+  STORAGE_DOMAINS,
+  StorageKeyring,
+  storageKeyStatus,
+  unlockStorageKeyring,
+  type RotationProgress,
+} from '../../infra/storage/index.js';
 import { openStorageBackends } from '../support/postgres.js';
 
 const small = { m: 256, t: 1, p: 1 };
@@ -29,7 +37,11 @@ describe.each(openStorageBackends())('key rotation on $name', (backend) => {
   /** Every row as (domain/key → version), plus the raw bytes for change detection. */
   async function snapshot(): Promise<Array<{ id: string; version: number; hex: string }>> {
     const rows = await s.db.selectFrom('sealed_records').selectAll().orderBy('domain').orderBy('key').execute();
-    return rows.map((r) => ({ id: `${r.domain}/${r.key}`, version: r.version, hex: Buffer.from(r.nonce).toString('hex') + Buffer.from(r.ciphertext).toString('hex') }));
+    return rows.map((r) => ({
+      id: `${r.domain}/${r.key}`,
+      version: r.version,
+      hex: Buffer.from(r.nonce).toString('hex') + Buffer.from(r.ciphertext).toString('hex'),
+    }));
   }
 
   async function expectAllValuesIntact(st: SealedStorage): Promise<void> {
@@ -45,7 +57,9 @@ describe.each(openStorageBackends())('key rotation on $name', (backend) => {
     keys = await unlockStorageKeyring(s.db, PASS);
     storage = SealedStorage.open(s.db, keys);
   });
-  afterAll(async () => { await s.close(); });
+  afterAll(async () => {
+    await s.close();
+  });
   beforeEach(async () => {
     await sql`delete from sealed_records`.execute(s.db);
     await sql`update storage_rotation set write_version = 1, started_at = null, finished_at = null`.execute(s.db);
@@ -67,7 +81,11 @@ describe.each(openStorageBackends())('key rotation on $name', (backend) => {
     const mid = await snapshot();
     expect(mid.filter((r) => r.version === 2)).toHaveLength(10);
     expect(mid.filter((r) => r.version === 1)).toHaveLength(STORAGE_DOMAINS.length * 5 - 10);
-    expect(await storageKeyStatus(s.db)).toEqual({ writeVersion: 2, label: 'aivyx-v2-storage', pendingRows: STORAGE_DOMAINS.length * 5 - 10 });
+    expect(await storageKeyStatus(s.db)).toEqual({
+      writeVersion: 2,
+      label: 'aivyx-v2-storage',
+      pendingRows: STORAGE_DOMAINS.length * 5 - 10,
+    });
 
     // Mixed versions read fine, in get and scan; writes during the rotation are already v2.
     await expectAllValuesIntact(storage);
@@ -110,7 +128,10 @@ describe.each(openStorageBackends())('key rotation on $name', (backend) => {
 
   it('a wrong passphrase changes nothing', async () => {
     const before = await snapshot();
-    await expect(rotateStorageKeys(s.db, 'not the passphrase')).rejects.toMatchObject({ kind: 'Crypto', message: expect.stringContaining('wrong passphrase') as unknown });
+    await expect(rotateStorageKeys(s.db, 'not the passphrase')).rejects.toMatchObject({
+      kind: 'Crypto',
+      message: expect.stringContaining('wrong passphrase') as unknown,
+    });
     await expect(rotateStorageKeys(s.db, new StorageKeyring(new Uint8Array(32).fill(1)))).rejects.toMatchObject({ kind: 'Crypto' });
     expect(await snapshot()).toEqual(before);
     expect(await storageKeyStatus(s.db)).toMatchObject({ writeVersion: 1 });
@@ -118,9 +139,14 @@ describe.each(openStorageBackends())('key rotation on $name', (backend) => {
   });
 
   it('a corrupted row stops the rotation with a Crypto error naming it, and is not overwritten', async () => {
-    await sql`update sealed_records set ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) where key = 'memory-key-2'`.execute(s.db);
+    await sql`update sealed_records set ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) where key = 'memory-key-2'`.execute(
+      s.db,
+    );
     const bad = (await snapshot()).find((r) => r.id === 'memory/memory-key-2')!;
-    await expect(rotateStorageKeys(s.db, keys, { batchSize: 3 })).rejects.toMatchObject({ kind: 'Crypto', detail: { domain: 'memory', key: 'memory-key-2', version: 1 } });
+    await expect(rotateStorageKeys(s.db, keys, { batchSize: 3 })).rejects.toMatchObject({
+      kind: 'Crypto',
+      detail: { domain: 'memory', key: 'memory-key-2', version: 1 },
+    });
     expect((await snapshot()).find((r) => r.id === 'memory/memory-key-2')).toEqual(bad);
     // The operator removes (or restores) the row; the re-run finishes the rest.
     await storage.domain('memory').delete('memory-key-2');

@@ -21,8 +21,12 @@ describe.each(openStorageBackends())('sealed storage on $name', (backend) => {
     s = await backend.open();
     storage = SealedStorage.open(s.db, keys);
   });
-  afterAll(async () => { await s.close(); });
-  beforeEach(async () => { await sql`delete from sealed_records`.execute(s.db); });
+  afterAll(async () => {
+    await s.close();
+  });
+  beforeEach(async () => {
+    await sql`delete from sealed_records`.execute(s.db);
+  });
 
   it('round trips bytes and JSON; missing keys are undefined; handles are cached', async () => {
     const h = storage.domain('sessions');
@@ -79,14 +83,18 @@ describe.each(openStorageBackends())('sealed storage on $name', (backend) => {
     const h = storage.domain('memory');
     for (let i = 0; i < 25; i++) await h.put(`k${String(i).padStart(2, '0')}`, enc(String(i)));
     // Corrupt a row in the third batch: a consumer that stops after the first batch never sees it.
-    await sql`update sealed_records set ciphertext = '\\x00'::bytea || substring(ciphertext from 2) where domain = 'memory' and key = 'k22'`.execute(s.db);
+    await sql`update sealed_records set ciphertext = '\\x00'::bytea || substring(ciphertext from 2) where domain = 'memory' and key = 'k22'`.execute(
+      s.db,
+    );
     const got: string[] = [];
     for await (const { key } of h.scan('k', { batchSize: 10 })) {
       got.push(key);
       if (got.length === 10) break;
     }
     expect(got).toHaveLength(10);
-    await expect(async () => { for await (const _ of h.scan('k', { batchSize: 10 })) void _; }).rejects.toMatchObject({ kind: 'Crypto', detail: { domain: 'memory', key: 'k22' } });
+    await expect(async () => {
+      for await (const _ of h.scan('k', { batchSize: 10 })) void _;
+    }).rejects.toMatchObject({ kind: 'Crypto', detail: { domain: 'memory', key: 'k22' } });
   });
 
   it('stored bytes never contain the plaintext, and nonces are fresh per write', async () => {
@@ -124,28 +132,43 @@ describe.each(openStorageBackends())('sealed storage on $name', (backend) => {
     it('a row copied to another domain fails to open', async () => {
       await sql`insert into sealed_records (domain, key, version, nonce, ciphertext)
         select 'memory', key, version, nonce, ciphertext from sealed_records where domain = 'sessions' and key = 'alice'`.execute(s.db);
-      await expect(storage.domain('memory').get('alice')).rejects.toMatchObject({ kind: 'Crypto', detail: { domain: 'memory', key: 'alice' } });
+      await expect(storage.domain('memory').get('alice')).rejects.toMatchObject({
+        kind: 'Crypto',
+        detail: { domain: 'memory', key: 'alice' },
+      });
     });
 
     it('a row relabelled with another version fails to open', async () => {
       await sql`update sealed_records set version = 2 where key = 'alice'`.execute(s.db);
-      await expect(storage.domain('sessions').get('alice')).rejects.toMatchObject({ kind: 'Crypto', detail: { domain: 'sessions', key: 'alice', version: 2 } });
+      await expect(storage.domain('sessions').get('alice')).rejects.toMatchObject({
+        kind: 'Crypto',
+        detail: { domain: 'sessions', key: 'alice', version: 2 },
+      });
     });
 
     it('one flipped ciphertext byte fails to open', async () => {
-      await sql`update sealed_records set ciphertext = set_byte(ciphertext, 3, get_byte(ciphertext, 3) # 1) where key = 'alice'`.execute(s.db);
-      await expect(storage.domain('sessions').get('alice')).rejects.toMatchObject({ kind: 'Crypto', message: expect.stringContaining('sessions/alice') as unknown });
+      await sql`update sealed_records set ciphertext = set_byte(ciphertext, 3, get_byte(ciphertext, 3) # 1) where key = 'alice'`.execute(
+        s.db,
+      );
+      await expect(storage.domain('sessions').get('alice')).rejects.toMatchObject({
+        kind: 'Crypto',
+        message: expect.stringContaining('sessions/alice') as unknown,
+      });
     });
 
     it('a flipped nonce byte or tag byte fails to open', async () => {
       await sql`update sealed_records set nonce = set_byte(nonce, 0, get_byte(nonce, 0) # 128) where key = 'alice'`.execute(s.db);
       await expect(storage.domain('sessions').get('alice')).rejects.toMatchObject({ kind: 'Crypto' });
-      await sql`update sealed_records set ciphertext = set_byte(ciphertext, length(ciphertext) - 1, get_byte(ciphertext, length(ciphertext) - 1) # 1) where key = 'bob'`.execute(s.db);
+      await sql`update sealed_records set ciphertext = set_byte(ciphertext, length(ciphertext) - 1, get_byte(ciphertext, length(ciphertext) - 1) # 1) where key = 'bob'`.execute(
+        s.db,
+      );
       await expect(storage.domain('sessions').get('bob')).rejects.toMatchObject({ kind: 'Crypto' });
     });
 
     it('truncated ciphertexts (by one byte, to below the tag, to nothing) fail to open', async () => {
-      await sql`update sealed_records set ciphertext = substring(ciphertext from 1 for length(ciphertext) - 1) where key = 'alice'`.execute(s.db);
+      await sql`update sealed_records set ciphertext = substring(ciphertext from 1 for length(ciphertext) - 1) where key = 'alice'`.execute(
+        s.db,
+      );
       await expect(storage.domain('sessions').get('alice')).rejects.toMatchObject({ kind: 'Crypto', detail: { key: 'alice' } });
       await sql`update sealed_records set ciphertext = substring(ciphertext from 1 for 5) where key = 'bob'`.execute(s.db);
       await expect(storage.domain('sessions').get('bob')).rejects.toMatchObject({ kind: 'Crypto', detail: { key: 'bob' } });
@@ -159,7 +182,9 @@ describe.each(openStorageBackends())('sealed storage on $name', (backend) => {
     });
 
     it('a failed read overwrites nothing', async () => {
-      await sql`update sealed_records set ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) where key = 'alice'`.execute(s.db);
+      await sql`update sealed_records set ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) where key = 'alice'`.execute(
+        s.db,
+      );
       const before = await s.db.selectFrom('sealed_records').selectAll().where('key', '=', 'alice').executeTakeFirstOrThrow();
       await expect(storage.domain('sessions').get('alice')).rejects.toMatchObject({ kind: 'Crypto' });
       const after = await s.db.selectFrom('sealed_records').selectAll().where('key', '=', 'alice').executeTakeFirstOrThrow();
@@ -180,11 +205,19 @@ describe('record AAD', () => {
   it('is length-prefixed so different (domain, key) splits never collide', () => {
     expect(recordAad('a', 'b/c', 1)).not.toEqual(recordAad('a/b', 'c', 1));
     expect(Buffer.from(recordAad('sessions', 'k', 2)).toString('hex')).toBe(
-      Buffer.concat([Buffer.from('aivyx-sealed-record\0'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 8]), Buffer.from('sessions'), Buffer.from([0, 0, 0, 1]), Buffer.from('k')]).toString('hex'),
+      Buffer.concat([
+        Buffer.from('aivyx-sealed-record\0'),
+        Buffer.from([0, 0, 0, 2, 0, 0, 0, 8]),
+        Buffer.from('sessions'),
+        Buffer.from([0, 0, 0, 1]),
+        Buffer.from('k'),
+      ]).toString('hex'),
     );
   });
 
   it('openRecord rejects a nonce of the wrong length', () => {
-    expect(() => openRecord(new Uint8Array(32), 'memory', 'k', 1, { nonce: new Uint8Array(12), ciphertext: new Uint8Array(32) })).toThrow(/memory\/k/);
+    expect(() => openRecord(new Uint8Array(32), 'memory', 'k', 1, { nonce: new Uint8Array(12), ciphertext: new Uint8Array(32) })).toThrow(
+      /memory\/k/,
+    );
   });
 });

@@ -15,8 +15,12 @@ describe.each(openStorageBackends())('secrets on $name', (backend) => {
     (await openKeyring(s.db, 'pw', { kdfParams: { m: 256, t: 1, p: 1 } })).destroy();
     storage = SealedStorage.open(s.db, await unlockStorageKeyring(s.db, 'pw'));
   });
-  afterAll(async () => { await s.close(); });
-  beforeEach(async () => { await sql`delete from sealed_records`.execute(s.db); });
+  afterAll(async () => {
+    await s.close();
+  });
+  beforeEach(async () => {
+    await sql`delete from sealed_records`.execute(s.db);
+  });
 
   it('set, get, list (names only, sorted), replace and delete', async () => {
     await setSecret(storage, 'telegram.token', 'tg-123');
@@ -36,7 +40,10 @@ describe.each(openStorageBackends())('secrets on $name', (backend) => {
 
   it('rejects bad names and empty values with Config errors', async () => {
     for (const bad of ['', '1abc', '_x', 'a b', 'a/b', 'x'.repeat(65), 'é']) {
-      await expect(setSecret(storage, bad, 'v')).rejects.toMatchObject({ kind: 'Config', message: expect.stringContaining('invalid secret name') as unknown });
+      await expect(setSecret(storage, bad, 'v')).rejects.toMatchObject({
+        kind: 'Config',
+        message: expect.stringContaining('invalid secret name') as unknown,
+      });
     }
     await expect(setSecret(storage, 'x'.repeat(64), 'v')).resolves.toBeUndefined();
     await expect(setSecret(storage, 'ok', '')).rejects.toMatchObject({ kind: 'Config' });
@@ -44,7 +51,9 @@ describe.each(openStorageBackends())('secrets on $name', (backend) => {
 
   it('a tampered secret is a Crypto error naming it', async () => {
     await setSecret(storage, 'API_KEY', 'sk-1');
-    await sql`update sealed_records set ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) where key = 'API_KEY'`.execute(s.db);
+    await sql`update sealed_records set ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) where key = 'API_KEY'`.execute(
+      s.db,
+    );
     await expect(getSecret(storage, 'API_KEY')).rejects.toMatchObject({ kind: 'Crypto', detail: { domain: 'secrets', key: 'API_KEY' } });
   });
 
@@ -54,12 +63,23 @@ describe.each(openStorageBackends())('secrets on $name', (backend) => {
       let prompted: string | undefined;
       return {
         out,
-        get prompted() { return prompted; },
+        get prompted() {
+          return prompted;
+        },
         deps: {
           storage,
           readStdin: () => Promise.resolve(stdin),
-          ...(prompt === undefined ? {} : { prompt: (q: string) => { prompted = q; return Promise.resolve(prompt); } }),
-          out: (x: string) => { out.push(x); },
+          ...(prompt === undefined
+            ? {}
+            : {
+                prompt: (q: string) => {
+                  prompted = q;
+                  return Promise.resolve(prompt);
+                },
+              }),
+          out: (x: string) => {
+            out.push(x);
+          },
         },
       };
     }
@@ -79,7 +99,10 @@ describe.each(openStorageBackends())('secrets on $name', (backend) => {
     });
 
     it('empty value, bad name and unknown subcommand are Config errors; nothing is stored', async () => {
-      await expect(runSecretsCommand(['set', 'EMPTY'], io('\n').deps)).rejects.toMatchObject({ kind: 'Config', message: expect.stringContaining('no value') as unknown });
+      await expect(runSecretsCommand(['set', 'EMPTY'], io('\n').deps)).rejects.toMatchObject({
+        kind: 'Config',
+        message: expect.stringContaining('no value') as unknown,
+      });
       await expect(runSecretsCommand(['set', '9bad'], io('v').deps)).rejects.toMatchObject({ kind: 'Config' });
       await expect(runSecretsCommand(['get', 'X'], io('').deps)).rejects.toMatchObject({ kind: 'Config' });
       await expect(runSecretsCommand(['set'], io('').deps)).rejects.toMatchObject({ kind: 'Config' });
@@ -89,7 +112,14 @@ describe.each(openStorageBackends())('secrets on $name', (backend) => {
     it('storage rotate-keys re-seals and reports; secrets survive', async () => {
       await setSecret(storage, 'KEEP', 'me');
       const out: string[] = [];
-      expect(await runRotateCommand(['rotate-keys'], { storage, out: (x) => { out.push(x); } })).toBe(0);
+      expect(
+        await runRotateCommand(['rotate-keys'], {
+          storage,
+          out: (x) => {
+            out.push(x);
+          },
+        }),
+      ).toBe(0);
       expect(out.join('')).toContain('aivyx-v2-storage');
       expect(await getSecret(storage, 'KEEP')).toBe('me');
       await expect(runRotateCommand(['spin'], { storage, out: () => undefined })).rejects.toMatchObject({ kind: 'Config' });

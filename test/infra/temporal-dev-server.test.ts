@@ -13,7 +13,15 @@ import { msToTs, optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
 import { AIVYX_SEARCH_ATTRIBUTES, AivyxSessionId } from '../../core/search-attributes.js';
-import { findTemporalCli, findTemporalTestServer, freePort, MIN_RETENTION_HOURS, startDevServer, superviseDevServer, type DevServer } from '../../infra/temporal/index.js';
+import {
+  findTemporalCli,
+  findTemporalTestServer,
+  freePort,
+  MIN_RETENTION_HOURS,
+  startDevServer,
+  superviseDevServer,
+  type DevServer,
+} from '../../infra/temporal/index.js';
 import { isAlive } from '../support/processes.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -73,8 +81,12 @@ describe('findTemporalCli', () => {
     const venvTs = fakeBinary(join(root, '.venv', 'bin'), 'temporal-test-server');
     expect(findTemporalTestServer({ env: {}, projectRoot: root })).toBe(venvTs);
     expect(findTemporalTestServer({ env: { TEMPORAL_TEST_SERVER_PATH: explicit }, projectRoot: root })).toBe(explicit);
-    expect(() => findTemporalTestServer({ env: { TEMPORAL_TEST_SERVER_PATH: join(root, 'missing') }, projectRoot: root })).toThrow(/TEMPORAL_TEST_SERVER_PATH/);
-    expect(() => findTemporalTestServer({ env: { PATH: '' }, projectRoot: join(root, 'no-venv') })).toThrow('Temporal test server not found');
+    expect(() => findTemporalTestServer({ env: { TEMPORAL_TEST_SERVER_PATH: join(root, 'missing') }, projectRoot: root })).toThrow(
+      /TEMPORAL_TEST_SERVER_PATH/,
+    );
+    expect(() => findTemporalTestServer({ env: { PATH: '' }, projectRoot: join(root, 'no-venv') })).toThrow(
+      'Temporal test server not found',
+    );
   });
 });
 
@@ -86,7 +98,11 @@ describe('startDevServer', () => {
     try {
       const ns = await connection.workflowService.describeNamespace({ namespace: 'default' });
       const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
-      return { retentionSeconds: (optionalTsToMs(ns.config?.workflowExecutionRetentionTtl) ?? 0) / 1000, attributes: customAttributes ?? {}, connection };
+      return {
+        retentionSeconds: (optionalTsToMs(ns.config?.workflowExecutionRetentionTtl) ?? 0) / 1000,
+        attributes: customAttributes ?? {},
+        connection,
+      };
     } catch (err) {
       await connection.close();
       throw err;
@@ -121,7 +137,11 @@ describe('startDevServer', () => {
 
       // A workflow nobody will run: it must survive the restart.
       const client = new Client({ connection });
-      await client.workflow.start('nope', { taskQueue: 'x', workflowId, typedSearchAttributes: [{ key: AivyxSessionId, value: 'session-1' }] });
+      await client.workflow.start('nope', {
+        taskQueue: 'x',
+        workflowId,
+        typedSearchAttributes: [{ key: AivyxSessionId, value: 'session-1' }],
+      });
       // Undo part of the setup, so only ensureNamespaceSetup (not --search-attribute,
       // which start-dev ignores on an existing db) can bring it back.
       await connection.operatorService.removeSearchAttributes({ namespace: 'default', searchAttributes: ['AivyxApprover'] });

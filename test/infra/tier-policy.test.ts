@@ -37,7 +37,17 @@ describe('tierPolicyFromEnv', () => {
   });
 
   it('~ is the home directory, lists are comma-separated, read-only folders add to fs.read only', () => {
-    const p = tierPolicyFromEnv({ HOME: me, AIVYX_SEMITRUSTED_FS: '~/Shared/**, /srv/drop/*.txt', AIVYX_SEMITRUSTED_FS_READ: '~/Public/**', AIVYX_SEMITRUSTED_NET_POST: 'https://hooks.example.com/aivyx', AIVYX_SEMITRUSTED_CHANNEL_SEND: 'telegram', AIVYX_SEMITRUSTED_MEMORY_FORGET: 'topic:scratch,session:*' }, home);
+    const p = tierPolicyFromEnv(
+      {
+        HOME: me,
+        AIVYX_SEMITRUSTED_FS: '~/Shared/**, /srv/drop/*.txt',
+        AIVYX_SEMITRUSTED_FS_READ: '~/Public/**',
+        AIVYX_SEMITRUSTED_NET_POST: 'https://hooks.example.com/aivyx',
+        AIVYX_SEMITRUSTED_CHANNEL_SEND: 'telegram',
+        AIVYX_SEMITRUSTED_MEMORY_FORGET: 'topic:scratch,session:*',
+      },
+      home,
+    );
     expect(p.semiTrusted['fs.read']).toEqual([`${me}/Shared/**`, '/srv/drop/*.txt', `${me}/Public/**`]);
     expect(p.semiTrusted['fs.write']).toEqual([`${me}/Shared/**`, '/srv/drop/*.txt']);
     expect(p.semiTrusted['net.post']).toEqual(['https://hooks.example.com/aivyx']);
@@ -57,7 +67,9 @@ describe('tierPolicyFromEnv', () => {
 
   it('symlinks in the literal part of a path are resolved, so the grant matches the real paths tools check', () => {
     symlinkSync(join(me, 'Shared'), join(me, 'shared-link'));
-    expect(tierPolicyFromEnv({ HOME: me, AIVYX_SEMITRUSTED_FS: '~/shared-link/**' }, home).semiTrusted['fs.read']).toEqual([`${me}/Shared/**`]);
+    expect(tierPolicyFromEnv({ HOME: me, AIVYX_SEMITRUSTED_FS: '~/shared-link/**' }, home).semiTrusted['fs.read']).toEqual([
+      `${me}/Shared/**`,
+    ]);
   });
 
   it('refuses bad values with a Config error naming the variable', () => {

@@ -33,9 +33,14 @@ const authorizedKeys = join(fakeHome, '.ssh', 'authorized_keys');
 const markers = join(root, 'markers');
 const repo = join(root, 'repo');
 
-const SECRETS = { passphrase: 'PASSPHRASE-correct-horse', token: 'REST-TOKEN-0123456789abcdef', key: '-----BEGIN OPENSSH PRIVATE KEY----- attacker-wants-this' };
+const SECRETS = {
+  passphrase: 'PASSPHRASE-correct-horse',
+  token: 'REST-TOKEN-0123456789abcdef',
+  key: '-----BEGIN OPENSSH PRIVATE KEY----- attacker-wants-this',
+};
 
-for (const d of [join(dataDir, 'pglite'), workspace, join(fakeHome, '.ssh'), join(root, 'secrets'), markers, repo]) mkdirSync(d, { recursive: true });
+for (const d of [join(dataDir, 'pglite'), workspace, join(fakeHome, '.ssh'), join(root, 'secrets'), markers, repo])
+  mkdirSync(d, { recursive: true });
 writeFileSync(passphraseFile, SECRETS.passphrase, { mode: 0o600 });
 writeFileSync(restToken, SECRETS.token, { mode: 0o600 });
 writeFileSync(idRsa, SECRETS.key, { mode: 0o600 });
@@ -56,7 +61,10 @@ const rules: { match: string; call: { tool: string; input: unknown }[] }[] = [
   { match: 'steal the ssh key', call: [read(idRsa)] },
   { match: 'plant a key', call: [write(authorizedKeys, 'ssh-ed25519 AAAAC3 attacker@evil')] },
   { match: 'follow the planted link', call: [read(join(workspace, 'innocent.txt'))] },
-  { match: 'use the workspace', call: [read(join(workspace, 'shared.txt')), write(join(workspace, 'reply.txt'), 'written from the phone')] },
+  {
+    match: 'use the workspace',
+    call: [read(join(workspace, 'shared.txt')), write(join(workspace, 'reply.txt'), 'written from the phone')],
+  },
   { match: 'read my notes', call: [read(join(fakeHome, 'notes.txt'))] },
   { match: 'read the audit log', call: [{ tool: 'audit.read', input: { limit: 100 } }] },
   { match: 'read every session', call: [{ tool: 'audit.read', input: { allSessions: true } }] },
@@ -68,7 +76,15 @@ const rules: { match: string; call: { tool: string; input: unknown }[] }[] = [
   { match: 'git status short', call: [exec('git', 'status', '--short')] },
   { match: 'git push', call: [exec('git', 'push', 'origin', 'main')] },
 ];
-const script = { rules: [...rules.map((r) => ({ match: r.match, steps: [{ call: r.call }, { say: '{{results}} | {{result.0.output.content}}{{result.0.output.entries}}' }] })), { steps: [{ say: 'hello' }] }] };
+const script = {
+  rules: [
+    ...rules.map((r) => ({
+      match: r.match,
+      steps: [{ call: r.call }, { say: '{{results}} | {{result.0.output.content}}{{result.0.output.entries}}' }],
+    })),
+    { steps: [{ say: 'hello' }] },
+  ],
+};
 
 // The production policy from an empty environment (defaults: the workspace) with ~ = the fake home.
 const tierPolicy = tierPolicyFromEnv({ HOME: fakeHome }, dataDir);
@@ -79,7 +95,10 @@ let h: Harness;
 let g: Harness;
 
 beforeAll(async () => {
-  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: repo, env: { PATH: process.env.PATH, HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+  execFileSync('git', ['init', '-q', '-b', 'main'], {
+    cwd: repo,
+    env: { PATH: process.env.PATH, HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+  });
   writeFileSync(join(repo, 'a.txt'), 'a\n');
   const agent = {
     // The assistant's default capabilities (infra/config.ts) minus bare shell.exec, plus command-level shell grants.
@@ -100,7 +119,12 @@ afterAll(async () => {
 type ScopeDenied = Extract<AuditEvent, { type: 'ScopeDenied' }>;
 
 /** Runs `text` at `tier`; returns the final message and the turn's audit events. */
-async function turn(harness: Harness, text: string, tier: 'Trusted' | 'SemiTrusted', sessionId?: string): Promise<{ final: string; events: AuditEvent[] }> {
+async function turn(
+  harness: Harness,
+  text: string,
+  tier: 'Trusted' | 'SemiTrusted',
+  sessionId?: string,
+): Promise<{ final: string; events: AuditEvent[] }> {
   const { turnId, outcome } = await harness.turn(text, { tier, ...(sessionId ? { sessionId } : {}) });
   expect(outcome.status, JSON.stringify(outcome)).toBe('Completed');
   return { final: outcome.status === 'Completed' ? outcome.finalMessage : '', events: await harness.audit(turnId) };
@@ -146,7 +170,9 @@ describe('SemiTrusted cannot reach the data directory or ~/.ssh', () => {
     const { final, events } = await turn(h, 'follow the planted link', 'SemiTrusted');
     expect(final).toMatch(/^fs\.read: Denied/);
     noSecret(final);
-    expect(denials(events)).toEqual([expect.objectContaining({ toolAttempted: 'fs.read', scopeRequested: 'kernel.data_dir', scopeQualifier: restToken })]);
+    expect(denials(events)).toEqual([
+      expect.objectContaining({ toolAttempted: 'fs.read', scopeRequested: 'kernel.data_dir', scopeQualifier: restToken }),
+    ]);
   });
 
   it('the configured workspace still works: read and write', async () => {
@@ -154,10 +180,13 @@ describe('SemiTrusted cannot reach the data directory or ~/.ssh', () => {
     expect(final).toMatch(/^fs\.read: Completed.*fs\.write: Completed/);
     expect(final).toContain('shared with the phone');
     expect(readFileSync(join(workspace, 'reply.txt'), 'utf8')).toBe('written from the phone');
-    expect(events.filter((e) => e.type === 'ToolCall').map((e) => e.type === 'ToolCall' && e.scopeUsed)).toEqual([`fs.read:${join(workspace, 'shared.txt')}`, `fs.write:${join(workspace, 'reply.txt')}`]);
+    expect(events.filter((e) => e.type === 'ToolCall').map((e) => e.type === 'ToolCall' && e.scopeUsed)).toEqual([
+      `fs.read:${join(workspace, 'shared.txt')}`,
+      `fs.write:${join(workspace, 'reply.txt')}`,
+    ]);
   });
 
-  it('audit.read shows only its own session\'s entries; every session is Denied', async () => {
+  it("audit.read shows only its own session's entries; every session is Denied", async () => {
     const other = await h.turn('steal the ssh key', { tier: 'SemiTrusted', sessionId: 'victim-session' });
     const session = `attacker-${Date.now()}`;
     const first = await h.turn('hello', { tier: 'SemiTrusted', sessionId: session });
@@ -169,7 +198,9 @@ describe('SemiTrusted cannot reach the data directory or ~/.ssh', () => {
     expect(json).not.toContain('victim-session');
     const all = await turn(h, 'read every session', 'SemiTrusted', session);
     expect(all.final).toMatch(/^audit\.read: Denied/);
-    expect(denials(all.events)).toEqual([expect.objectContaining({ toolAttempted: 'audit.read', scopeRequested: 'audit.read', scopeQualifier: '*' })]);
+    expect(denials(all.events)).toEqual([
+      expect.objectContaining({ toolAttempted: 'audit.read', scopeRequested: 'audit.read', scopeQualifier: '*' }),
+    ]);
     // A Trusted turn holding bare audit.read does read across sessions.
     const trusted = await turn(h, 'read every session', 'Trusted');
     expect(trusted.final).toMatch(/^audit\.read: Completed/);
@@ -181,9 +212,13 @@ describe('Trusted cannot reach the data directory either', () => {
     const { final, events } = await turn(h, 'steal the rest token', 'Trusted');
     expect(final).toMatch(/^fs\.read: Denied/);
     noSecret(final);
-    expect(denials(events)).toEqual([expect.objectContaining({ toolAttempted: 'fs.read', scopeRequested: 'kernel.data_dir', scopeQualifier: restToken })]);
+    expect(denials(events)).toEqual([
+      expect.objectContaining({ toolAttempted: 'fs.read', scopeRequested: 'kernel.data_dir', scopeQualifier: restToken }),
+    ]);
     // The worker (not the workflow) denied it on the resolved path: the scheduled call's entry says so.
-    expect(events.filter((e) => e.type === 'ToolCall')).toEqual([expect.objectContaining({ toolId: 'fs.read', outcome: `Denied(kernel.data_dir:${restToken})` })]);
+    expect(events.filter((e) => e.type === 'ToolCall')).toEqual([
+      expect.objectContaining({ toolId: 'fs.read', outcome: `Denied(kernel.data_dir:${restToken})` }),
+    ]);
   });
 
   it('the passphrase file outside the data directory is Denied too', async () => {
@@ -210,7 +245,9 @@ describe('a qualified shell.exec grant never reaches programs that run their arg
     it(`${text}: Denied (needs the unqualified shell.exec), audited, nothing spawned`, async () => {
       const { final, events } = await turn(h, text, 'Trusted');
       expect(final).toMatch(/^shell\.exec: Denied \(needs shell\.exec\)/);
-      expect(denials(events)).toEqual([expect.objectContaining({ toolAttempted: 'shell.exec', scopeRequested: 'shell.exec', scopeQualifier: null })]);
+      expect(denials(events)).toEqual([
+        expect.objectContaining({ toolAttempted: 'shell.exec', scopeRequested: 'shell.exec', scopeQualifier: null }),
+      ]);
       expect(events.some((e) => e.type === 'ToolCall')).toBe(false);
       expect(existsSync(marker(name))).toBe(false);
     });
@@ -219,10 +256,19 @@ describe('a qualified shell.exec grant never reaches programs that run their arg
   it('shell.exec:git status * runs git status --short, not git push', async () => {
     const ok = await turn(g, 'git status short', 'Trusted');
     expect(ok.final).toMatch(/^shell\.exec: Completed/);
-    expect(ok.events).toContainEqual(expect.objectContaining({ type: 'ToolCall', toolId: 'shell.exec', scopeUsed: 'shell.exec:git status --short', outcome: 'Completed(Unverified)' }));
+    expect(ok.events).toContainEqual(
+      expect.objectContaining({
+        type: 'ToolCall',
+        toolId: 'shell.exec',
+        scopeUsed: 'shell.exec:git status --short',
+        outcome: 'Completed(Unverified)',
+      }),
+    );
     const push = await turn(g, 'git push', 'Trusted');
     expect(push.final).toMatch(/^shell\.exec: Denied \(needs shell\.exec:git push origin main\)/);
-    expect(denials(push.events)).toEqual([expect.objectContaining({ scopeRequested: 'shell.exec', scopeQualifier: 'git push origin main' })]);
+    expect(denials(push.events)).toEqual([
+      expect.objectContaining({ scopeRequested: 'shell.exec', scopeQualifier: 'git push origin main' }),
+    ]);
     expect(push.events.some((e) => e.type === 'ToolCall')).toBe(false);
   });
 });

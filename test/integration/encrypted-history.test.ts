@@ -37,14 +37,19 @@ function expectNoPlaintext(bytes: Buffer, phrase: string): void {
   const text = bytes.toString('latin1');
   for (const form of leakForms(phrase)) expect(text.includes(form), `"${form}" found in the raw history`).toBe(false);
   // And the check itself works: the phrase is findable in a buffer that does hold it.
-  expect(Buffer.from(`x${Buffer.from(phrase).toString('base64')}`).toString('latin1').includes(leakForms(phrase)[1]!)).toBe(true);
+  expect(
+    Buffer.from(`x${Buffer.from(phrase).toString('base64')}`)
+      .toString('latin1')
+      .includes(leakForms(phrase)[1]!),
+  ).toBe(true);
 }
 
 /** Every payload object anywhere in a (raw) history. */
 function payloadsIn(value: unknown, out: Payload[] = []): Payload[] {
   if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return out;
   const v = value as { metadata?: Record<string, Uint8Array>; data?: Uint8Array };
-  if (v.metadata && typeof v.metadata === 'object' && v.metadata.encoding instanceof Uint8Array) out.push({ metadata: { ...v.metadata }, data: v.data ?? new Uint8Array() });
+  if (v.metadata && typeof v.metadata === 'object' && v.metadata.encoding instanceof Uint8Array)
+    out.push({ metadata: { ...v.metadata }, data: v.data ?? new Uint8Array() });
   for (const child of Object.values(value)) payloadsIn(child, out);
   return out;
 }
@@ -112,8 +117,18 @@ describe('encrypted histories', () => {
   });
 
   it('a client holding another key id gets a Crypto error naming the key ids', async () => {
-    const other = new Client({ connection: raw.connection, namespace: raw.options.namespace, dataConverter: aivyxDataConverter(createPayloadCodec(h.master.subkey('payload'), 'payload-v2')) });
-    const err = await other.workflow.getHandle(turnId).result().then(() => undefined, (e: unknown) => e);
+    const other = new Client({
+      connection: raw.connection,
+      namespace: raw.options.namespace,
+      dataConverter: aivyxDataConverter(createPayloadCodec(h.master.subkey('payload'), 'payload-v2')),
+    });
+    const err = await other.workflow
+      .getHandle(turnId)
+      .result()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(AivyxError);
     expect((err as AivyxError).kind).toBe('Crypto');
     expect((err as AivyxError).message).toMatch(/"payload-v1".*"payload-v2"/);
@@ -121,10 +136,19 @@ describe('encrypted histories', () => {
 
   it('the codec server decodes the raw payloads with the token and refuses without it', async () => {
     const { history } = await rawHistoryBytes(raw, turnId);
-    const body = JSON.stringify({ payloads: payloadsIn(history).map((p) => ({ metadata: Object.fromEntries(Object.entries(p.metadata!).map(([k, v]) => [k, b64(v)])), data: b64(p.data) })) });
+    const body = JSON.stringify({
+      payloads: payloadsIn(history).map((p) => ({
+        metadata: Object.fromEntries(Object.entries(p.metadata!).map(([k, v]) => [k, b64(v)])),
+        data: b64(p.data),
+      })),
+    });
     const headers = { 'content-type': 'application/json', 'x-namespace': 'default', origin: UI_ORIGIN };
 
-    const ok = await fetch(`${codecServer.url}/decode`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body });
+    const ok = await fetch(`${codecServer.url}/decode`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${token}` },
+      body,
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
     const decoded = (await ok.json()) as { payloads: Array<{ metadata: Record<string, string>; data: string }> };
@@ -135,7 +159,10 @@ describe('encrypted histories', () => {
     expect(refused.status).toBe(401);
     expect(await refused.text()).not.toContain(phrase);
 
-    const preflight = await fetch(`${codecServer.url}/decode`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+    const preflight = await fetch(`${codecServer.url}/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

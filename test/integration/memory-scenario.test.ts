@@ -22,40 +22,95 @@ const script = {
       regex: 'what did i work on yesterday',
       steps: [
         // One bound as a number through $number, the other as ISO text: memory.recall reads both.
-        { call: [{ tool: 'memory.recall', input: { from: { $number: '{{date.yesterday.start.ms}}' }, to: '{{date.yesterday.end}}', limit: 20 } }] },
+        {
+          call: [
+            { tool: 'memory.recall', input: { from: { $number: '{{date.yesterday.start.ms}}' }, to: '{{date.yesterday.end}}', limit: 20 } },
+          ],
+        },
         { say: 'On {{date.yesterday}} you worked on: {{result.0.output.entries}}', sayOnFailure: 'I could not recall: {{results}}' },
       ],
     },
-    { name: 'remember', regex: '^remember (.+)$', steps: [{ call: [{ tool: 'memory.write', input: { text: '{{match.1}}', topic: 'notes' } }] }, { say: 'stored {{result.0.output.id}}', sayOnFailure: '{{results}}' }] },
-    { name: 'everything', match: 'recall everything', steps: [{ call: [{ tool: 'memory.recall', input: {} }] }, { say: '{{result.0.output.entries}}', sayOnFailure: '{{results}}' }] },
-    { name: 'public', match: 'recall public', steps: [{ call: [{ tool: 'memory.recall', input: { public: true } }] }, { say: '{{result.0.output.entries}}', sayOnFailure: '{{results}}' }] },
+    {
+      name: 'remember',
+      regex: '^remember (.+)$',
+      steps: [
+        { call: [{ tool: 'memory.write', input: { text: '{{match.1}}', topic: 'notes' } }] },
+        { say: 'stored {{result.0.output.id}}', sayOnFailure: '{{results}}' },
+      ],
+    },
+    {
+      name: 'everything',
+      match: 'recall everything',
+      steps: [{ call: [{ tool: 'memory.recall', input: {} }] }, { say: '{{result.0.output.entries}}', sayOnFailure: '{{results}}' }],
+    },
+    {
+      name: 'public',
+      match: 'recall public',
+      steps: [
+        { call: [{ tool: 'memory.recall', input: { public: true } }] },
+        { say: '{{result.0.output.entries}}', sayOnFailure: '{{results}}' },
+      ],
+    },
   ],
 };
 
 describe('scripted date templates', () => {
   const at = Date.UTC(2026, 11, 2, 9, 30);
-  const req = (receivedAt: number): LlmStepRequest => ({ turnId: 't', step: 0, history: [], message: { id: 'm', sessionId: 's', content: textContent('x'), receivedAt }, transcript: [], tools: [] });
+  const req = (receivedAt: number): LlmStepRequest => ({
+    turnId: 't',
+    step: 0,
+    history: [],
+    message: { id: 'm', sessionId: 's', content: textContent('x'), receivedAt },
+    transcript: [],
+    tools: [],
+  });
   const sink = { text: () => undefined, heartbeat: () => undefined, signal: new AbortController().signal };
 
   it("come from the message's receivedAt (UTC days, end exclusive), as ISO text or epoch ms via $number", async () => {
-    const llm = createScriptedProvider({ rules: [{ steps: [{ call: [{ tool: 'memory.recall', input: {
-      a: '{{date.now}} {{date.today}} {{date.yesterday}}',
-      b: '{{date.yesterday.start}} {{date.yesterday.end}} {{date.today.start}} {{date.today.end}}',
-      c: { $number: '{{date.yesterday.start.ms}}' },
-      d: { $number: ' {{date.now.ms}} ' },
-    } }] }] }] });
+    const llm = createScriptedProvider({
+      rules: [
+        {
+          steps: [
+            {
+              call: [
+                {
+                  tool: 'memory.recall',
+                  input: {
+                    a: '{{date.now}} {{date.today}} {{date.yesterday}}',
+                    b: '{{date.yesterday.start}} {{date.yesterday.end}} {{date.today.start}} {{date.today.end}}',
+                    c: { $number: '{{date.yesterday.start.ms}}' },
+                    d: { $number: ' {{date.now.ms}} ' },
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
     const out = await llm.step(req(at), sink);
-    expect(out).toEqual({ type: 'tool_calls', calls: [{ callId: 's0c0', tool: 'memory.recall', input: {
-      a: '2026-12-02T09:30:00.000Z 2026-12-02 2026-12-01',
-      b: '2026-12-01T00:00:00.000Z 2026-12-02T00:00:00.000Z 2026-12-02T00:00:00.000Z 2026-12-03T00:00:00.000Z',
-      c: Date.UTC(2026, 11, 1),
-      d: at,
-    } }] });
+    expect(out).toEqual({
+      type: 'tool_calls',
+      calls: [
+        {
+          callId: 's0c0',
+          tool: 'memory.recall',
+          input: {
+            a: '2026-12-02T09:30:00.000Z 2026-12-02 2026-12-01',
+            b: '2026-12-01T00:00:00.000Z 2026-12-02T00:00:00.000Z 2026-12-02T00:00:00.000Z 2026-12-03T00:00:00.000Z',
+            c: Date.UTC(2026, 11, 1),
+            d: at,
+          },
+        },
+      ],
+    });
   });
 
   it('refuses unknown date variables at load and a non-numeric $number at run time', async () => {
     expect(() => createScriptedProvider({ rules: [{ steps: [{ say: '{{date.tomorrow}}' }] }] })).toThrow(/unknown template variable/);
-    expect(() => createScriptedProvider({ rules: [{ steps: [{ call: [{ tool: 'x', input: { n: { $number: 1, other: 2 } } }] }] }] })).toThrow(/unknown key/);
+    expect(() =>
+      createScriptedProvider({ rules: [{ steps: [{ call: [{ tool: 'x', input: { n: { $number: 1, other: 2 } } }] }] }] }),
+    ).toThrow(/unknown key/);
     const llm = createScriptedProvider({ rules: [{ steps: [{ call: [{ tool: 'x', input: { n: { $number: '{{date.today}}' } } }] }] }] });
     await expect(llm.step(req(at), sink)).rejects.toMatchObject({ kind: 'Llm' });
   });
@@ -71,8 +126,13 @@ describe('memory scenario (seed scenario 1)', () => {
     // The worker's own memory tools (the default wiring); the test writes the earlier days' entries
     // through a second store over the same database and key, as another process would.
     h = await startHarness({ script });
-    store = createMemoryStore({ db: h.db, domain: SealedStorage.open(h.db, h.master).domain('memory'), memoryKey: h.master.subkey('memory') });
-    const put = (id: string, text: string, at: number, extra: object = {}) => store.write(parseMemoryWriteInput({ text, ...extra }), { id: store.idFor(id), at });
+    store = createMemoryStore({
+      db: h.db,
+      domain: SealedStorage.open(h.db, h.master).domain('memory'),
+      memoryKey: h.master.subkey('memory'),
+    });
+    const put = (id: string, text: string, at: number, extra: object = {}) =>
+      store.write(parseMemoryWriteInput({ text, ...extra }), { id: store.idFor(id), at });
     await put('seed/1', 'Fixed the flaky login test in the auth service', yesterday + 9 * 3_600_000, { session: 'cli-main' });
     await put('seed/2', 'Reviewed the billing migration PR', yesterday + 15 * 3_600_000, { topic: 'work' });
     await put('seed/3', 'Drafted the quarterly roadmap', yesterday - DAY + 11 * 3_600_000);
@@ -96,8 +156,17 @@ describe('memory scenario (seed scenario 1)', () => {
     const access = audit.filter((e): e is Extract<AuditEvent, { type: 'MemoryAccess' }> => e.type === 'MemoryAccess');
     expect(access).toHaveLength(1);
     expect(access[0]).toMatchObject({ operation: 'Read', scope: 'memory.read', turnId });
-    expect(access[0]?.queryOrKey).toBe(`query:none from:${new Date(yesterday).toISOString()} to:${new Date(yesterday + DAY).toISOString()}`);
-    expect(audit).toContainEqual(expect.objectContaining({ type: 'ToolCall', toolId: 'memory.recall', scopeUsed: 'memory.read', outcome: expect.stringContaining('Completed') }));
+    expect(access[0]?.queryOrKey).toBe(
+      `query:none from:${new Date(yesterday).toISOString()} to:${new Date(yesterday + DAY).toISOString()}`,
+    );
+    expect(audit).toContainEqual(
+      expect.objectContaining({
+        type: 'ToolCall',
+        toolId: 'memory.recall',
+        scopeUsed: 'memory.read',
+        outcome: expect.stringContaining('Completed'),
+      }),
+    );
     // The audit names no memory text.
     expect(JSON.stringify(audit)).not.toContain('flaky');
     expect((await h.verify()).ok).toBe(true);
@@ -111,7 +180,9 @@ describe('memory scenario (seed scenario 1)', () => {
     const found = await store.recall({ query: 'memory tools friday', limit: 5 });
     expect(found.entries.map((e) => e.id)).toEqual([id]);
     const audit = await h.audit(turnId);
-    expect(audit).toContainEqual(expect.objectContaining({ type: 'MemoryAccess', operation: 'Write', scope: 'memory.write:topic:notes', queryOrKey: id }));
+    expect(audit).toContainEqual(
+      expect.objectContaining({ type: 'MemoryAccess', operation: 'Write', scope: 'memory.write:topic:notes', queryOrKey: id }),
+    );
     expect(audit).toContainEqual(expect.objectContaining({ type: 'ToolCall', toolId: 'memory.write', outcome: 'Completed(Verified)' }));
   });
 
@@ -120,7 +191,9 @@ describe('memory scenario (seed scenario 1)', () => {
     expect(denied.outcome.status).toBe('Completed');
     expect(denied.outcome.status === 'Completed' && denied.outcome.finalMessage).toBe('memory.recall: Denied (needs memory.read)');
     const audit = await h.audit(denied.turnId);
-    expect(audit).toContainEqual(expect.objectContaining({ type: 'ScopeDenied', toolAttempted: 'memory.recall', scopeRequested: 'memory.read', scopeQualifier: null }));
+    expect(audit).toContainEqual(
+      expect.objectContaining({ type: 'ScopeDenied', toolAttempted: 'memory.recall', scopeRequested: 'memory.read', scopeQualifier: null }),
+    );
     expect(audit.some((e) => e.type === 'MemoryAccess')).toBe(false);
 
     const pub = await h.turn('recall public', { tier: 'Untrusted' });
@@ -128,6 +201,8 @@ describe('memory scenario (seed scenario 1)', () => {
     expect(text).toContain('lentils');
     expect(text).not.toContain('flaky');
     expect(text).not.toContain('billing');
-    expect(await h.audit(pub.turnId)).toContainEqual(expect.objectContaining({ type: 'MemoryAccess', operation: 'Read', scope: 'memory.read:scope:public:*' }));
+    expect(await h.audit(pub.turnId)).toContainEqual(
+      expect.objectContaining({ type: 'MemoryAccess', operation: 'Read', scope: 'memory.read:scope:public:*' }),
+    );
   });
 });

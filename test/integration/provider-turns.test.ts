@@ -84,11 +84,24 @@ describe('OpenAI-compatible provider in a full turn', () => {
     srv.reset([{ body: sse('openai-tool-calls.sse') }, { body: sse('openai-text.sse') }]);
     const { turnId, outcome, events } = await h.turn('read a.txt and b.txt');
     expect(outcome).toMatchObject({ status: 'Completed', finalMessage: 'Both files say hello – ünïcödé ✓.', toolCallsMade: 2 });
-    expect(events.filter((e) => e.type === 'text').map((e) => (e.type === 'text' ? e.text : '')).join('')).toBe('Both files say hello – ünïcödé ✓.');
+    expect(
+      events
+        .filter((e) => e.type === 'text')
+        .map((e) => (e.type === 'text' ? e.text : ''))
+        .join(''),
+    ).toBe('Both files say hello – ünïcödé ✓.');
     expect(events.filter((e) => e.type === 'tool_started')).toHaveLength(2);
     // Seed A6: both calls were dispatched together — scheduled in one workflow task, before either finished.
     const history = await h.client.workflow.getHandle(turnId).fetchHistory();
-    const kinds = (history.events ?? []).map((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool' ? 'scheduled' : e.activityTaskCompletedEventAttributes ? 'completed' : e.workflowTaskCompletedEventAttributes ? 'task' : ''));
+    const kinds = (history.events ?? []).map((e) =>
+      e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTool'
+        ? 'scheduled'
+        : e.activityTaskCompletedEventAttributes
+          ? 'completed'
+          : e.workflowTaskCompletedEventAttributes
+            ? 'task'
+            : '',
+    );
     const firstRun = kinds.indexOf('scheduled');
     expect(kinds.slice(firstRun, firstRun + 2)).toEqual(['scheduled', 'scheduled']);
 
@@ -124,7 +137,10 @@ describe('OpenAI-compatible provider in a full turn', () => {
     srv.reset([{ status: 400, body: json('openai-400-context.json') }, { body: sse('openai-text.sse') }]);
     const { outcome } = await h.turn('a very long conversation');
     expect(outcome.status).toBe('Failed');
-    expect(outcome.status === 'Failed' && outcome.error).toMatchObject({ kind: 'Llm', detail: { contextOverflow: true, retryable: false } });
+    expect(outcome.status === 'Failed' && outcome.error).toMatchObject({
+      kind: 'Llm',
+      detail: { contextOverflow: true, retryable: false },
+    });
     expect(outcome.status === 'Failed' && outcome.error.hint).toMatch(/shorten the history/);
     expect(srv.seen).toHaveLength(1);
   });
@@ -154,7 +170,12 @@ describe('Anthropic provider in a full turn', () => {
       ['tool_result', 'toolu_01CJbE5Qh2hKd7Gm8Yk4Nw9P'],
     ]);
     expect(String(last?.content[1]?.content)).toContain('hello from b');
-    expect(messages.at(-2)?.content.filter((b) => b.type === 'tool_use').map((b) => b.name)).toEqual(['fs__read', 'fs__read']);
+    expect(
+      messages
+        .at(-2)
+        ?.content.filter((b) => b.type === 'tool_use')
+        .map((b) => b.name),
+    ).toEqual(['fs__read', 'fs__read']);
   });
 
   it('a 529 overloaded with retry-after is retried after the delay, then completes', async () => {

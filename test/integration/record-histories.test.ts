@@ -20,7 +20,11 @@ import { startHarness, type Harness } from '../support/turn-harness.js';
 /** Saves a workflow's history as the JSON the UI downloads (historyToJSON trips over vitest's module loading). */
 function save(workflowId: string, name: string): void {
   const cli = findTemporalCli({ env: process.env, projectRoot: join(import.meta.dirname, '../..') });
-  const json = execFileSync(cli, ['workflow', 'show', '--workflow-id', workflowId, '--address', testTemporalAddress(), '--output', 'json'], { encoding: 'utf8' });
+  const json = execFileSync(
+    cli,
+    ['workflow', 'show', '--workflow-id', workflowId, '--address', testTemporalAddress(), '--output', 'json'],
+    { encoding: 'utf8' },
+  );
   writeFileSync(join(import.meta.dirname, '../histories', `${name}.json`), json);
 }
 
@@ -30,7 +34,22 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', (
     // Recorded in plaintext so the replay test needs no key (the codec does not change command order).
     h = await startHarness({
       codec: false,
-      script: { rules: [{ match: 'denied', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['id'] } }] }, { say: '{{results}}' }] }, { steps: [{ call: [{ tool: 'fs.read', input: { path: '/etc/hostname' } }, { tool: 'shell.exec', input: { argv: ['true'] } }] }, { say: 'done: {{results}}' }] }] },
+      script: {
+        rules: [
+          { match: 'denied', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['id'] } }] }, { say: '{{results}}' }] },
+          {
+            steps: [
+              {
+                call: [
+                  { tool: 'fs.read', input: { path: '/etc/hostname' } },
+                  { tool: 'shell.exec', input: { argv: ['true'] } },
+                ],
+              },
+              { say: 'done: {{results}}' },
+            ],
+          },
+        ],
+      },
     });
   });
   afterAll(async () => h?.stop());
@@ -55,7 +74,15 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record mission histo
     h = await startMissionHarness(
       { nativeConnection: tc.connection, namespace: tc.namespace },
       {
-        script: { rules: [{ match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}' }] }, { steps: [{ say: 'step done' }] }] },
+        script: {
+          rules: [
+            {
+              match: 'deploy',
+              steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}' }],
+            },
+            { steps: [{ say: 'step done' }] },
+          ],
+        },
         confirmWith: tc.client,
         deliveries,
       },
@@ -85,8 +112,19 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record mission histo
     save(expired.missionId, 'mission-expired');
 
     const turns = new TurnGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, hub: h.hub });
-    const facts = { name: 'rest', platform: 'Rest' as const, trustTier: 'Trusted' as const, sessionId: 'recorded-confirm', sender: 'alice' };
-    const turn = await turns.start(facts, { id: 'confirm-1', sessionId: facts.sessionId, content: textContent('deploy now'), receivedAt: Date.now() }, () => undefined, { to: 'alice' });
+    const facts = {
+      name: 'rest',
+      platform: 'Rest' as const,
+      trustTier: 'Trusted' as const,
+      sessionId: 'recorded-confirm',
+      sender: 'alice',
+    };
+    const turn = await turns.start(
+      facts,
+      { id: 'confirm-1', sessionId: facts.sessionId, content: textContent('deploy now'), receivedAt: Date.now() },
+      () => undefined,
+      { to: 'alice' },
+    );
     await turn.outcome;
     const missionId = confirmationMissionId(turn.turnWorkflowId);
     await missions.decideAs('approve', await gateOpen(missionId), { identity: 'alice', channel: 'rest', trustTier: 'Trusted' });

@@ -23,20 +23,56 @@ const cancelledPid = join(dir, 'cancelled.pid');
 const bin = join(dir, 'bin');
 mkdirSync(bin);
 /** `ticker`: prints a line every 500 ms, eight times (~4 s). */
-writeFileSync(join(bin, 'ticker'), '#!/usr/bin/env node\nlet i=0; const t=setInterval(()=>{console.log("tick "+(++i)); if(i===8) clearInterval(t)},500)\n');
+writeFileSync(
+  join(bin, 'ticker'),
+  '#!/usr/bin/env node\nlet i=0; const t=setInterval(()=>{console.log("tick "+(++i)); if(i===8) clearInterval(t)},500)\n',
+);
 /** `forever <file>`: writes its pid and its child's pid to `file`, then runs for two minutes. */
-writeFileSync(join(bin, 'forever'), '#!/usr/bin/env node\nconst c=require("child_process").spawn("sleep",["120"],{stdio:"ignore"}); require("fs").writeFileSync(process.argv[2], process.pid+" "+c.pid); setTimeout(()=>{},120000)\n');
+writeFileSync(
+  join(bin, 'forever'),
+  '#!/usr/bin/env node\nconst c=require("child_process").spawn("sleep",["120"],{stdio:"ignore"}); require("fs").writeFileSync(process.argv[2], process.pid+" "+c.pid); setTimeout(()=>{},120000)\n',
+);
 for (const f of ['ticker', 'forever']) chmodSync(join(bin, f), 0o755);
 process.env.PATH = `${bin}:${process.env.PATH ?? ''}`;
 
 const script = {
   rules: [
-    { match: 'tick for me', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['ticker'], maxDurationMs: 30_000 } }] }, { say: '{{result.0.status}} {{result.0.output}}' }] },
-    { match: 'run past the budget', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['forever', timedOutPid], maxDurationMs: 120_000 } }] }, { say: 'unreachable' }] },
-    { match: 'run until cancelled', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['forever', cancelledPid], maxDurationMs: 25_000 } }] }, { say: 'unreachable' }] },
+    {
+      match: 'tick for me',
+      steps: [
+        { call: [{ tool: 'shell.spawn', input: { argv: ['ticker'], maxDurationMs: 30_000 } }] },
+        { say: '{{result.0.status}} {{result.0.output}}' },
+      ],
+    },
+    {
+      match: 'run past the budget',
+      steps: [
+        { call: [{ tool: 'shell.spawn', input: { argv: ['forever', timedOutPid], maxDurationMs: 120_000 } }] },
+        { say: 'unreachable' },
+      ],
+    },
+    {
+      match: 'run until cancelled',
+      steps: [
+        { call: [{ tool: 'shell.spawn', input: { argv: ['forever', cancelledPid], maxDurationMs: 25_000 } }] },
+        { say: 'unreachable' },
+      ],
+    },
     { match: 'spawn a shell', steps: [{ call: [{ tool: 'shell.spawn', input: { argv: ['sh', '-c', 'id'] } }] }, { say: '{{results}}' }] },
-    { match: 'tell alice', steps: [{ call: [{ tool: 'channel.send', input: { channel: 'outbox-test', to: 'alice', text: 'the build is green' } }] }, { say: '{{result.0.status}} {{result.0.output}}' }] },
-    { match: 'tell nobody', steps: [{ call: [{ tool: 'channel.send', input: { channel: 'no-such-channel', to: 'x', text: 'hi' } }] }, { say: '{{result.0.status}}: {{result.0.error.message}}' }] },
+    {
+      match: 'tell alice',
+      steps: [
+        { call: [{ tool: 'channel.send', input: { channel: 'outbox-test', to: 'alice', text: 'the build is green' } }] },
+        { say: '{{result.0.status}} {{result.0.output}}' },
+      ],
+    },
+    {
+      match: 'tell nobody',
+      steps: [
+        { call: [{ tool: 'channel.send', input: { channel: 'no-such-channel', to: 'x', text: 'hi' } }] },
+        { say: '{{result.0.status}}: {{result.0.error.message}}' },
+      ],
+    },
     { steps: [{ say: 'hello' }] },
   ],
 };
@@ -75,7 +111,11 @@ beforeAll(async () => {
     deliveries,
     // Plain payloads, so the test can read the running activity's heartbeat details from describe().
     codec: false,
-    agent: { capabilities: ['llm.call', 'shell.spawn:ticker,forever,sleep', 'channel.send:outbox-test', 'channel.send:no-such-*'], budgetMs: 12_000, confirmFirst: [] },
+    agent: {
+      capabilities: ['llm.call', 'shell.spawn:ticker,forever,sleep', 'channel.send:outbox-test', 'channel.send:no-such-*'],
+      budgetMs: 12_000,
+      confirmFirst: [],
+    },
   });
 }, 120_000);
 afterAll(async () => {
@@ -114,13 +154,28 @@ describe('shell.spawn in a turn', () => {
     expect(outcome.status).toBe('Completed');
     const final = outcome.status === 'Completed' ? outcome.finalMessage : '';
     expect(final).toMatch(/^Completed /);
-    const output = JSON.parse(final.slice('Completed '.length)) as { pid: number; exitCode: number; stdout: string; durationMs: number; timedOut: boolean };
+    const output = JSON.parse(final.slice('Completed '.length)) as {
+      pid: number;
+      exitCode: number;
+      stdout: string;
+      durationMs: number;
+      timedOut: boolean;
+    };
     expect(output).toMatchObject({ exitCode: 0, timedOut: false, stdout: [1, 2, 3, 4, 5, 6, 7, 8].map((i) => `tick ${i}\n`).join('') });
     expect(output.durationMs).toBeGreaterThanOrEqual(3_500);
-    const progress = details.filter((d): d is { tool: string; pid: number } => typeof d === 'object' && d !== null && (d as { tool?: unknown }).tool === 'shell.spawn');
+    const progress = details.filter(
+      (d): d is { tool: string; pid: number } => typeof d === 'object' && d !== null && (d as { tool?: unknown }).tool === 'shell.spawn',
+    );
     expect(progress.length, `heartbeat details seen: ${JSON.stringify(details.slice(0, 3))}`).toBeGreaterThan(0);
     expect(progress.every((d) => d.pid === output.pid)).toBe(true);
-    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'ToolCall', toolId: 'shell.spawn', scopeUsed: 'shell.spawn:ticker', outcome: 'Completed(Unverified)' }));
+    expect(await h.audit(turnId)).toContainEqual(
+      expect.objectContaining({
+        type: 'ToolCall',
+        toolId: 'shell.spawn',
+        scopeUsed: 'shell.spawn:ticker',
+        outcome: 'Completed(Unverified)',
+      }),
+    );
   }, 60_000);
 
   it('when the turn budget runs out mid-process, the cancelled activity kills the process group', async () => {
@@ -133,7 +188,13 @@ describe('shell.spawn in a turn', () => {
     // The turn ended first; the cancelled activity audits its call when the kill is done.
     const audit = await h.audit(turnId);
     expect(audit).toContainEqual(expect.objectContaining({ type: 'TurnEnded', outcome: 'TimedOut' }));
-    expect(await waitFor(async () => (await h.audit(turnId)).some((e) => e.type === 'ToolCall' && e.toolId === 'shell.spawn' && e.outcome === 'Failed(Cancelled)'), 10_000)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (await h.audit(turnId)).some((e) => e.type === 'ToolCall' && e.toolId === 'shell.spawn' && e.outcome === 'Failed(Cancelled)'),
+        10_000,
+      ),
+    ).toBe(true);
   }, 60_000);
 
   // Other tools finish on a channel cancel (seed scenario 4); a long-lived process is the exception:
@@ -146,7 +207,10 @@ describe('shell.spawn in a turn', () => {
     const [leader, child] = pidsOf(cancelledPid);
     await h.gateway.cancel(turnWorkflowId('test', messageId));
     try {
-      expect(await waitFor(() => !alive(leader) && !alive(child), 10_000), `pids ${leader} ${child} still alive 10 s after the cancel`).toBe(true);
+      expect(
+        await waitFor(() => !alive(leader) && !alive(child), 10_000),
+        `pids ${leader} ${child} still alive 10 s after the cancel`,
+      ).toBe(true);
       const { outcome } = await turn;
       expect(outcome.status).toBe('Cancelled');
     } finally {
@@ -158,19 +222,30 @@ describe('shell.spawn in a turn', () => {
     const { turnId, outcome } = await h.turn('spawn a shell');
     // A shell runs its arguments: only the unqualified base reaches it, never a qualified grant.
     expect(outcome.status === 'Completed' && outcome.finalMessage).toMatch(/shell\.spawn: Denied \(needs shell\.spawn\)/);
-    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'ScopeDenied', toolAttempted: 'shell.spawn', scopeRequested: 'shell.spawn', scopeQualifier: null }));
+    expect(await h.audit(turnId)).toContainEqual(
+      expect.objectContaining({ type: 'ScopeDenied', toolAttempted: 'shell.spawn', scopeRequested: 'shell.spawn', scopeQualifier: null }),
+    );
   }, 60_000);
 });
 
 describe('channel.send in a turn', () => {
-  it('sends through the channel\'s deliverer under the call\'s idempotency key', async () => {
+  it("sends through the channel's deliverer under the call's idempotency key", async () => {
     const { turnId, outcome } = await h.turn('tell alice the news');
-    expect(outcome.status === 'Completed' && outcome.finalMessage).toBe('Completed {"channel":"outbox-test","to":"alice","sent":true,"chars":18}');
+    expect(outcome.status === 'Completed' && outcome.finalMessage).toBe(
+      'Completed {"channel":"outbox-test","to":"alice","sent":true,"chars":18}',
+    );
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ to: 'alice', text: 'the build is green' });
     // workflowId/runId/activityId of the runTool activity: stable across its retries.
     expect(sent[0]?.idemKey).toMatch(new RegExp(`^${turnId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[^/]+/[^/]+$`));
-    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'ToolCall', toolId: 'channel.send', scopeUsed: 'channel.send:outbox-test', outcome: 'Completed(Unverified)' }));
+    expect(await h.audit(turnId)).toContainEqual(
+      expect.objectContaining({
+        type: 'ToolCall',
+        toolId: 'channel.send',
+        scopeUsed: 'channel.send:outbox-test',
+        outcome: 'Completed(Unverified)',
+      }),
+    );
   }, 60_000);
 
   it('fails clearly for a channel that is not configured', async () => {
@@ -183,6 +258,8 @@ describe('channel.send in a turn', () => {
     const { turnId, outcome } = await h.turn('tell alice the news', { tier: 'Untrusted' });
     expect(outcome.status === 'Completed' && outcome.finalMessage).toMatch(/^Denied/);
     expect(sent.length).toBe(before);
-    expect(await h.audit(turnId)).toContainEqual(expect.objectContaining({ type: 'ScopeDenied', toolAttempted: 'channel.send', scopeRequested: 'channel.send' }));
+    expect(await h.audit(turnId)).toContainEqual(
+      expect.objectContaining({ type: 'ScopeDenied', toolAttempted: 'channel.send', scopeRequested: 'channel.send' }),
+    );
   }, 60_000);
 });

@@ -21,11 +21,23 @@ const note = join(dir, 'note.txt');
 // One script for the whole file: each rule is one scenario, picked by the message text.
 const script = {
   rules: [
-    { match: 'rm -rf', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['touch', marker] } }] }, { say: 'I could not: {{results}}' }] },
+    {
+      match: 'rm -rf',
+      steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['touch', marker] } }] }, { say: 'I could not: {{results}}' }],
+    },
     { match: 'slow tool', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sleep', '2'] } }] }, { say: 'done sleeping' }] },
     { match: 'think forever', steps: [{ say: 'too late', delayMs: 20_000 }] },
-    { match: 'three at once', steps: [{ call: [1, 2, 3].map(() => ({ tool: 'shell.exec', input: { argv: ['sleep', '1'] } })) }, { say: '{{results}}' }] },
-    { match: 'write the note', steps: [{ call: [{ tool: 'fs.write', input: { path: note, content: 'hello from a turn' } }] }, { say: 'wrote it: {{result.0.status}}' }] },
+    {
+      match: 'three at once',
+      steps: [{ call: [1, 2, 3].map(() => ({ tool: 'shell.exec', input: { argv: ['sleep', '1'] } })) }, { say: '{{results}}' }],
+    },
+    {
+      match: 'write the note',
+      steps: [
+        { call: [{ tool: 'fs.write', input: { path: note, content: 'hello from a turn' } }] },
+        { say: 'wrote it: {{result.0.status}}' },
+      ],
+    },
     { match: 'echo', steps: [{ say: 'echo: {{message}}' }] },
     { steps: [{ say: 'hello there' }] },
   ],
@@ -67,9 +79,16 @@ describe('turn loop', () => {
     expect(existsSync(marker)).toBe(false);
     const events = await h.audit(turnId);
     const denied = events.find((e) => e.type === 'ScopeDenied');
-    expect(denied).toMatchObject({ type: 'ScopeDenied', toolAttempted: 'shell.exec', scopeRequested: 'shell.exec', scopeQualifier: 'touch' });
+    expect(denied).toMatchObject({
+      type: 'ScopeDenied',
+      toolAttempted: 'shell.exec',
+      scopeRequested: 'shell.exec',
+      scopeQualifier: 'touch',
+    });
     const started = events.find((e) => e.type === 'TurnStarted');
-    expect(denied?.type === 'ScopeDenied' && denied.heldCapabilities).toEqual(started?.type === 'TurnStarted' && started.effectiveCapabilities);
+    expect(denied?.type === 'ScopeDenied' && denied.heldCapabilities).toEqual(
+      started?.type === 'TurnStarted' && started.effectiveCapabilities,
+    );
     expect(denied?.type === 'ScopeDenied' && denied.heldCapabilities.some((s) => s.startsWith('shell.'))).toBe(false);
     expect(events.some((e) => e.type === 'ToolCall')).toBe(false);
   });
@@ -187,4 +206,3 @@ describe('turn loop', () => {
     expect(result.ok).toBe(true);
   });
 });
-

@@ -26,7 +26,14 @@ const scriptFile = join(dir, 'script.json');
 writeFileSync(
   scriptFile,
   JSON.stringify({
-    rules: [{ steps: [{ call: [{ tool: 'fs.write', input: { path: target, content: 'survived' } }] }, { say: 'after the crash: {{result.0.status}}', delayMs: 6000 }] }],
+    rules: [
+      {
+        steps: [
+          { call: [{ tool: 'fs.write', input: { path: target, content: 'survived' } }] },
+          { say: 'after the crash: {{result.0.status}}', delayMs: 6000 },
+        ],
+      },
+    ],
   }),
 );
 
@@ -35,7 +42,13 @@ const children: ChildProcess[] = [];
 
 function startWorker(taskQueue: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
-    env: { ...process.env, DATABASE_URL: pg.url, AIVYX_TEST_TEMPORAL_ADDRESS: inject('temporalAddress'), AIVYX_TASK_QUEUE: taskQueue, AIVYX_SCRIPT: scriptFile },
+    env: {
+      ...process.env,
+      DATABASE_URL: pg.url,
+      AIVYX_TEST_TEMPORAL_ADDRESS: inject('temporalAddress'),
+      AIVYX_TASK_QUEUE: taskQueue,
+      AIVYX_SCRIPT: scriptFile,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -58,12 +71,26 @@ it('survives a SIGKILLed worker mid-turn without duplicating audit entries', asy
   try {
     const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
     const shared = await testConnection();
-    const client = new Client({ connection: shared.client.connection, dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))) });
+    const client = new Client({
+      connection: shared.client.connection,
+      dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))),
+    });
     const taskQueue = uniqueTaskQueue('crash');
     const first = await startWorker(taskQueue);
 
-    const channel = { name: 'test', platform: 'Local' as const, trustTier: 'Trusted' as const, sessionId: `s-${randomUUID()}`, sender: 't' };
-    const req = buildTurnRequest(channel, { id: randomUUID(), sessionId: channel.sessionId, content: textContent('write then think'), receivedAt: Date.now() });
+    const channel = {
+      name: 'test',
+      platform: 'Local' as const,
+      trustTier: 'Trusted' as const,
+      sessionId: `s-${randomUUID()}`,
+      sender: 't',
+    };
+    const req = buildTurnRequest(channel, {
+      id: randomUUID(),
+      sessionId: channel.sessionId,
+      content: textContent('write then think'),
+      receivedAt: Date.now(),
+    });
     const { turnWorkflowId } = await submitTurn({ client, taskQueue, attestor: createAttestor(master.subkey('attestation')) }, req);
 
     // Wait until the tool has run and been audited, then kill the worker during the slow LLM step.

@@ -13,7 +13,9 @@ async function rulesFor(path: string): Promise<Partial<Linter.RulesRecord>> {
 }
 
 async function messages(file: string, rules?: Partial<Linter.RulesRecord>): Promise<Linter.LintMessage[]> {
-  const linter = rules ? new ESLint({ cwd: process.cwd(), ignore: false, overrideConfig: { files: ['test/fixtures/lint/**'], rules } }) : eslint;
+  const linter = rules
+    ? new ESLint({ cwd: process.cwd(), ignore: false, overrideConfig: { files: ['test/fixtures/lint/**'], rules } })
+    : eslint;
   const [result] = await linter.lintFiles([file]);
   return result?.messages ?? [];
 }
@@ -35,7 +37,13 @@ describe('folder order', () => {
   });
 
   it('every folder but app/ is fenced from the folders above it', async () => {
-    for (const [layer, above] of [['core', 'machines'], ['machines', 'workflows'], ['activities', 'infra'], ['infra', 'channels'], ['channels', 'app']] as const) {
+    for (const [layer, above] of [
+      ['core', 'machines'],
+      ['machines', 'workflows'],
+      ['activities', 'infra'],
+      ['infra', 'channels'],
+      ['channels', 'app'],
+    ] as const) {
       const fence = JSON.stringify((await rulesFor(`${layer}/x.ts`))['@typescript-eslint/no-restricted-imports']);
       expect(fence, layer).toContain(`**/${above}/**`);
     }

@@ -5,7 +5,13 @@ import { gateMachine, OPEN_GATE_STATES, type GateApprover, type GateEvent, type 
 
 const alice: GateApprover = { identity: 'alice', channel: 'telegram', trustTier: 'Trusted' };
 const bob: GateApprover = { identity: 'bob', channel: 'email', trustTier: 'SemiTrusted' };
-const input: GateInput = { gateId: 'g1', tool: 'shell.exec', inputHash: 'h', approvers: [{ identity: 'alice', channel: 'telegram' }], secondApprovers: [{ identity: 'bob', channel: 'email' }] };
+const input: GateInput = {
+  gateId: 'g1',
+  tool: 'shell.exec',
+  inputHash: 'h',
+  approvers: [{ identity: 'alice', channel: 'telegram' }],
+  secondApprovers: [{ identity: 'bob', channel: 'email' }],
+};
 
 const events: GateEvent[] = [
   { type: 'REMIND' },
@@ -67,7 +73,10 @@ describe('gateMachine', () => {
       // A non-final gate state is an open gate and has a way out to a final state.
       expect(OPEN_GATE_STATES).toContain(v.state.value);
       const exits = Object.values(v.transitions).map((t) => String((t as { state: { value: unknown } }).state.value));
-      expect(exits.some((x) => ['approved', 'denied', 'expired', 'withdrawn'].includes(String(x))), key).toBe(true);
+      expect(
+        exits.some((x) => ['approved', 'denied', 'expired', 'withdrawn'].includes(String(x))),
+        key,
+      ).toBe(true);
     }
     const paths = getSimplePaths(gateMachine, { input, events });
     for (const p of paths) expect(p.state.status === 'done' || OPEN_GATE_STATES.includes(p.state.value as never)).toBe(true);

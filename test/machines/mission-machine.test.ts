@@ -35,24 +35,50 @@ describe('missionMachine', () => {
     s = run(input, { type: 'START' }, { type: 'STEP_DONE' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'GATE_APPROVED', grant });
     expect(s.value).toBe('running');
     expect(s.context).toMatchObject({ step: 1, attempt: 2, grant });
-    s = run(input, { type: 'START' }, { type: 'STEP_DONE' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'GATE_APPROVED', grant }, { type: 'STEP_DONE' });
+    s = run(
+      input,
+      { type: 'START' },
+      { type: 'STEP_DONE' },
+      { type: 'STEP_ESCALATED', gateId: 'g' },
+      { type: 'GATE_APPROVED', grant },
+      { type: 'STEP_DONE' },
+    );
     expect(s.value).toBe('completed');
   });
 
   it('an expired gate ends the mission as the policy says', () => {
-    expect(run({ stepCount: 2, onExpire: 'fail' }, { type: 'START' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'GATE_EXPIRED' }).value).toBe('expired');
-    const skipped = run({ stepCount: 2, onExpire: 'skip-step' }, { type: 'START' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'GATE_EXPIRED' });
+    expect(
+      run({ stepCount: 2, onExpire: 'fail' }, { type: 'START' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'GATE_EXPIRED' }).value,
+    ).toBe('expired');
+    const skipped = run(
+      { stepCount: 2, onExpire: 'skip-step' },
+      { type: 'START' },
+      { type: 'STEP_ESCALATED', gateId: 'g' },
+      { type: 'GATE_EXPIRED' },
+    );
     expect(skipped.value).toBe('running');
     expect(skipped.context).toMatchObject({ step: 1, attempt: 1 });
-    expect(run({ stepCount: 1, onExpire: 'skip-step' }, { type: 'START' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'GATE_EXPIRED' }).value).toBe('completed');
+    expect(
+      run({ stepCount: 1, onExpire: 'skip-step' }, { type: 'START' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'GATE_EXPIRED' })
+        .value,
+    ).toBe('completed');
   });
 
   it('denial and a failed step fail it; cancel works from every live state; no steps completes at once', () => {
-    expect(run({ stepCount: 2, onExpire: 'fail' }, { type: 'START' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'GATE_DENIED', reason: 'no' }).context.failure).toBe('no');
+    expect(
+      run(
+        { stepCount: 2, onExpire: 'fail' },
+        { type: 'START' },
+        { type: 'STEP_ESCALATED', gateId: 'g' },
+        { type: 'GATE_DENIED', reason: 'no' },
+      ).context.failure,
+    ).toBe('no');
     expect(run({ stepCount: 2, onExpire: 'fail' }, { type: 'START' }, { type: 'STEP_FAILED', reason: 'x' }).value).toBe('failed');
     expect(run({ stepCount: 2, onExpire: 'fail' }, { type: 'CANCEL' }).value).toBe('cancelled');
     expect(run({ stepCount: 2, onExpire: 'fail' }, { type: 'START' }, { type: 'CANCEL' }).value).toBe('cancelled');
-    expect(run({ stepCount: 2, onExpire: 'fail' }, { type: 'START' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'CANCEL' }).value).toBe('cancelled');
+    expect(
+      run({ stepCount: 2, onExpire: 'fail' }, { type: 'START' }, { type: 'STEP_ESCALATED', gateId: 'g' }, { type: 'CANCEL' }).value,
+    ).toBe('cancelled');
     expect(run({ stepCount: 0, onExpire: 'fail' }, { type: 'START' }).value).toBe('completed');
   });
 
@@ -61,11 +87,20 @@ describe('missionMachine', () => {
       const input = { stepCount: 2, onExpire };
       const map = getAdjacencyMap(missionMachine, { input, events, serializeState });
       const values = new Set(Object.values(map).map((v) => String(v.state.value)));
-      const expected = onExpire === 'fail' ? ['cancelled', 'completed', 'expired', 'failed', 'planned', 'running', 'waiting'] : ['cancelled', 'completed', 'failed', 'planned', 'running', 'waiting'];
+      const expected =
+        onExpire === 'fail'
+          ? ['cancelled', 'completed', 'expired', 'failed', 'planned', 'running', 'waiting']
+          : ['cancelled', 'completed', 'failed', 'planned', 'running', 'waiting'];
       expect([...values].sort()).toEqual(expected);
       for (const v of Object.values(map)) {
         if (v.state.status === 'done') continue;
-        const toEnd = getShortestPaths(missionMachine, { input, events, serializeState, fromState: v.state, toState: (s) => s.status === 'done' });
+        const toEnd = getShortestPaths(missionMachine, {
+          input,
+          events,
+          serializeState,
+          fromState: v.state,
+          toState: (s) => s.status === 'done',
+        });
         expect(toEnd.length, `stuck in ${JSON.stringify(v.state.value)}`).toBeGreaterThan(0);
       }
     }

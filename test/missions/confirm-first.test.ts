@@ -18,7 +18,13 @@ import { testConnection, type TestConnection } from '../support/temporal.js';
 
 const script = {
   rules: [
-    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{result.0.output.stdout}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    {
+      match: 'deploy',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] },
+        { say: 'deployed: {{result.0.output.stdout}}', sayOnFailure: 'not deployed: {{results}}' },
+      ],
+    },
     { steps: [{ say: 'ok' }] },
   ],
 };
@@ -40,7 +46,13 @@ afterAll(async () => {
 });
 
 // A Trusted channel: SemiTrusted ceilings hold no shell.exec, so there the call is denied before confirm-first.
-const rest = (sender: string): ChannelFacts => ({ name: 'rest', platform: 'Rest', trustTier: 'Trusted', sessionId: `rest-${randomUUID()}`, sender });
+const rest = (sender: string): ChannelFacts => ({
+  name: 'rest',
+  platform: 'Rest',
+  trustTier: 'Trusted',
+  sessionId: `rest-${randomUUID()}`,
+  sender,
+});
 
 async function openGateOf(missionId: string): Promise<{ gateId: string; approvers: { identity: string; channel: string }[] }> {
   const handle = tc.client.workflow.getHandle<typeof missionWorkflow>(missionId);
@@ -71,38 +83,67 @@ describe('confirm-first in a conversation', () => {
 
     const gate = await openGateOf(missionId);
     expect(gate.gateId).toBe(`${missionId}/gate-1`);
-    expect(gate.approvers).toEqual([{ identity: 'alice', channel: 'rest' }, { identity: 'local-user', channel: 'cli' }]);
+    expect(gate.approvers).toEqual([
+      { identity: 'alice', channel: 'rest' },
+      { identity: 'local-user', channel: 'cli' },
+    ]);
 
     // The same sender on an Untrusted footing, or someone else, cannot decide it.
-    await expect(missions.decideAs('approve', gate.gateId, { identity: 'alice', channel: 'rest', trustTier: 'Untrusted' })).rejects.toThrow(/Untrusted channel may not decide/);
-    await expect(missions.decideAs('approve', gate.gateId, { identity: 'mallory', channel: 'rest', trustTier: 'Trusted' })).rejects.toThrow(/not an approver/);
+    await expect(missions.decideAs('approve', gate.gateId, { identity: 'alice', channel: 'rest', trustTier: 'Untrusted' })).rejects.toThrow(
+      /Untrusted channel may not decide/,
+    );
+    await expect(missions.decideAs('approve', gate.gateId, { identity: 'mallory', channel: 'rest', trustTier: 'Trusted' })).rejects.toThrow(
+      /not an approver/,
+    );
 
     // Opening it again (a retried finalizeTurn) finds the same mission.
     const handle = tc.client.workflow.getHandle<typeof missionWorkflow>(missionId);
     const firstRun = (await handle.describe()).runId;
     const req: TurnRequest = { turnId: turn.turnWorkflowId, message, channel: facts };
-    const again = await createConfirmations({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: ['shell.exec'] }).open(req, outcome as never);
+    const again = await createConfirmations({
+      client: tc.client,
+      taskQueue: h.taskQueue,
+      attestor: h.attestor,
+      capabilities: ['shell.exec'],
+    }).open(req, outcome as never);
     expect(again.gateId).toBe(gate.gateId);
     expect((await handle.describe()).runId).toBe(firstRun);
 
-    expect(await missions.decideAs('approve', gate.gateId, { identity: 'alice', channel: 'rest', trustTier: 'Trusted' }, 'go ahead')).toEqual({ gateId: gate.gateId, state: 'approved' });
+    expect(
+      await missions.decideAs('approve', gate.gateId, { identity: 'alice', channel: 'rest', trustTier: 'Trusted' }, 'go ahead'),
+    ).toEqual({ gateId: gate.gateId, state: 'approved' });
     expect(await handle.result()).toMatchObject({ missionId, state: 'completed', stepsRun: 1 });
 
     const audit = await h.audit(missionId);
     expect(audit.find((e) => e.type === 'MissionStepFinished')).toMatchObject({ stepTurnId: turn.turnWorkflowId, outcome: 'Escalated' });
-    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({ approver: 'alice', approverChannel: 'rest', approverTier: 'Trusted', reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({
+      approver: 'alice',
+      approverChannel: 'rest',
+      approverTier: 'Trusted',
+      reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     // The audit log holds no user text: the approver's reason only as its hash.
     expect(JSON.stringify(audit)).not.toContain('go ahead');
     const asked = (await h.audit(turn.turnWorkflowId)).find((e) => e.type === 'ToolCall');
     const ran = (await h.audit(`${missionId}/step-0/run-2`)).filter((e) => e.type === 'ToolCall');
     expect(asked).toMatchObject({ toolId: 'shell.exec', outcome: 'RequiresEscalation' });
     expect(ran).toHaveLength(1);
-    expect(ran[0]).toMatchObject({ toolId: 'shell.exec', outcome: expect.stringMatching(/^Completed/), inputHash: (asked as { inputHash: string }).inputHash });
+    expect(ran[0]).toMatchObject({
+      toolId: 'shell.exec',
+      outcome: expect.stringMatching(/^Completed/),
+      inputHash: (asked as { inputHash: string }).inputHash,
+    });
     expect((await h.verify()).ok).toBe(true);
   }, 120_000);
 
   it('only the owner may decide what an Untrusted sender asked for', () => {
-    const facts: ChannelFacts = { name: 'email', platform: 'Email', trustTier: 'Untrusted', sessionId: 's', sender: 'stranger@example.com' };
+    const facts: ChannelFacts = {
+      name: 'email',
+      platform: 'Email',
+      trustTier: 'Untrusted',
+      sessionId: 's',
+      sender: 'stranger@example.com',
+    };
     const def = confirmationDefinition(
       { turnId: 'turn/email/x', message: { id: 'x', sessionId: 's', content: textContent('delete it'), receivedAt: 0 }, channel: facts },
       { status: 'Escalated', reason: 'confirm-first', pendingTool: 'fs.delete', pendingInput: { path: '/tmp/x' }, toolCallsMade: 0 },

@@ -9,14 +9,26 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AivyxApprover, AivyxMissionState, AivyxOpenGate } from '../../core/search-attributes.js';
 import type { GateApprover } from '../../machines/index.js';
-import { approveGateUpdate, missionStartMetadata, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import {
+  approveGateUpdate,
+  missionStartMetadata,
+  missionStatusQuery,
+  type MissionDefinition,
+  type missionWorkflow,
+} from '../../workflows/mission-workflow.js';
 import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 
 const script = {
   rules: [
-    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    {
+      match: 'deploy',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] },
+        { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' },
+      ],
+    },
     { steps: [{ say: 'step done' }] },
   ],
 };
@@ -88,9 +100,22 @@ describe('mission dashboard fields', () => {
     expect(meta.currentDetails).toContain('**waiting**');
     expect(meta.currentDetails).toContain(gateId);
     // The handlers are described for the UI.
-    const defs = (meta as { definition?: { updateDefinitions?: { name: string; description?: string }[]; signalDefinitions?: { name: string; description?: string }[]; queryDefinitions?: { name: string; description?: string }[] } }).definition;
+    const defs = (
+      meta as {
+        definition?: {
+          updateDefinitions?: { name: string; description?: string }[];
+          signalDefinitions?: { name: string; description?: string }[];
+          queryDefinitions?: { name: string; description?: string }[];
+        };
+      }
+    ).definition;
     expect(defs?.updateDefinitions?.map((d) => d.name).sort()).toEqual(['approveGate', 'denyGate']);
-    for (const d of [...(defs?.updateDefinitions ?? []), ...(defs?.signalDefinitions ?? []), ...(defs?.queryDefinitions ?? []).filter((x) => !x.name.startsWith('__'))]) expect(d.description, d.name).toBeTruthy();
+    for (const d of [
+      ...(defs?.updateDefinitions ?? []),
+      ...(defs?.signalDefinitions ?? []),
+      ...(defs?.queryDefinitions ?? []).filter((x) => !x.name.startsWith('__')),
+    ])
+      expect(d.description, d.name).toBeTruthy();
 
     await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gateId, alice)] });
     expect(await handle.result()).toMatchObject({ state: 'completed' });

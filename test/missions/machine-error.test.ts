@@ -22,7 +22,10 @@ let h: MissionHarness;
 
 beforeAll(async () => {
   tc = await testConnection();
-  h = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script: { rules: [{ steps: [{ say: 'done' }] }] } });
+  h = await startMissionHarness(
+    { nativeConnection: tc.connection, namespace: tc.namespace },
+    { script: { rules: [{ steps: [{ say: 'done' }] }] } },
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -53,7 +56,17 @@ function restoreFailure(carried: unknown): ApplicationFailure {
 }
 
 it('a persisted snapshot naming a state the mission machine lacks fails the mission as Internal', () => {
-  const f = restoreFailure({ snapshot: { status: 'active', value: 'teleporting', context: { step: 0, attempt: 1, stepCount: 2, onExpire: 'fail' }, children: {}, historyValue: {} }, gateSeq: 0, stepsRun: 0 });
+  const f = restoreFailure({
+    snapshot: {
+      status: 'active',
+      value: 'teleporting',
+      context: { step: 0, attempt: 1, stepCount: 2, onExpire: 'fail' },
+      children: {},
+      historyValue: {},
+    },
+    gateSeq: 0,
+    stepsRun: 0,
+  });
   expect(f.type).toBe('Internal');
   expect(f.nonRetryable).toBe(true);
   expect(f.message).toMatch(/mission machine error/);
@@ -81,5 +94,7 @@ it('a mission started (not continued) with carried state is refused before any o
   const cause = (err as WorkflowFailedError).cause as { message: string; type?: string } | undefined;
   expect(cause?.type).toBe('CapabilityDenied');
   expect(cause?.message).toMatch(/not continued from one/);
-  expect(await h.audit(def.missionId)).toEqual([expect.objectContaining({ type: 'MissionRejected', reason: expect.stringMatching(/not continued from one/) })]);
+  expect(await h.audit(def.missionId)).toEqual([
+    expect.objectContaining({ type: 'MissionRejected', reason: expect.stringMatching(/not continued from one/) }),
+  ]);
 }, 90_000);

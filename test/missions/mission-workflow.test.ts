@@ -9,14 +9,28 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChannelFacts } from '../../core/channel.js';
 import type { GateApprover } from '../../machines/index.js';
-import { approveGateUpdate, cancelMissionSignal, denyGateUpdate, missionStatusQuery, type MissionDefinition, type MissionResult, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import {
+  approveGateUpdate,
+  cancelMissionSignal,
+  denyGateUpdate,
+  missionStatusQuery,
+  type MissionDefinition,
+  type MissionResult,
+  type missionWorkflow,
+} from '../../workflows/mission-workflow.js';
 import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, timeSkippingEnv, updateRefusal } from '../support/temporal.js';
 
 const script = {
   rules: [
-    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
+    {
+      match: 'deploy',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] },
+        { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' },
+      ],
+    },
     { steps: [{ say: 'step done' }] },
   ],
 };
@@ -42,10 +56,22 @@ function channel(): ChannelFacts {
 }
 
 function definition(steps: string[], over: Partial<MissionDefinition> = {}): MissionDefinition {
-  return { missionId: `mission-${randomUUID()}`, goal: 'ship it', steps: steps.map((text) => ({ text })), approvers: [{ identity: 'alice', channel: 'telegram' }], onExpire: 'fail', capabilities: ['shell.exec'], channel: channel(), ...over };
+  return {
+    missionId: `mission-${randomUUID()}`,
+    goal: 'ship it',
+    steps: steps.map((text) => ({ text })),
+    approvers: [{ identity: 'alice', channel: 'telegram' }],
+    onExpire: 'fail',
+    capabilities: ['shell.exec'],
+    channel: channel(),
+    ...over,
+  };
 }
 
-async function start(def: MissionDefinition, historyLimit?: number): Promise<WorkflowHandleWithFirstExecutionRunId<typeof missionWorkflow>> {
+async function start(
+  def: MissionDefinition,
+  historyLimit?: number,
+): Promise<WorkflowHandleWithFirstExecutionRunId<typeof missionWorkflow>> {
   return env.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
     workflowId: def.missionId,
     taskQueue: h.taskQueue,
@@ -64,7 +90,6 @@ async function openGate(handle: WorkflowHandle<typeof missionWorkflow>, n = 1): 
   throw new Error(`gate ${want} never opened`);
 }
 
-
 const types = (evs: { type: string }[]) => evs.map((e) => e.type);
 
 describe('missionWorkflow', () => {
@@ -74,17 +99,39 @@ describe('missionWorkflow', () => {
     const gateId = await openGate(handle);
     await env.sleep('30h'); // day two: the 24 h reminder has fired
     expect((await handle.query(missionStatusQuery)).gate?.state).toBe('reminded');
-    const res = await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gateId, alice, 'looks fine')] });
+    const res = await handle.executeUpdate(approveGateUpdate, {
+      args: [signedDecision(h.attestor, 'approve', gateId, alice, 'looks fine')],
+    });
     expect(res).toEqual({ gateId, state: 'approved' });
     const result: MissionResult = await handle.result();
     expect(result).toMatchObject({ state: 'completed', stepsRun: 4 });
 
     const audit = await h.audit(def.missionId);
-    expect(types(audit)).toEqual(['MissionStarted', 'MissionStepFinished', 'MissionStepFinished', 'GateOpened', 'GateReminded', 'GateApproved', 'MissionStepFinished', 'MissionStepFinished', 'MissionEnded']);
-    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({ approver: 'alice', approverChannel: 'telegram', approverTier: 'Trusted', reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(types(audit)).toEqual([
+      'MissionStarted',
+      'MissionStepFinished',
+      'MissionStepFinished',
+      'GateOpened',
+      'GateReminded',
+      'GateApproved',
+      'MissionStepFinished',
+      'MissionStepFinished',
+      'MissionEnded',
+    ]);
+    expect(audit.find((e) => e.type === 'GateApproved')).toMatchObject({
+      approver: 'alice',
+      approverChannel: 'telegram',
+      approverTier: 'Trusted',
+      reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     // The rerun of the step ran the granted call (not escalated again) and completed.
     const finished = audit.filter((e) => e.type === 'MissionStepFinished');
-    expect(finished.map((e) => (e.type === 'MissionStepFinished' ? `${e.step}:${e.outcome}` : ''))).toEqual(['0:Completed', '1:Escalated', '1:Completed', '2:Completed']);
+    expect(finished.map((e) => (e.type === 'MissionStepFinished' ? `${e.step}:${e.outcome}` : ''))).toEqual([
+      '0:Completed',
+      '1:Escalated',
+      '1:Completed',
+      '2:Completed',
+    ]);
     const rerun = await h.audit(`${def.missionId}/step-1/run-2`);
     expect(rerun.find((e) => e.type === 'ToolCall')).toMatchObject({ toolId: 'shell.exec', outcome: expect.stringMatching(/^Completed/) });
     expect(h.notices.filter((n) => n.gateId === gateId).map((n) => n.kind)).toEqual(['opened', 'reminder', 'decided']);
@@ -100,7 +147,8 @@ describe('missionWorkflow', () => {
     const audit = await h.audit(def.missionId);
     expect(types(audit)).toEqual(['MissionStarted', 'MissionStepFinished', 'GateOpened', 'GateReminded', 'GateExpired', 'MissionEnded']);
     // Workflow time since the gate opened, as the durable timers fired.
-    const hours = (t: string) => Math.round(((audit.find((e) => e.type === t) as { afterMs?: number } | undefined)?.afterMs ?? -1) / 3_600_000);
+    const hours = (t: string) =>
+      Math.round(((audit.find((e) => e.type === t) as { afterMs?: number } | undefined)?.afterMs ?? -1) / 3_600_000);
     expect(hours('GateReminded')).toBe(24);
     expect(hours('GateExpired')).toBe(72);
 
@@ -111,15 +159,33 @@ describe('missionWorkflow', () => {
   }, 120_000);
 
   it('rejects approvals from an unlisted identity, an Untrusted tier, for a closed gate, and a replay — changing nothing', async () => {
-    const def = definition(['deploy one', 'deploy two'], { secondApprovers: [{ identity: 'bob', channel: 'email' }], escalateAfter: '48h' });
+    const def = definition(['deploy one', 'deploy two'], {
+      secondApprovers: [{ identity: 'bob', channel: 'email' }],
+      escalateAfter: '48h',
+    });
     const handle = await start(def);
     const gate1 = await openGate(handle);
     const before = await handle.query(missionStatusQuery);
     const attempts: [string, () => Promise<unknown>][] = [
-      ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, { identity: 'mallory', channel: 'telegram', trustTier: 'Trusted' })] })],
-      ['may not decide', () => handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, { ...alice, trustTier: 'Untrusted' })] })],
+      [
+        'not an approver',
+        () =>
+          handle.executeUpdate(approveGateUpdate, {
+            args: [signedDecision(h.attestor, 'approve', gate1, { identity: 'mallory', channel: 'telegram', trustTier: 'Trusted' })],
+          }),
+      ],
+      [
+        'may not decide',
+        () =>
+          handle.executeUpdate(approveGateUpdate, {
+            args: [signedDecision(h.attestor, 'approve', gate1, { ...alice, trustTier: 'Untrusted' })],
+          }),
+      ],
       ['not an approver', () => handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, bob)] })], // not escalated yet
-      ['has no gate', () => handle.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', `${def.missionId}/gate-9`, alice)] })],
+      [
+        'has no gate',
+        () => handle.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', `${def.missionId}/gate-9`, alice)] }),
+      ],
     ];
     for (const [msg, attempt] of attempts) expect(await updateRefusal(attempt())).toContain(msg);
     expect(await handle.query(missionStatusQuery)).toEqual(before);
@@ -127,13 +193,17 @@ describe('missionWorkflow', () => {
     await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, alice)] });
     const gate2 = await openGate(handle, 2);
     // Replaying the approval of gate 1 (closed now) is rejected and does not touch gate 2.
-    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, alice)] }))).toContain('has no gate');
+    expect(
+      await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate1, alice)] })),
+    ).toContain('has no gate');
     expect((await handle.query(missionStatusQuery)).gate).toMatchObject({ gateId: gate2, state: 'open' });
     // After 48 h the gate escalates and the second approver may deny.
     await env.sleep('49h');
     expect((await handle.query(missionStatusQuery)).gate?.state).toBe('escalated');
     await handle.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', gate2, bob, 'not today')] });
-    expect(await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate2, alice)] }))).toMatch(/closed|has no gate|completed|not found/i);
+    expect(
+      await updateRefusal(handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', gate2, alice)] })),
+    ).toMatch(/closed|has no gate|completed|not found/i);
     expect(await handle.result()).toMatchObject({ state: 'failed', reason: 'gate denied by bob on email: not today' });
     const audit = types(await h.audit(def.missionId));
     expect(audit.filter((t) => t === 'GateApproved')).toHaveLength(1);
@@ -147,7 +217,13 @@ describe('missionWorkflow', () => {
     const gateId = await openGate(handle);
     await handle.signal(cancelMissionSignal, { reason: 'plans changed' });
     expect(await handle.result()).toMatchObject({ state: 'cancelled' });
-    expect(types(await h.audit(def.missionId))).toEqual(['MissionStarted', 'MissionStepFinished', 'GateOpened', 'GateWithdrawn', 'MissionEnded']);
+    expect(types(await h.audit(def.missionId))).toEqual([
+      'MissionStarted',
+      'MissionStepFinished',
+      'GateOpened',
+      'GateWithdrawn',
+      'MissionEnded',
+    ]);
     expect(h.notices.filter((n) => n.gateId === gateId).map((n) => n.kind)).toEqual(['opened', 'withdrawn']);
   }, 120_000);
 
@@ -158,12 +234,24 @@ describe('missionWorkflow', () => {
     const dev = await startMissionHarness({ nativeConnection: shared.connection, namespace: shared.namespace }, { script });
     try {
       const def = definition(['deploy later', 'report']);
-      const handle = await shared.client.workflow.start<typeof missionWorkflow>('missionWorkflow', { workflowId: def.missionId, taskQueue: dev.taskQueue, args: [signedMissionArgs(dev.attestor, def)] });
+      const handle = await shared.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+        workflowId: def.missionId,
+        taskQueue: dev.taskQueue,
+        args: [signedMissionArgs(dev.attestor, def)],
+      });
       const gateId = await openGate(handle);
       await dev.restartWorker();
       await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(dev.attestor, 'approve', gateId, alice)] });
       expect(await handle.result()).toMatchObject({ state: 'completed', stepsRun: 3 });
-      expect(types(await dev.audit(def.missionId))).toEqual(['MissionStarted', 'MissionStepFinished', 'GateOpened', 'GateApproved', 'MissionStepFinished', 'MissionStepFinished', 'MissionEnded']);
+      expect(types(await dev.audit(def.missionId))).toEqual([
+        'MissionStarted',
+        'MissionStepFinished',
+        'GateOpened',
+        'GateApproved',
+        'MissionStepFinished',
+        'MissionStepFinished',
+        'MissionEnded',
+      ]);
     } finally {
       await dev.stop();
     }

@@ -12,7 +12,10 @@ import { buildTurnRequest, startHarness, type Harness } from '../support/turn-ha
 const echo = { argv: ['echo', 'granted'] };
 const script = {
   rules: [
-    { match: 'twice', steps: [{ call: [{ tool: 'shell.exec', input: echo }] }, { call: [{ tool: 'shell.exec', input: echo }] }, { say: 'done' }] },
+    {
+      match: 'twice',
+      steps: [{ call: [{ tool: 'shell.exec', input: echo }] }, { call: [{ tool: 'shell.exec', input: echo }] }, { say: 'done' }],
+    },
     { match: 'once', steps: [{ call: [{ tool: 'shell.exec', input: echo }] }, { say: 'ran: {{result.0.output.stdout}}' }] },
   ],
 };
@@ -26,8 +29,17 @@ afterAll(async () => h?.stop());
 /** A mission step's request carrying a grant of that mission's gate (as attestStepTurn builds it). */
 function request(text: string, grantHash = inputHash(echo), missionId = `mission-${randomUUID()}`, grantMission = missionId): TurnRequest {
   const channel = h.facts('Trusted');
-  const req = buildTurnRequest(channel, { id: randomUUID(), sessionId: channel.sessionId, content: textContent(text), receivedAt: Date.now() });
-  return { ...req, turnId: `${missionId}/step-0/run-2`, oneShotGrant: { missionId: grantMission, gateId: `${grantMission}/gate-1`, tool: 'shell.exec', inputHash: grantHash } };
+  const req = buildTurnRequest(channel, {
+    id: randomUUID(),
+    sessionId: channel.sessionId,
+    content: textContent(text),
+    receivedAt: Date.now(),
+  });
+  return {
+    ...req,
+    turnId: `${missionId}/step-0/run-2`,
+    oneShotGrant: { missionId: grantMission, gateId: `${grantMission}/gate-1`, tool: 'shell.exec', inputHash: grantHash },
+  };
 }
 
 describe('one-shot grant', () => {
@@ -43,7 +55,9 @@ describe('one-shot grant', () => {
   });
 
   it('a grant for another input does not apply', async () => {
-    expect(await h.rawTurn(h.attestor.attest(request('once', inputHash({ argv: ['rm', '-rf', '/'] }))))).toMatchObject({ status: 'Escalated' });
+    expect(await h.rawTurn(h.attestor.attest(request('once', inputHash({ argv: ['rm', '-rf', '/'] }))))).toMatchObject({
+      status: 'Escalated',
+    });
   });
 
   it('is used once: a second identical call in the same turn escalates', async () => {
@@ -63,7 +77,10 @@ describe('one-shot grant', () => {
 
   it("another mission's grant is refused before any LLM call", async () => {
     const req = h.attestor.attest(request('once', inputHash(echo), `mission-${randomUUID()}`, `mission-${randomUUID()}`));
-    expect(await h.rawTurn(req)).toMatchObject({ status: 'Failed', error: { kind: 'CapabilityDenied', message: expect.stringContaining('belongs to mission') } });
+    expect(await h.rawTurn(req)).toMatchObject({
+      status: 'Failed',
+      error: { kind: 'CapabilityDenied', message: expect.stringContaining('belongs to mission') },
+    });
   });
 
   it('a grant added after attestation is refused before any LLM call', async () => {

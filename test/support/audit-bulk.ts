@@ -12,11 +12,25 @@ import { isStoredLevel } from '../../infra/audit/tree-store.js';
 
 /** The event of entry `seq` unless the caller says otherwise. */
 function defaultEvent(seq: number): AuditEvent {
-  return { type: 'ToolCall', turnId: `t${Math.floor(seq / 5)}`, callId: `c${seq}`, toolId: 'fs.read', scopeUsed: 'fs.read', inputHash: 'ab'.repeat(32), outcome: 'Ok', durationMs: seq % 97 };
+  return {
+    type: 'ToolCall',
+    turnId: `t${Math.floor(seq / 5)}`,
+    callId: `c${seq}`,
+    toolId: 'fs.read',
+    scopeUsed: 'fs.read',
+    inputHash: 'ab'.repeat(32),
+    outcome: 'Ok',
+    durationMs: seq % 97,
+  };
 }
 
 /** Appends `n` entries to the (possibly non-empty) log at `db`, in chunks, and returns the new size. */
-export async function bulkAuditLog(db: Kysely<Database>, key: Uint8Array, n: number, opts: { event?: (seq: number) => AuditEvent; chunk?: number } = {}): Promise<number> {
+export async function bulkAuditLog(
+  db: Kysely<Database>,
+  key: Uint8Array,
+  n: number,
+  opts: { event?: (seq: number) => AuditEvent; chunk?: number } = {},
+): Promise<number> {
   const chunk = opts.chunk ?? 5000;
   const event = opts.event ?? defaultEvent;
   const head = await db.selectFrom('audit_head').select(['seq', 'mac', 'frontier']).where('id', '=', 1).executeTakeFirstOrThrow();
@@ -26,7 +40,16 @@ export async function bulkAuditLog(db: Kysely<Database>, key: Uint8Array, n: num
   const at = new Date('2026-12-03T00:00:00.000Z');
   const end = seq + n;
   while (seq < end) {
-    const rows = { seq: [] as number[], key: [] as string[], turn: [] as string[], type: [] as string[], event: [] as string[], at: [] as string[], prev: [] as string[], mac: [] as string[] };
+    const rows = {
+      seq: [] as number[],
+      key: [] as string[],
+      turn: [] as string[],
+      type: [] as string[],
+      event: [] as string[],
+      at: [] as string[],
+      prev: [] as string[],
+      mac: [] as string[],
+    };
     const nodes = { level: [] as number[], idx: [] as number[], hash: [] as Buffer[] };
     for (let i = 0; i < chunk && seq < end; i++) {
       seq++;
@@ -56,7 +79,9 @@ export async function bulkAuditLog(db: Kysely<Database>, key: Uint8Array, n: num
         select * from unnest(${rows.seq}::bigint[], ${rows.key}::text[], ${rows.turn}::text[], ${rows.type}::text[],
                              ${rows.event}::text[], ${rows.at}::timestamptz[], ${rows.prev}::text[], ${rows.mac}::text[])`.execute(trx);
       if (nodes.level.length > 0) {
-        await sql`insert into audit_tree_nodes (level, idx, hash) select * from unnest(${nodes.level}::smallint[], ${nodes.idx}::bigint[], ${nodes.hash}::bytea[])`.execute(trx);
+        await sql`insert into audit_tree_nodes (level, idx, hash) select * from unnest(${nodes.level}::smallint[], ${nodes.idx}::bigint[], ${nodes.hash}::bytea[])`.execute(
+          trx,
+        );
       }
       await trx.updateTable('audit_head').set({ seq, mac: prev, frontier: frontier.encode() }).where('id', '=', 1).execute();
     });

@@ -48,9 +48,18 @@ export interface BotApiEmulator {
   /** Queues an update (assigns `update_id` when absent) and wakes long polls; returns it. */
   pushUpdate(update: Record<string, unknown>): Record<string, unknown> & { update_id: number };
   /** A private-chat text message update from `user` (chat id = user id). */
-  textUpdate(user: TgUser, text: string, chat?: { id: number; type: 'private' | 'group' | 'supergroup' }): Record<string, unknown> & { update_id: number };
+  textUpdate(
+    user: TgUser,
+    text: string,
+    chat?: { id: number; type: 'private' | 'group' | 'supergroup' },
+  ): Record<string, unknown> & { update_id: number };
   /** A user pressing a button with `data` under `message` (in the message's chat, a private chat unless `chatType` says otherwise). */
-  pressButton(user: TgUser, message: SentMessage, data: string, chatType?: 'private' | 'group' | 'supergroup'): Record<string, unknown> & { update_id: number };
+  pressButton(
+    user: TgUser,
+    message: SentMessage,
+    data: string,
+    chatType?: 'private' | 'group' | 'supergroup',
+  ): Record<string, unknown> & { update_id: number };
   /** The `answerCallbackQuery` texts given for callback query `id`. */
   answersTo(id: string): string[];
   /** Stores a downloadable file; returns its `file_id`. */
@@ -137,12 +146,26 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
     const kb = raw as SentMessage['replyMarkup'] | undefined;
     return kb && Array.isArray(kb.inline_keyboard) && kb.inline_keyboard.some((row) => row.length > 0) ? kb : undefined;
   };
-  const notModified = (): Error => Object.assign(new Error('Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message'), { code: 400 });
+  const notModified = (): Error =>
+    Object.assign(
+      new Error(
+        'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+      ),
+      { code: 400 },
+    );
 
   async function handle(method: string, p: Record<string, unknown>, req: IncomingMessage): Promise<unknown> {
     switch (method) {
       case 'getMe':
-        return { id: Number(token.split(':')[0]), is_bot: true, first_name: 'aivyx-test', username: 'aivyx_test_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
+        return {
+          id: Number(token.split(':')[0]),
+          is_bot: true,
+          first_name: 'aivyx-test',
+          username: 'aivyx_test_bot',
+          can_join_groups: true,
+          can_read_all_group_messages: false,
+          supports_inline_queries: false,
+        };
       case 'deleteWebhook':
       case 'setWebhook':
       case 'answerCallbackQuery':
@@ -210,9 +233,18 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
       if (fault) {
         calls.push({ method, params, status: fault.status, at: Date.now() });
         if (fault.status === 429) {
-          return reply(res, 429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${fault.retryAfter}`, parameters: { retry_after: fault.retryAfter } });
+          return reply(res, 429, {
+            ok: false,
+            error_code: 429,
+            description: `Too Many Requests: retry after ${fault.retryAfter}`,
+            parameters: { retry_after: fault.retryAfter },
+          });
         }
-        return reply(res, fault.status, { ok: false, error_code: fault.status, description: fault.status === 400 ? fault.description : 'Internal Server Error' });
+        return reply(res, fault.status, {
+          ok: false,
+          error_code: fault.status,
+          description: fault.status === 400 ? fault.description : 'Internal Server Error',
+        });
       }
       try {
         const result = await handle(method, params, req);
@@ -259,11 +291,19 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
           from: { is_bot: false, first_name: 'user', ...user },
           chat_instance: `ci-${message.chatId}`,
           data,
-          message: { message_id: message.messageId, date: Math.floor(Date.now() / 1000), chat: { id: message.chatId, type: chatType, ...(chatType === 'private' ? { first_name: 'user' } : { title: 'a group' }) }, text: message.text },
+          message: {
+            message_id: message.messageId,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: message.chatId, type: chatType, ...(chatType === 'private' ? { first_name: 'user' } : { title: 'a group' }) },
+            text: message.text,
+          },
         },
       });
     },
-    answersTo: (id) => calls.filter((c) => c.method === 'answerCallbackQuery' && c.status === 200 && c.params.callback_query_id === id).map((c) => String(c.params.text ?? '')),
+    answersTo: (id) =>
+      calls
+        .filter((c) => c.method === 'answerCallbackQuery' && c.status === 200 && c.params.callback_query_id === id)
+        .map((c) => String(c.params.text ?? '')),
     addFile(bytes, filePath) {
       const id = `file-${nextFileId++}`;
       files.set(id, { bytes, path: filePath });

@@ -21,7 +21,12 @@ export async function cliEnv(home: string, script: string, extra: NodeJS.Process
 
 /** Runs `aivyx args` to completion (stdin from `input` when given). */
 export function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], { env, encoding: 'utf8', timeout: 120_000, ...(input === undefined ? {} : { input }) });
+  return spawnSync(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], {
+    env,
+    encoding: 'utf8',
+    timeout: 120_000,
+    ...(input === undefined ? {} : { input }),
+  });
 }
 
 /**
@@ -71,7 +76,12 @@ export function spawnAivyx(args: string[], env: NodeJS.ProcessEnv): AivyxProcess
 }
 
 /** Runs `aivyx args` until `ok(stdout)` or the deadline (visibility is eventually consistent). */
-export async function untilAivyx(args: string[], env: NodeJS.ProcessEnv, ok: (stdout: string) => boolean, timeoutMs = 20_000): Promise<string> {
+export async function untilAivyx(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ok: (stdout: string) => boolean,
+  timeoutMs = 20_000,
+): Promise<string> {
   const end = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < end) {

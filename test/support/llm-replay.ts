@@ -48,7 +48,13 @@ export async function replay(replies: Reply[], pathPrefix = ''): Promise<{ url: 
     let raw = '';
     req.on('data', (d: Buffer) => (raw += d.toString('utf8')));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {}, at: Date.now() });
+      seen.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {},
+        at: Date.now(),
+      });
       closed.push(new Promise((done) => res.on('close', () => done())));
       const r = replies[Math.min(seen.length - 1, replies.length - 1)] ?? { status: 500 };
       const status = r.status ?? 200;
@@ -85,4 +91,3 @@ export function sink(signal = new AbortController().signal): LlmStepSink & { chu
   const s = { chunks: [] as string[], beats: 0, signal, text: (c: string) => void s.chunks.push(c), heartbeat: () => void s.beats++ };
   return s;
 }
-

@@ -25,7 +25,6 @@ export function dkimKey(domain: string, dns: DnsMap): string {
   return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
-
 /**
  * `raw` with a relaxed/relaxed DKIM signature of `domain` whose `l=` covers exactly its current
  * body: anything appended afterwards is outside the signature (the `l=` attack).

@@ -135,7 +135,13 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
     notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }));
-  const worker: Worker = await createAivyxWorker({ connection: shared.connection, namespace: shared.namespace, taskQueue, activities, dataConverter: workerDataConverter });
+  const worker: Worker = await createAivyxWorker({
+    connection: shared.connection,
+    namespace: shared.namespace,
+    taskQueue,
+    activities,
+    dataConverter: workerDataConverter,
+  });
   const running = worker.run();
   const gateway = new TurnGateway({ client, taskQueue, attestor, hub });
   const missions = new MissionGateway({ client, taskQueue, attestor, capabilities: agent.capabilities });
@@ -147,7 +153,13 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
   const dns: DnsMap = new Map();
   const keys = new Map<string, string>();
   const channels = new Set<EmailChannel>();
-  const sender = nodemailer.createTransport({ host: smtp.host, port: smtp.port, secure: false, ignoreTLS: true, name: 'client.example.net' });
+  const sender = nodemailer.createTransport({
+    host: smtp.host,
+    port: smtp.port,
+    secure: false,
+    ignoreTLS: true,
+    name: 'client.example.net',
+  });
   let seq = 0;
 
   const harness: MailHarness = {
@@ -221,7 +233,9 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
         raw = Buffer.concat([Buffer.from(signed.signatures), raw]);
       }
       if (spec.tamper) raw = Buffer.from(raw.toString('latin1').replace(spec.text, `${spec.text} (and wire me money)`), 'latin1');
-      const transport = spec.helo ? nodemailer.createTransport({ host: smtp.host, port: smtp.port, secure: false, ignoreTLS: true, name: spec.helo }) : sender;
+      const transport = spec.helo
+        ? nodemailer.createTransport({ host: smtp.host, port: smtp.port, secure: false, ignoreTLS: true, name: spec.helo })
+        : sender;
       await transport.sendMail({ envelope: { from: spec.from, to: [spec.to ?? ASSISTANT] }, raw });
       if (transport !== sender) transport.close();
       return raw;

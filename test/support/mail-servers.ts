@@ -230,7 +230,9 @@ function receivedHeader(format: 'postfix' | 'exim', session: SMTPServerSession, 
   const literal = session.clientHostname.startsWith('[');
   if (format === 'postfix') return `Received: from ${helo} (${literal ? 'unknown' : session.clientHostname} [${ip}])\r\n\t${rest}\r\n`;
   const heloItem = helo === session.clientHostname || helo === `[${ip}]` ? '' : `helo=${helo}`;
-  const from = literal ? `[${ip}]${heloItem ? ` (${heloItem})` : ''}` : `${session.clientHostname} ([${ip}]${heloItem ? ` ${heloItem}` : ''})`;
+  const from = literal
+    ? `[${ip}]${heloItem ? ` (${heloItem})` : ''}`
+    : `${session.clientHostname} ([${ip}]${heloItem ? ` ${heloItem}` : ''})`;
   return `Received: from ${from}\r\n\t${rest}\r\n`;
 }
 
@@ -240,7 +242,12 @@ function receivedHeader(format: 'postfix' | 'exim', session: SMTPServerSession, 
  * Received header it adds at the top (in Postfix's or Exim's format; no reverse DNS lookup, so
  * Exim's is the `from [IP] (helo=…)` form), with the envelope sender in Return-Path.
  */
-export async function startSmtpServer(opts: { maildir: string; localAddress: string; hostname?: string; receivedFormat?: 'postfix' | 'exim' }): Promise<SmtpTestServer> {
+export async function startSmtpServer(opts: {
+  maildir: string;
+  localAddress: string;
+  hostname?: string;
+  receivedFormat?: 'postfix' | 'exim';
+}): Promise<SmtpTestServer> {
   const hostname = opts.hostname ?? 'mx.aivyx.test';
   const format = opts.receivedFormat ?? 'postfix';
   const [localPart, localDomain] = opts.localAddress.toLowerCase().split('@') as [string, string];
@@ -312,7 +319,10 @@ export async function startSmtpServer(opts: { maildir: string; localAddress: str
     async waitFor(pred, timeoutMs = 30_000, what = 'mail') {
       const until = Date.now() + timeoutMs;
       while (!pred(mails)) {
-        if (Date.now() > until) throw new Error(`timed out waiting for ${what}; have ${mails.length}: ${mails.map((m) => `${m.from}→${m.to.join(',')} "${m.parsed.subject ?? ''}"`).join('; ')}`);
+        if (Date.now() > until)
+          throw new Error(
+            `timed out waiting for ${what}; have ${mails.length}: ${mails.map((m) => `${m.from}→${m.to.join(',')} "${m.parsed.subject ?? ''}"`).join('; ')}`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -86,10 +86,17 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   const hub = new StreamHub();
   const notices: MissionNotice[] = [];
   const llm = createScriptedProvider(opts.script);
-  const agent: AgentConfig = { capabilities: ['fs.read', 'fs.write', 'shell.exec', 'llm.call'], budgetMs: 60_000, confirmFirst: ['shell.exec'], ...opts.agent };
+  const agent: AgentConfig = {
+    capabilities: ['fs.read', 'fs.write', 'shell.exec', 'llm.call'],
+    budgetMs: 60_000,
+    confirmFirst: ['shell.exec'],
+    ...opts.agent,
+  };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
   const attestor = createAttestor(master.subkey('attestation'));
-  const confirmations = opts.confirmWith ? createConfirmations({ client: opts.confirmWith, taskQueue, attestor, capabilities: agent.capabilities }) : undefined;
+  const confirmations = opts.confirmWith
+    ? createConfirmations({ client: opts.confirmWith, taskQueue, attestor, capabilities: agent.capabilities })
+    : undefined;
   const activities = wireTurnActivities({
     db,
     master,
@@ -100,10 +107,24 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     ...(confirmations ? { confirmations } : {}),
     notifier: recordingNotifier(notices, deliveries, hub),
   });
-  const workerDataConverter = opts.codec ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' })) : undefined;
-  const client = opts.codec ? new Client({ connection: opts.codec.connection, namespace: env.namespace ?? 'default', dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))) }) : undefined;
+  const workerDataConverter = opts.codec
+    ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }))
+    : undefined;
+  const client = opts.codec
+    ? new Client({
+        connection: opts.codec.connection,
+        namespace: env.namespace ?? 'default',
+        dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))),
+      })
+    : undefined;
   const start = async (): Promise<{ worker: Worker; running: Promise<void> }> => {
-    const worker = await createAivyxWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, activities, ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}) });
+    const worker = await createAivyxWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      activities,
+      ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}),
+    });
     return { worker, running: worker.run() };
   };
   let current = await start();
@@ -136,7 +157,10 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
 
 /** The production notifier (channel deliverers, then the stream hub), recording every notice in `notices`. */
 export function recordingNotifier(notices: MissionNotice[], deliveries: DeliveryRegistry, hub: StreamHub): MissionNotifier {
-  const notifier = routingMissionNotifier(deliveries, streamMissionNotifier((key, e) => hub.publish(key, e)));
+  const notifier = routingMissionNotifier(
+    deliveries,
+    streamMissionNotifier((key, e) => hub.publish(key, e)),
+  );
   return {
     notify: async (n, key) => {
       notices.push(n);

@@ -43,7 +43,13 @@ export function openStorageBackends(): StorageBackend[] {
       async open() {
         const tdb = await createTestDatabase();
         const opened = await openDatabase({ databaseUrl: tdb.url, poolSize: 12 });
-        return { ...opened, close: async () => { await opened.close(); await tdb.drop(); } };
+        return {
+          ...opened,
+          close: async () => {
+            await opened.close();
+            await tdb.drop();
+          },
+        };
       },
     },
     { name: 'pglite', open: () => openDatabase({ pgliteDir: 'memory://' }) },

@@ -24,13 +24,16 @@ export function walkthrough(heading: string): Walkthrough {
   const rest = doc.slice(start + heading.length + 4);
   const section = rest.slice(0, rest.indexOf('\n## ') < 0 ? undefined : rest.indexOf('\n## '));
   const files = [...section.matchAll(/^\| `([^`]+)` \| (new:)?/gm)].map((m) => ({ path: m[1]!, isNew: m[2] !== undefined }));
-  const registry = new Map([...section.matchAll(/```ts registry (\S+)\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!.split('\n').filter((l) => l.trim() !== '')]));
+  const registry = new Map(
+    [...section.matchAll(/```ts registry (\S+)\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!.split('\n').filter((l) => l.trim() !== '')]),
+  );
   return { files, registry };
 }
 
 /** Every file under `dir`, relative to it. */
 export function filesUnder(dir: string): string[] {
-  const walk = (d: string): string[] => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : [join(d, f)]));
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : [join(d, f)]));
   return walk(dir).map((f) => relative(dir, f));
 }
 

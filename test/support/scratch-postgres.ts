@@ -42,7 +42,12 @@ export async function startScratchPostgres(): Promise<ScratchPostgres> {
   const data = join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
   // PostgreSQL refuses to run as root: hand the directory to the postgres user and run as it.
-  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()));
+  if (asRoot)
+    chownSync(
+      dir,
+      Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()),
+      Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()),
+    );
   const run = (exe: string, args: string[]): void => {
     const [cmd, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, exe), ...args]] : [join(bin, exe), args];
     const r = spawnSync(cmd, argv as string[], { encoding: 'utf8' });

@@ -27,7 +27,9 @@ let shared: Promise<TestConnection> | undefined;
 export function testTemporalAddress(): string {
   const address = inject('temporalAddress') ?? process.env.AIVYX_TEST_TEMPORAL_ADDRESS;
   if (!address) {
-    throw new Error("no Temporal test server: add globalSetup: ['test/support/temporal-global-setup.ts'] to vitest.config.ts, or set AIVYX_TEST_TEMPORAL_ADDRESS to a running server");
+    throw new Error(
+      "no Temporal test server: add globalSetup: ['test/support/temporal-global-setup.ts'] to vitest.config.ts, or set AIVYX_TEST_TEMPORAL_ADDRESS to a running server",
+    );
   }
   return address;
 }

@@ -74,7 +74,10 @@ export interface Harness {
   /** Channel facts for a tier (attested by the harness's attestor unless told otherwise). */
   facts(tier: TrustTier, overrides?: Partial<ChannelFacts>): ChannelFacts;
   /** Runs a message as a turn through its session and returns the outcome plus the events heard. */
-  turn(text: string, opts?: { tier?: TrustTier; sessionId?: string; messageId?: string; onEvent?: (e: ChannelEvent) => void }): Promise<{ turnId: string; outcome: TurnOutcome; events: ChannelEvent[] }>;
+  turn(
+    text: string,
+    opts?: { tier?: TrustTier; sessionId?: string; messageId?: string; onEvent?: (e: ChannelEvent) => void },
+  ): Promise<{ turnId: string; outcome: TurnOutcome; events: ChannelEvent[] }>;
   /** Starts `turnWorkflow` directly with an arbitrary (maybe forged) request. */
   rawTurn(req: TurnRequest): Promise<TurnOutcome>;
   audit(turnId: string): Promise<AuditEvent[]>;
@@ -92,7 +95,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   // The shared client has no codec; an encrypting harness needs its own client on the same connection.
   const dataConverter = opts.codec !== false ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'))) : undefined;
   // The worker refuses what is not encrypted for the workflow it arrives at, as in production.
-  const workerDataConverter = opts.codec !== false ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' })) : undefined;
+  const workerDataConverter =
+    opts.codec !== false ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' })) : undefined;
   const client = dataConverter ? new Client({ connection: shared.client.connection, namespace, dataConverter }) : shared.client;
   const taskQueue = uniqueTaskQueue('turns');
   const hub = new StreamHub();
@@ -104,8 +108,24 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.agent,
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
-  const activities = wireTurnActivities({ db, master, hub, llm, agent, deliveries, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.mcp ? { mcp: opts.mcp } : {}), ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}) });
-  const worker = await createAivyxWorker({ connection, namespace, taskQueue, activities, ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}) });
+  const activities = wireTurnActivities({
+    db,
+    master,
+    hub,
+    llm,
+    agent,
+    deliveries,
+    ...(opts.tools ? { tools: opts.tools } : {}),
+    ...(opts.mcp ? { mcp: opts.mcp } : {}),
+    ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}),
+  });
+  const worker = await createAivyxWorker({
+    connection,
+    namespace,
+    taskQueue,
+    activities,
+    ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}),
+  });
   const running = worker.run();
   const attestor = createAttestor(master.subkey('attestation'));
   const gateway = new TurnGateway({ client, taskQueue, attestor, hub });

@@ -62,20 +62,26 @@ async function withProfile<T>(fn: (profile: string) => Promise<T>): Promise<T> {
 /** The serialized DOM of `url` after its scripts ran (`--dump-dom`). */
 export function dumpDom(chromium: string, url: string, opts: RenderOptions = {}): Promise<string> {
   return withProfile(async (profile) => {
-    const { stdout } = await run(chromium, [...flags(opts, profile), '--dump-dom', url], { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 * 2 ** 20 });
+    const { stdout } = await run(chromium, [...flags(opts, profile), '--dump-dom', url], {
+      timeout: opts.timeoutMs ?? 60_000,
+      maxBuffer: 64 * 2 ** 20,
+    });
     return stdout;
   });
 }
 
 /** Writes a PNG screenshot of `url` to `out` (`--screenshot`). */
 export async function screenshot(chromium: string, url: string, out: string, opts: RenderOptions = {}): Promise<void> {
-  await withProfile((profile) => run(chromium, [...flags(opts, profile), `--screenshot=${out}`, url], { timeout: opts.timeoutMs ?? 60_000 }));
+  await withProfile((profile) =>
+    run(chromium, [...flags(opts, profile), `--screenshot=${out}`, url], { timeout: opts.timeoutMs ?? 60_000 }),
+  );
 }
 
 /** Width and height of a PNG file (from its IHDR chunk); throws if it is not a PNG. */
 export function pngSize(file: string): { width: number; height: number; bytes: number } {
   const buf = readFileSync(file);
   const signature = '89504e470d0a1a0a';
-  if (buf.subarray(0, 8).toString('hex') !== signature || buf.subarray(12, 16).toString('latin1') !== 'IHDR') throw new Error(`${file} is not a PNG`);
+  if (buf.subarray(0, 8).toString('hex') !== signature || buf.subarray(12, 16).toString('latin1') !== 'IHDR')
+    throw new Error(`${file} is not a PNG`);
   return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20), bytes: buf.length };
 }

@@ -17,10 +17,22 @@ const env = process.env;
 const { db } = await openDatabase({ databaseUrl: env.DATABASE_URL ?? '' });
 const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
 const llm = createScriptedProvider(JSON.parse(readFileSync(env.AIVYX_SCRIPT ?? '', 'utf8')));
-const activities = wireTurnActivities({ db, master, hub: new StreamHub(), llm, agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec'], budgetMs: 120_000, confirmFirst: [] } });
+const activities = wireTurnActivities({
+  db,
+  master,
+  hub: new StreamHub(),
+  llm,
+  agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec'], budgetMs: 120_000, confirmFirst: [] },
+});
 const connection = await NativeConnection.connect({ address: env.AIVYX_TEST_TEMPORAL_ADDRESS ?? '' });
 const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
-const worker = await createAivyxWorker({ connection, namespace: 'default', taskQueue: env.AIVYX_TASK_QUEUE ?? '', activities, dataConverter });
+const worker = await createAivyxWorker({
+  connection,
+  namespace: 'default',
+  taskQueue: env.AIVYX_TASK_QUEUE ?? '',
+  activities,
+  dataConverter,
+});
 const running = worker.run();
 process.stdout.write('worker ready\n');
 await running;

@@ -27,7 +27,14 @@ describe('Telegram approvals (pure)', () => {
     expect(parseCallbackData(`a:${TOKEN}`)).toEqual({ kind: 'approve', token: TOKEN });
     expect(parseCallbackData(`d:${TOKEN}`)).toEqual({ kind: 'deny', token: TOKEN });
     for (const bad of [undefined, '', 'approve:g-1', 'x:abc', 'a:', `a:${TOKEN} extra`]) expect(parseCallbackData(bad)).toBeUndefined();
-    expect(approvalKeyboard(TOKEN)).toEqual({ inline_keyboard: [[{ text: 'Approve', callback_data: `a:${TOKEN}` }, { text: 'Deny', callback_data: `d:${TOKEN}` }]] });
+    expect(approvalKeyboard(TOKEN)).toEqual({
+      inline_keyboard: [
+        [
+          { text: 'Approve', callback_data: `a:${TOKEN}` },
+          { text: 'Deny', callback_data: `d:${TOKEN}` },
+        ],
+      ],
+    });
   });
 
   it('a request says what, why, who asked where, which tool called how, the input digest, the deadline in UTC and the gate id', () => {
@@ -51,6 +58,8 @@ describe('Telegram approvals (pure)', () => {
     expect(huge.length).toBeLessThanOrEqual(4096);
     expect(huge).toContain('Gate: mission-1/gate-2');
     expect(huge).toMatch(/What: g+… \(cut\)/);
-    expect(closedText({ ...notice, kind: 'expired', text: 'the gate expired; the mission ends' })).toBe('Gate mission-1/gate-2 (shell.exec, mission mission-1): the gate expired; the mission ends');
+    expect(closedText({ ...notice, kind: 'expired', text: 'the gate expired; the mission ends' })).toBe(
+      'Gate mission-1/gate-2 (shell.exec, mission mission-1): the gate expired; the mission ends',
+    );
   });
 });

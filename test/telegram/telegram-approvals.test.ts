@@ -27,8 +27,33 @@ import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
 const HOOK_SECRET = 'hk-live-9f8e7d6c5b4a3f2e1d0c';
 const script = {
   rules: [
-    { match: 'deploy', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] }, { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' }] },
-    { match: 'webhook', steps: [{ call: [{ tool: 'net.post', input: { url: 'https://Hooks.Example.com:443/deploy/./now', method: 'POST', headers: { Authorization: `Bearer ${HOOK_SECRET}`, 'X-Request-Source': 'aivyx' }, body: '{"release":42}', contentType: 'application/json' } }] }, { say: 'posted' }] },
+    {
+      match: 'deploy',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] },
+        { say: 'deployed: {{results}}', sayOnFailure: 'not deployed: {{results}}' },
+      ],
+    },
+    {
+      match: 'webhook',
+      steps: [
+        {
+          call: [
+            {
+              tool: 'net.post',
+              input: {
+                url: 'https://Hooks.Example.com:443/deploy/./now',
+                method: 'POST',
+                headers: { Authorization: `Bearer ${HOOK_SECRET}`, 'X-Request-Source': 'aivyx' },
+                body: '{"release":42}',
+                contentType: 'application/json',
+              },
+            },
+          ],
+        },
+        { say: 'posted' },
+      ],
+    },
     { steps: [{ say: 'step done' }] },
   ],
 };
@@ -47,13 +72,31 @@ const channels: TelegramChannel[] = [];
 
 beforeAll(async () => {
   tc = await testConnection();
-  mh = await startMissionHarness({ nativeConnection: tc.connection, namespace: tc.namespace }, { script, deliveries, agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec', 'net.post', 'llm.call'], confirmFirst: ['shell.exec', 'net.post'] } });
+  mh = await startMissionHarness(
+    { nativeConnection: tc.connection, namespace: tc.namespace },
+    {
+      script,
+      deliveries,
+      agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec', 'net.post', 'llm.call'], confirmFirst: ['shell.exec', 'net.post'] },
+    },
+  );
   // The harness's install: the same passphrase unlocks its keyring, giving the channel's keys.
   const master = await openKeyring(mh.db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
   state = SealedStorage.open(mh.db, master).domain('channel_state');
   tokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), state);
-  missions = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, capabilities: ['shell.exec', 'net.post'], dashboard: true });
-  gateway = new TurnGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: createAttestor(master.subkey('attestation')), hub: mh.hub });
+  missions = new MissionGateway({
+    client: tc.client,
+    taskQueue: mh.taskQueue,
+    attestor: mh.attestor,
+    capabilities: ['shell.exec', 'net.post'],
+    dashboard: true,
+  });
+  gateway = new TurnGateway({
+    client: tc.client,
+    taskQueue: mh.taskQueue,
+    attestor: createAttestor(master.subkey('attestation')),
+    hub: mh.hub,
+  });
 }, 120_000);
 afterEach(async () => {
   for (const c of channels.splice(0)) await c.stop();
@@ -64,7 +107,20 @@ afterAll(async () => mh?.stop());
 async function start(): Promise<void> {
   tg = await startBotApiEmulator(`${randomInt(100_000, 999_999)}:TEST-token`);
   channels.push(
-    await startTelegramChannel({ token: tg.token, apiRoot: tg.apiRoot, gateway, deliveries, missions, gateTokens: tokens, storage: state, allowlist: [ALICE.id], mode: 'polling', pollTimeoutSeconds: 1, throttle: false, log: () => undefined }),
+    await startTelegramChannel({
+      token: tg.token,
+      apiRoot: tg.apiRoot,
+      gateway,
+      deliveries,
+      missions,
+      gateTokens: tokens,
+      storage: state,
+      allowlist: [ALICE.id],
+      mode: 'polling',
+      pollTimeoutSeconds: 1,
+      throttle: false,
+      log: () => undefined,
+    }),
   );
 }
 
@@ -73,7 +129,11 @@ const current = (m: SentMessage): SentMessage => tg.sent.get(`${m.chatId}:${m.me
 
 /** The approval request for `missionId` in `chatId`'s chat, once it has arrived. */
 async function request(chatId: number, missionId: string): Promise<SentMessage> {
-  await tg.waitFor(() => messagesTo(chatId).some((m) => m.text.includes(`mission ${missionId}`) && m.replyMarkup), 45_000, `approval request for ${missionId}`);
+  await tg.waitFor(
+    () => messagesTo(chatId).some((m) => m.text.includes(`mission ${missionId}`) && m.replyMarkup),
+    45_000,
+    `approval request for ${missionId}`,
+  );
   return messagesTo(chatId).find((m) => m.text.includes(`mission ${missionId}`) && m.replyMarkup)!;
 }
 
@@ -89,8 +149,17 @@ async function press(user: TgUser, m: SentMessage, data: string): Promise<string
 async function command(user: TgUser, text: string, marker: RegExp): Promise<string> {
   const before = messagesTo(user.id).length;
   tg.textUpdate(user, text);
-  await tg.waitFor(() => messagesTo(user.id).slice(before).some((m) => marker.test(m.text)), 20_000, `reply to ${text}`);
-  return messagesTo(user.id).slice(before).find((m) => marker.test(m.text))!.text;
+  await tg.waitFor(
+    () =>
+      messagesTo(user.id)
+        .slice(before)
+        .some((m) => marker.test(m.text)),
+    20_000,
+    `reply to ${text}`,
+  );
+  return messagesTo(user.id)
+    .slice(before)
+    .find((m) => marker.test(m.text))!.text;
 }
 
 const buttons = (m: SentMessage) => {
@@ -103,7 +172,11 @@ const result = (missionId: string) => tc.client.workflow.getHandle(missionId).re
 describe('Telegram approvals', () => {
   it('4. a gate opens, the approver gets the request with buttons in a DM, presses Approve, and the mission completes; forged, foreign and repeated presses are refused', async () => {
     await start();
-    const { missionId } = await missions.create({ goal: 'ship release 42', steps: ['deploy the build'], approvers: [`telegram:${ALICE.id}`] });
+    const { missionId } = await missions.create({
+      goal: 'ship release 42',
+      steps: ['deploy the build'],
+      approvers: [`telegram:${ALICE.id}`],
+    });
     const gateId = `${missionId}/gate-1`;
     const req = await request(ALICE.id, missionId);
     const opened = (await mh.audit(missionId)).find((e) => e.type === 'GateOpened');
@@ -135,7 +208,15 @@ describe('Telegram approvals', () => {
     expect(await press(ALICE, req, approve)).toMatch(/^Approved by Alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     expect(await result(missionId)).toMatchObject({ state: 'completed' });
     const audit = await mh.audit(missionId);
-    expect(decisions(audit)).toEqual([expect.objectContaining({ type: 'GateApproved', gateId, approver: String(ALICE.id), approverChannel: 'telegram', approverTier: 'SemiTrusted' })]);
+    expect(decisions(audit)).toEqual([
+      expect.objectContaining({
+        type: 'GateApproved',
+        gateId,
+        approver: String(ALICE.id),
+        approverChannel: 'telegram',
+        approverTier: 'SemiTrusted',
+      }),
+    ]);
     expect(audit.find((e) => e.type === 'MissionEnded')).toMatchObject({ state: 'completed' });
     expect(current(req).text).toMatch(new RegExp(`^Approved by Alice at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\nGate: ${gateId}$`));
     expect(current(req).replyMarkup).toBeUndefined();
@@ -152,7 +233,11 @@ describe('Telegram approvals', () => {
 
   it('a request shows the call as it will run — canonical URL, body, headers — and never a secret header value', async () => {
     await start();
-    const { missionId } = await missions.create({ goal: 'tell the deploy hook', steps: ['post the webhook'], approvers: [`telegram:${ALICE.id}`] });
+    const { missionId } = await missions.create({
+      goal: 'tell the deploy hook',
+      steps: ['post the webhook'],
+      approvers: [`telegram:${ALICE.id}`],
+    });
     const req = await request(ALICE.id, missionId);
     expect(req.text).toContain('Tool: net.post\n  request: POST https://hooks.example.com/deploy/now\n');
     expect(req.text).toContain(`  headers: Authorization: [redacted, ${7 + HOOK_SECRET.length} bytes]; X-Request-Source: aivyx\n`);
@@ -161,7 +246,11 @@ describe('Telegram approvals', () => {
     expect(req.text).not.toContain(HOOK_SECRET.slice(-12));
     // `mission show` (the status query behind REST and the CLI) shows the same lines, redacted too.
     const shown = await missions.show(missionId);
-    expect(shown.gate).toMatchObject({ tool: 'net.post', call: expect.arrayContaining(['request: POST https://hooks.example.com/deploy/now']) as unknown, askedBy: { identity: 'local-user', channel: 'cli' } });
+    expect(shown.gate).toMatchObject({
+      tool: 'net.post',
+      call: expect.arrayContaining(['request: POST https://hooks.example.com/deploy/now']) as unknown,
+      askedBy: { identity: 'local-user', channel: 'cli' },
+    });
     expect(JSON.stringify(shown)).not.toContain(HOOK_SECRET);
     await missions.cancel(missionId, 'test done');
     expect(await result(missionId)).toMatchObject({ state: 'cancelled' });
@@ -169,7 +258,12 @@ describe('Telegram approvals', () => {
 
   it('a press after the gate expired is refused and changes nothing; the expiry notice removes the buttons', async () => {
     await start();
-    const { missionId } = await missions.create({ goal: 'rotate the keys', steps: ['deploy new keys'], approvers: [`telegram:${ALICE.id}`], expireAfter: '3s' });
+    const { missionId } = await missions.create({
+      goal: 'rotate the keys',
+      steps: ['deploy new keys'],
+      approvers: [`telegram:${ALICE.id}`],
+      expireAfter: '3s',
+    });
     const req = await request(ALICE.id, missionId);
     const { approve } = buttons(req);
     expect(await result(missionId)).toMatchObject({ state: 'expired' });
@@ -191,9 +285,20 @@ describe('Telegram approvals', () => {
     expect(await command(MALLORY, '/status', /approvals waiting/i)).toMatch(/No approvals waiting for you/);
     expect(await command(MALLORY, `/approve ${gateId}`, /^Refused/)).toMatch(/Untrusted|not an approver/);
     expect(decisions(await mh.audit(missionId))).toEqual([]);
-    expect(await command(ALICE, `/deny ${gateId} too risky today`, /^Denied|^Refused/)).toMatch(new RegExp(`^Denied by Alice at .+ UTC \\(gate ${gateId}\\)$`));
+    expect(await command(ALICE, `/deny ${gateId} too risky today`, /^Denied|^Refused/)).toMatch(
+      new RegExp(`^Denied by Alice at .+ UTC \\(gate ${gateId}\\)$`),
+    );
     expect(await result(missionId)).toMatchObject({ state: 'failed' });
-    expect(decisions(await mh.audit(missionId))).toEqual([expect.objectContaining({ type: 'GateDenied', gateId, approver: String(ALICE.id), approverChannel: 'telegram', approverTier: 'SemiTrusted', reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+    expect(decisions(await mh.audit(missionId))).toEqual([
+      expect.objectContaining({
+        type: 'GateDenied',
+        gateId,
+        approver: String(ALICE.id),
+        approverChannel: 'telegram',
+        approverTier: 'SemiTrusted',
+        reasonHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      }),
+    ]);
     await tg.waitFor(() => current(req).replyMarkup === undefined, 20_000, 'buttons removed by the decided notice');
     expect(await command(ALICE, '/status', /approvals waiting/i)).toMatch(/No approvals waiting for you/);
   });

@@ -11,7 +11,12 @@ import { randomInt } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
 import type { LlmProvider } from '../../activities/llm/llm-provider.js';
-import { startTelegramChannel, telegramMessageId, type TelegramChannel, type TelegramChannelOptions } from '../../channels/telegram/index.js';
+import {
+  startTelegramChannel,
+  telegramMessageId,
+  type TelegramChannel,
+  type TelegramChannelOptions,
+} from '../../channels/telegram/index.js';
 import type { Message } from '../../core/message.js';
 import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
@@ -24,7 +29,13 @@ const STORY = 'one two three four five six seven eight nine ten eleven twelve';
 
 const script = {
   rules: [
-    { match: 'rm -rf', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['touch', marker] } }] }, { say: 'done', sayOnFailure: 'I could not: {{results}}' }] },
+    {
+      match: 'rm -rf',
+      steps: [
+        { call: [{ tool: 'shell.exec', input: { argv: ['touch', marker] } }] },
+        { say: 'done', sayOnFailure: 'I could not: {{results}}' },
+      ],
+    },
     { match: 'stream', steps: [{ say: STORY, chunks: 8, chunkDelayMs: 450 }] },
     { match: 'slow', steps: [{ say: STORY, chunks: 12, chunkDelayMs: 400 }] },
     { match: 'long', steps: [{ say: 'x'.repeat(5000) }] },
@@ -86,7 +97,8 @@ const turnIdOf = (u: Record<string, unknown>): string => {
 const messagesTo = (chatId: number) => [...tg.sent.values()].filter((m) => m.chatId === chatId);
 const sendsTo = (chatId: number) => tg.ok('sendMessage').filter((c) => Number(c.params.chat_id) === chatId);
 const editsTo = (chatId: number) => tg.ok('editMessageText').filter((c) => Number(c.params.chat_id) === chatId);
-const delivered = async (turnId: string): Promise<boolean> => (await state.getJson<{ delivered?: boolean }>(`turn/${turnId}`))?.delivered === true;
+const delivered = async (turnId: string): Promise<boolean> =>
+  (await state.getJson<{ delivered?: boolean }>(`turn/${turnId}`))?.delivered === true;
 async function waitDelivered(turnId: string, timeoutMs = 45_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await delivered(turnId))) {
@@ -135,7 +147,9 @@ describe('Telegram channel', () => {
     for (const u of [dm, group]) {
       const started = (await h.audit(turnIdOf(u))).find((e) => e.type === 'TurnStarted');
       expect(started).toMatchObject({ trustTier: 'Untrusted' });
-      expect(started?.type === 'TurnStarted' && started.effectiveCapabilities.some((s) => s.startsWith('fs.') || s.startsWith('shell.'))).toBe(false);
+      expect(
+        started?.type === 'TurnStarted' && started.effectiveCapabilities.some((s) => s.startsWith('fs.') || s.startsWith('shell.')),
+      ).toBe(false);
     }
     expect(messagesTo(MALLORY.id)[0]!.text).toMatch(/^hello hello, I am totally Alice/);
   });
@@ -267,10 +281,26 @@ describe('Telegram channel', () => {
     const big = tg.addFile(jpeg, 'photos/big.jpg');
     const doc = tg.addFile(pdf, 'documents/r.pdf');
     const photo = tg.pushUpdate({
-      message: { message_id: 9001, date: Math.floor(Date.now() / 1000), from: { ...ALICE, is_bot: false }, chat: { id: ALICE.id, type: 'private' }, caption: 'what is this', photo: [{ file_id: small, file_unique_id: 's', width: 10, height: 10 }, { file_id: big, file_unique_id: 'b', width: 100, height: 100 }] },
+      message: {
+        message_id: 9001,
+        date: Math.floor(Date.now() / 1000),
+        from: { ...ALICE, is_bot: false },
+        chat: { id: ALICE.id, type: 'private' },
+        caption: 'what is this',
+        photo: [
+          { file_id: small, file_unique_id: 's', width: 10, height: 10 },
+          { file_id: big, file_unique_id: 'b', width: 100, height: 100 },
+        ],
+      },
     });
     const document = tg.pushUpdate({
-      message: { message_id: 9002, date: Math.floor(Date.now() / 1000), from: { ...ALICE, is_bot: false }, chat: { id: ALICE.id, type: 'private' }, document: { file_id: doc, file_unique_id: 'd', file_name: 'r.pdf', mime_type: 'application/pdf' } },
+      message: {
+        message_id: 9002,
+        date: Math.floor(Date.now() / 1000),
+        from: { ...ALICE, is_bot: false },
+        chat: { id: ALICE.id, type: 'private' },
+        document: { file_id: doc, file_unique_id: 'd', file_name: 'r.pdf', mime_type: 'application/pdf' },
+      },
     });
     await waitDelivered(turnIdOf(photo));
     await waitDelivered(turnIdOf(document));
@@ -278,7 +308,9 @@ describe('Telegram channel', () => {
       { type: 'text', text: 'what is this' },
       { type: 'image', mime: 'image/jpeg', data: jpeg.toString('base64') },
     ]);
-    expect(seen.get(turnIdOf(document))!.content).toEqual([{ type: 'document', mime: 'application/pdf', data: pdf.toString('base64'), filename: 'r.pdf' }]);
+    expect(seen.get(turnIdOf(document))!.content).toEqual([
+      { type: 'document', mime: 'application/pdf', data: pdf.toString('base64'), filename: 'r.pdf' },
+    ]);
     expect(tg.ok('getFile')).toHaveLength(2);
   });
 
@@ -294,7 +326,9 @@ describe('Telegram channel', () => {
     expect(messagesTo(ALICE.id).find((m) => /in progress/.test(m.text))!.text).toMatch(/SemiTrusted\. 1 request/);
     tg.textUpdate(ALICE, '/cancel');
     await waitDelivered(turnIdOf(slow));
-    expect((await h.audit(turnIdOf(slow))).find((e) => e.type === 'TurnEnded')).toMatchObject({ outcome: expect.stringMatching(/Cancelled/) });
+    expect((await h.audit(turnIdOf(slow))).find((e) => e.type === 'TurnEnded')).toMatchObject({
+      outcome: expect.stringMatching(/Cancelled/),
+    });
     expect(messagesTo(ALICE.id).some((m) => m.text === 'Cancelled.')).toBe(true);
     tg.textUpdate(ALICE, '/approve g-1');
     await tg.waitFor(() => messagesTo(ALICE.id).some((m) => /nothing to approve/.test(m.text)), 10_000, '/approve reply');
@@ -306,8 +340,22 @@ describe('Telegram channel', () => {
     const secretToken = 'webhook-secret-0123456789';
     const ch = await start({ throttle: false, mode: { webhook: { secretToken, port: 0 } } });
     expect(ch.webhookUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/telegram\/webhook$/);
-    const update = { update_id: 777, message: { message_id: 31, date: Math.floor(Date.now() / 1000), from: { ...ALICE, is_bot: false }, chat: { id: ALICE.id, type: 'private' }, text: 'via webhook' } };
-    const post = (token: string) => fetch(ch.webhookUrl!, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': token }, body: JSON.stringify(update) });
+    const update = {
+      update_id: 777,
+      message: {
+        message_id: 31,
+        date: Math.floor(Date.now() / 1000),
+        from: { ...ALICE, is_bot: false },
+        chat: { id: ALICE.id, type: 'private' },
+        text: 'via webhook',
+      },
+    };
+    const post = (token: string) =>
+      fetch(ch.webhookUrl!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': token },
+        body: JSON.stringify(update),
+      });
     expect((await post('wrong')).status).toBe(401);
     expect((await post(secretToken)).status).toBe(200);
     expect((await post(secretToken)).status).toBe(200); // Telegram retrying a webhook delivery
@@ -322,10 +370,18 @@ describe('Telegram channel', () => {
     await start({ throttle: false });
     const big = tg.addFile(Buffer.alloc(900 * 1024, 7), 'documents/big.bin');
     const u = tg.pushUpdate({
-      message: { message_id: 9100, date: Math.floor(Date.now() / 1000), from: { ...ALICE, is_bot: false }, chat: { id: ALICE.id, type: 'private' }, document: { file_id: big, file_unique_id: 'big', file_name: 'big.bin', mime_type: 'application/octet-stream' } },
+      message: {
+        message_id: 9100,
+        date: Math.floor(Date.now() / 1000),
+        from: { ...ALICE, is_bot: false },
+        chat: { id: ALICE.id, type: 'private' },
+        document: { file_id: big, file_unique_id: 'big', file_name: 'big.bin', mime_type: 'application/octet-stream' },
+      },
     });
     await waitDelivered(turnIdOf(u));
-    expect(messagesTo(ALICE.id).map((m) => m.text)).toEqual([expect.stringMatching(/^Sorry, I cannot take that: message is 1\.\d\d MiB; the limit is 1\.00 MiB/)]);
+    expect(messagesTo(ALICE.id).map((m) => m.text)).toEqual([
+      expect.stringMatching(/^Sorry, I cannot take that: message is 1\.\d\d MiB; the limit is 1\.00 MiB/),
+    ]);
     await expect(h.client.workflow.getHandle(turnIdOf(u)).describe()).rejects.toThrow(/not found/i);
   });
 });

@@ -46,7 +46,11 @@ describe('rendering', () => {
 
   it('says what happened for every outcome', () => {
     expect(outcomeText({ status: 'Cancelled', toolCallsMade: 0 }, 'turn/telegram/t')).toBe('Cancelled.');
-    expect(outcomeText({ status: 'Failed', error: { kind: 'Llm', message: 'down' }, toolCallsMade: 0 } as never, 'turn/telegram/t')).toMatch(/Llm.*down/);
-    expect(outcomeText({ status: 'Escalated', reason: 'needs you', pendingTool: 'fs.delete', toolCallsMade: 1 }, 'turn/telegram/t')).toMatch(/gate mission-confirm-[0-9a-f]{32}\/gate-1.*\/approve mission-confirm-[0-9a-f]{32}\/gate-1/);
+    expect(
+      outcomeText({ status: 'Failed', error: { kind: 'Llm', message: 'down' }, toolCallsMade: 0 } as never, 'turn/telegram/t'),
+    ).toMatch(/Llm.*down/);
+    expect(
+      outcomeText({ status: 'Escalated', reason: 'needs you', pendingTool: 'fs.delete', toolCallsMade: 1 }, 'turn/telegram/t'),
+    ).toMatch(/gate mission-confirm-[0-9a-f]{32}\/gate-1.*\/approve mission-confirm-[0-9a-f]{32}\/gate-1/);
   });
 });

@@ -5,9 +5,11 @@ import { WORKFLOWS_PATH } from '../../app/worker.js';
 
 describe('workflow-safe zone', () => {
   it('bundles the workflows for the sandbox', async () => {
-    const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+    });
     expect(bundle.code).toContain('turnWorkflow');
     expect(bundle.code).toContain('sessionWorkflow');
   }, 120_000);
-
 });

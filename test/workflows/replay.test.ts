@@ -12,9 +12,13 @@ describe('replay of committed histories', () => {
   it('has histories to replay', () => {
     expect(files.length).toBeGreaterThan(0);
   });
-  it.each(files)('%s replays without nondeterminism', async (file) => {
-    const history = JSON.parse(readFileSync(join(dir, file), 'utf8')) as unknown;
-    // Throws DeterminismViolationError (or any replay failure) when the code no longer matches.
-    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history as never, file.replace(/\.json$/, ''));
-  }, 120_000);
+  it.each(files)(
+    '%s replays without nondeterminism',
+    async (file) => {
+      const history = JSON.parse(readFileSync(join(dir, file), 'utf8')) as unknown;
+      // Throws DeterminismViolationError (or any replay failure) when the code no longer matches.
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history as never, file.replace(/\.json$/, ''));
+    },
+    120_000,
+  );
 });
