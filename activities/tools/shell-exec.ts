@@ -12,6 +12,8 @@ import { parseShellExecInput, shellExecTool, type ShellExecInput } from '../../c
 import { dataDirScope, isProtectedPath, NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
+import type { CommandInput } from '../../core/tools/shell-spawn.js';
+import type { ToolDefinition } from '../../core/tools/define-tool.js';
 
 /** Default timeout of one command: 30 s. */
 export const SHELL_DEFAULT_TIMEOUT_MS = 30_000;
@@ -137,41 +139,47 @@ export async function claimCommandRun(
   return real;
 }
 
-/** Creates the `shell.exec` implementation over an intent store. */
-export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
+/** What a command tool is built on: the scrubbed environment, the scope over the real working directory, and the at-most-once claim. */
+export function commandRunner<I extends CommandInput>(
+  definition: ToolDefinition<I>,
+  deps: { env?: Readonly<Record<string, string | undefined>>; defaultCwd?: string; intents: IntentStore; protectedPaths?: ProtectedPaths },
+  hash: (req: I) => string,
+) {
   const env = scrubbedCommandEnv(deps.env ?? process.env);
   const defaultCwd = deps.defaultCwd ?? env.HOME ?? '/';
+  const protectedPaths = deps.protectedPaths ?? NO_PROTECTED_PATHS;
+  return {
+    env,
+    resolveScope: async (input: unknown): Promise<string> =>
+      resolveCommandScope(definition.requiredScope(input), definition.parse(input).cwd ?? defaultCwd, protectedPaths),
+    claim: (req: I, ctx: ToolRunContext, interrupted: () => AivyxError): Promise<string> =>
+      claimCommandRun(
+        { tool: definition.id, cwd: req.cwd ?? defaultCwd, ctx, intents: deps.intents, inputHash: hash(req), protectedPaths },
+        interrupted,
+      ),
+  };
+}
+
+/** Creates the `shell.exec` implementation over an intent store. */
+export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
+  const runner = commandRunner(shellExecTool, deps, inputHash);
 
   return {
     descriptor: shellExecTool,
     // The argv scope (core/tools/shell-argv.ts), unless the working directory is in the data directory.
-    resolveScope: async (input) =>
-      resolveCommandScope(
-        shellExecTool.requiredScope(input),
-        parseShellExecInput(input).cwd ?? defaultCwd,
-        deps.protectedPaths ?? NO_PROTECTED_PATHS,
-      ),
+    resolveScope: runner.resolveScope,
     async run(input, ctx) {
       const req = parseShellExecInput(input);
-      const cwd = await claimCommandRun(
-        {
-          tool: TOOL,
-          cwd: req.cwd ?? defaultCwd,
-          ctx,
-          intents: deps.intents,
-          inputHash: inputHash(req),
-          ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}),
-        },
-        () =>
-          toolError('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect', {
-            hint: `the command was ${req.argv[0] as string}; inspect its effects before asking to run it again`,
-            detail: { idemKey: ctx.idemKey, atMostOnce: true },
-          }),
+      const cwd = await runner.claim(req, ctx, () =>
+        toolError('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect', {
+          hint: `the command was ${req.argv[0] as string}; inspect its effects before asking to run it again`,
+          detail: { idemKey: ctx.idemKey, atMostOnce: true },
+        }),
       );
 
       let summary = 'failed before it ended';
       try {
-        const output = await execute(req, cwd, env, ctx);
+        const output = await execute(req, cwd, runner.env, ctx);
         summary = output.timedOut ? 'timed out (SIGKILL)' : output.signal ? `killed by ${output.signal}` : `exit ${output.exitCode}`;
         return { kind: 'completed', output, verified: 'Unverified' };
       } catch (e) {

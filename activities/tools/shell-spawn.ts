@@ -18,8 +18,8 @@ import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import { parseShellSpawnInput, shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
-import { NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
-import { claimCommandRun, resolveCommandScope, scrubbedCommandEnv } from './shell-exec.js';
+import type { ProtectedPaths } from './confinement.js';
+import { commandRunner } from './shell-exec.js';
 import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
 
 /** Cap of stdout and of stderr (each): 64 KiB, half from the start of the stream, half from its end. */
@@ -157,8 +157,7 @@ function signalGroup(child: ChildProcess, pid: number, signal: NodeJS.Signals): 
 
 /** Creates the `shell.spawn` implementation over an intent store. */
 export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
-  const env = scrubbedCommandEnv(deps.env ?? process.env);
-  const defaultCwd = deps.defaultCwd ?? env.HOME ?? '/';
+  const runner = commandRunner(shellSpawnTool, deps, inputHash);
   const settings = {
     heartbeatMs: deps.heartbeatMs ?? SPAWN_HEARTBEAT_MS,
     killGraceMs: deps.killGraceMs ?? SPAWN_KILL_GRACE_MS,
@@ -168,33 +167,19 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
   return {
     descriptor: shellSpawnTool,
     // The argv scope (core/tools/shell-argv.ts), unless the working directory is in the data directory.
-    resolveScope: async (input) =>
-      resolveCommandScope(
-        shellSpawnTool.requiredScope(input),
-        parseShellSpawnInput(input).cwd ?? defaultCwd,
-        deps.protectedPaths ?? NO_PROTECTED_PATHS,
-      ),
+    resolveScope: runner.resolveScope,
     async run(input, ctx) {
       const req = parseShellSpawnInput(input);
-      const cwd = await claimCommandRun(
-        {
-          tool: TOOL,
-          cwd: req.cwd ?? defaultCwd,
-          ctx,
-          intents: deps.intents,
-          inputHash: inputHash(req),
-          ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}),
-        },
-        () =>
-          toolError("shell.spawn was interrupted and is not re-run (at-most-once): the earlier attempt's result is unknown", {
-            hint: `the command was ${req.argv[0] as string}; its process may still be running or may have finished — inspect its effects before asking to run it again`,
-            detail: { idemKey: ctx.idemKey, atMostOnce: true, resultUnknown: true },
-          }),
+      const cwd = await runner.claim(req, ctx, () =>
+        toolError("shell.spawn was interrupted and is not re-run (at-most-once): the earlier attempt's result is unknown", {
+          hint: `the command was ${req.argv[0] as string}; its process may still be running or may have finished — inspect its effects before asking to run it again`,
+          detail: { idemKey: ctx.idemKey, atMostOnce: true, resultUnknown: true },
+        }),
       );
 
       let summary = 'failed before it ended';
       try {
-        const output = await supervise(req, cwd, env, settings, ctx);
+        const output = await supervise(req, cwd, runner.env, settings, ctx);
         summary = `${output.timedOut ? 'timed out' : output.signal ? `killed by ${output.signal}` : `exit ${output.exitCode}`} after ${output.durationMs} ms (pid ${output.pid})`;
         return { kind: 'completed', output, verified: 'Unverified' };
       } catch (e) {
