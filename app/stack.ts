@@ -225,6 +225,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           token: codecToken(config.home),
           allowedOrigin: [ui, `http://localhost:${config.uiPort}`],
           uiUrl: ui,
+          port: config.codecPort,
         });
         cleanups.push(() => codecServer?.stop());
       }

@@ -34,6 +34,8 @@ export interface AivyxConfig {
   temporalPort: number;
   uiPort: number;
   restPort: number;
+  /** The codec server the Temporal UI decodes payloads through (a stable port: its sign-in page is bookmarkable). */
+  codecPort: number;
   turnBudgetMs: number;
   /** The agent's own capability set, before tier ceilings. */
   capabilities: string[];
@@ -74,6 +76,7 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     temporalPort: v.AIVYX_TEMPORAL_PORT,
     uiPort: v.AIVYX_UI_PORT,
     restPort: v.AIVYX_REST_PORT,
+    codecPort: v.AIVYX_CODEC_PORT,
     turnBudgetMs: v.AIVYX_TURN_BUDGET_MS,
     capabilities: v.AIVYX_CAPABILITIES,
     confirmFirst: confirmFirstOf(v),

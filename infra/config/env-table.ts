@@ -142,6 +142,12 @@ export const ENV_TABLE = {
     meaning: "the Temporal UI's port (0: any free port)",
     schema: port(8233, 0),
   }),
+  AIVYX_CODEC_PORT: envVar({
+    group: 'temporal',
+    default: '`8234`',
+    meaning: "the UI's codec server on 127.0.0.1, a stable port so its sign-in page can be bookmarked (0: any free port)",
+    schema: port(8234, 0),
+  }),
   AIVYX_REST_PORT: envVar({
     group: 'temporal',
     default: '`8787`',

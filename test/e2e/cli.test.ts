@@ -43,7 +43,8 @@ describe('aivyx CLI', () => {
 
     // The UI is pointed at our codec server; an operator signs in once and the cookie lets the UI decode.
     const codecUrl = /Codec server: (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
-    expect(codecUrl).toBeDefined();
+    // A stable, configured port (bookmarkable), not whatever was free.
+    expect(codecUrl).toBe(`http://127.0.0.1:${env.AIVYX_CODEC_PORT}`);
     const uiUrl = /Temporal UI: +(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1];
     const settings = (await (await fetch(`${uiUrl}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
     expect(settings.Codec?.Endpoint).toBe(codecUrl);

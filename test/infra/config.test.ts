@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       temporalPort: 7233,
       uiPort: 8233,
       restPort: 8787,
+      codecPort: 8234,
       turnBudgetMs: 300_000,
       mcpServers: [],
       mcpTiers: {},
