@@ -23,7 +23,7 @@ import { promptHidden } from '../infra/passphrase.js';
 import { ensureNamespaceSetup, isTemporalUnreachable, MIN_RETENTION_HOURS } from '../infra/temporal/index.js';
 import { emailSettingsFromEnv } from '../channels/email/index.js';
 import { telegramSettingsFromEnv } from '../channels/telegram/index.js';
-import { cliPassphrase as passphrase } from '../channels/cli/passphrase.js';
+import { cliPassphrase as passphrase, cliPassphraseConfirmation } from '../channels/cli/passphrase.js';
 import { restToken, startStack, type Stack } from './stack.js';
 import {
   AUDIT_USAGE,
@@ -67,9 +67,11 @@ function start(
   extra: { restPort?: number; headless?: boolean; quiet?: boolean; role: 'up' | 'standalone' },
   pass: string,
 ): Promise<Stack> {
+  const confirm = cliPassphraseConfirmation();
   return startStack({
     config,
     passphrase: pass,
+    ...(confirm ? { confirmPassphrase: confirm } : {}),
     projectRoot,
     env: process.env,
     ...extra,

@@ -67,6 +67,8 @@ export interface Stack {
 export interface StackOptions {
   config: AivyxConfig;
   passphrase: string;
+  /** First run at a prompt: the passphrase typed again before the install is created (infra/keyring.ts). */
+  confirmPassphrase?: () => Promise<string>;
   projectRoot: string;
   env: NodeJS.ProcessEnv;
   /** `up`, or a command running on its own stack (`--standalone`): named in the data directory's lock. */
@@ -163,7 +165,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
     cleanups.push(() => db.close());
     log(`database: ${db.kind === 'postgres' ? `${dbLabel} (DATABASE_URL)` : dbLabel}`);
-    const keys = await unlockStorageKeyring(db.db, opts.passphrase);
+    const keys = await unlockStorageKeyring(db.db, opts.passphrase, opts.confirmPassphrase ? { confirmNew: opts.confirmPassphrase } : {});
     const master = keys.master;
     const storage = SealedStorage.open(db.db, keys);
     // Signed checkpoints of the audit log go to the witness file outside the database (docs/AUDIT.md);

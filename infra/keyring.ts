@@ -13,6 +13,11 @@ import type { Database, InstallRow } from './db/database.js';
 /** Options of `openKeyring`; `kdfParams` applies only when creating a new install. */
 export interface OpenKeyringOptions {
   kdfParams?: KdfParams;
+  /**
+   * First run only: asked for the passphrase a second time before the install is created (a person at
+   * a prompt). A different answer creates nothing: a typo must not lock the owner out of their data.
+   */
+  confirmNew?: () => Promise<string>;
 }
 
 /** Derives the master key from `passphrase`, creating the install row on first run. */
@@ -22,6 +27,11 @@ export async function openKeyring(db: Kysely<Database>, passphrase: string, opts
   }
   const existing = await readInstall(db);
   if (existing) return unlock(existing, passphrase);
+  if (opts.confirmNew && (await opts.confirmNew()) !== passphrase) {
+    throw new AivyxError('Config', 'the two passphrases differ: nothing was created', {
+      hint: 'run the command again and type the same passphrase twice',
+    });
+  }
 
   const params = opts.kdfParams ?? { ...DEFAULT_KDF_PARAMS };
   assertKdfParams(params);

@@ -3,5 +3,15 @@ import { promptHidden, resolvePassphrase } from '../../infra/passphrase.js';
 
 /** Resolves the passphrase for this command (never a default). */
 export function cliPassphrase(): Promise<string> {
-  return resolvePassphrase({ env: process.env, ...(process.stdin.isTTY ? { prompt: () => promptHidden('aivyx passphrase: ') } : {}) });
+  return resolvePassphrase({ env: process.env, ...(prompting() ? { prompt: () => promptHidden('aivyx passphrase: ') } : {}) });
+}
+
+/** True when the passphrase comes from a person at a terminal (no AIVYX_PASSPHRASE, no key file). */
+function prompting(): boolean {
+  return process.stdin.isTTY === true && process.env.AIVYX_PASSPHRASE === undefined && !process.env.AIVYX_PASSPHRASE_FILE;
+}
+
+/** On a first run at a prompt: the passphrase typed a second time (a typo must not lock the owner out). */
+export function cliPassphraseConfirmation(): (() => Promise<string>) | undefined {
+  return prompting() ? () => promptHidden('new install — type the passphrase again: ') : undefined;
 }
