@@ -60,7 +60,16 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
   const app = codecApp(opts);
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host, overrideGlobalObjects: false }) as Server;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new AivyxError('Config', `the codec server cannot listen on ${host}:${opts.port ?? 0}: the port is in use`, {
+              hint: 'set AIVYX_CODEC_PORT to a free port (0: any free port), or stop what holds it',
+              cause: err,
+            })
+          : err,
+      ),
+    );
     server.listen(opts.port ?? 0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

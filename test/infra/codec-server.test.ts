@@ -64,6 +64,9 @@ describe('codec server', () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await expect(startCodecServer({ codec, token, allowedOrigin: origin, host: '0.0.0.0' })).rejects.toThrow(/loopback only/);
     await expect(startCodecServer({ codec, token: 'short', allowedOrigin: origin })).rejects.toThrow(/at least 16 characters/);
+    // Its stable port taken by something else: a clear Config error naming the variable, not a raw EADDRINUSE.
+    const taken = Number(new URL(server.url).port);
+    await expect(startCodecServer({ codec, token, allowedOrigin: origin, port: taken })).rejects.toThrow(/port is in use/);
   });
 
   it('encodes and decodes in the UI JSON shape, at any mount depth', async () => {
