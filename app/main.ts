@@ -6,6 +6,7 @@
  *   aivyx chat [-m TEXT] [--session ID] [--follow TURN] [--standalone]
  *   aivyx audit verify [--checkpoint FILE] | tail [-n N] | pubkey | prove SEQ | consistency CHECKPOINT  [--json]
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
+ *   aivyx sessions [--json]
  *   aivyx config [--json | --markdown]
  *   aivyx temporal setup [--address A] [--namespace N]
  */
@@ -46,6 +47,7 @@ import {
 } from '../channels/cli/chat.js';
 import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
 import type { RestTarget } from '../channels/cli/rest-client.js';
+import { runSessionsCommand } from '../channels/cli/session-commands.js';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 const USAGE = `usage:
@@ -53,6 +55,7 @@ const USAGE = `usage:
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
   aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed)
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
+  aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
   aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
 ${AUDIT_USAGE}
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
@@ -241,6 +244,17 @@ async function mission(config: AivyxConfig, args: string[]): Promise<number> {
   }
 }
 
+/** `aivyx sessions`: the open conversations of the running `aivyx up` (or a standalone stack's). */
+async function sessions(config: AivyxConfig, args: string[]): Promise<number> {
+  const { standalone, rest } = standaloneFlag(args);
+  const t = await target(config, standalone);
+  try {
+    return await runSessionsCommand(rest, t.target(), (s) => process.stdout.write(s));
+  } finally {
+    await t.stop();
+  }
+}
+
 /** `aivyx temporal setup`: what `aivyx up` does on connect, as a separate step an operator can run with operator rights. */
 async function temporal(config: AivyxConfig, args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -304,6 +318,8 @@ async function main(argv: string[]): Promise<number> {
       return audit(config, args);
     case 'mission':
       return mission(config, args);
+    case 'sessions':
+      return sessions(config, args);
     case 'secrets':
       return withStorage(config, (storage) =>
         runSecretsCommand(args, {

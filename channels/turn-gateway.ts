@@ -27,9 +27,30 @@ function turnError(turnWorkflowId: string, err: unknown): unknown {
   });
 }
 
+/** One open conversation, as `aivyx sessions` lists it. */
+export interface SessionSummary {
+  /** The session workflow's id: `session/<channel>/<session id>`. */
+  sessionWorkflowId: string;
+  startTime: string;
+}
+
 /** Submits turns and relays their events to a listener. */
 export class TurnGateway {
   constructor(private readonly deps: TurnClientDeps & { hub: StreamHub }) {}
+
+  /**
+   * The sessions that are open (Running): each closes itself after a day without a message, and the
+   * next message re-opens it with its history, so this is the conversations in use, not all of them.
+   */
+  async sessions(limit = 100): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = [];
+    const query = "WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running'";
+    for await (const wf of this.deps.client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
+      out.push({ sessionWorkflowId: wf.workflowId, startTime: wf.startTime.toISOString() });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
 
   /**
    * Starts a turn for `message`; `onEvent` hears stream events until the outcome. With a

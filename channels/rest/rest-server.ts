@@ -14,6 +14,7 @@
  *   GET  /v1/audit/prove?seq=N       inclusion proof of entry N against a fresh checkpoint
  *   POST /v1/audit/consistency       {checkpoint} → consistency proof from that checkpoint to a fresh one
  *   POST /v1/missions                {goal, steps?, approvers?, secondApprovers?, escalateAfter?, reminderAfter?, expireAfter?, onExpire?} → 201 {missionId}
+ *   GET  /v1/sessions                the open conversations (session workflows Running)
  *   GET  /v1/missions?state=S        missions by AivyxMissionState (visibility)
  *   GET  /v1/missions/:id            the mission's status query
  *   POST /v1/missions/:id/cancel     {reason?}
@@ -334,6 +335,7 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
     return d.missions;
   };
   app.post('/v1/missions', async (c) => c.json(await missions().create(parseMissionSpec(await jsonBody(c))), 201));
+  app.get('/v1/sessions', async (c) => c.json(await d.gateway.sessions()));
   app.get('/v1/missions', async (c) => c.json(await missions().list(c.req.query('state'))));
   app.get('/v1/missions/:id', async (c) => c.json(await missions().show(c.req.param('id'))));
   app.post('/v1/missions/:id/cancel', async (c) => {

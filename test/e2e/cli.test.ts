@@ -74,6 +74,14 @@ describe('aivyx CLI', () => {
     expect(chat.stdout).toContain('Hello from aivyx!');
     expect(chat.stderr).toContain('[Completed');
     expect(chat.status).toBe(0);
+    // The conversation it opened is listed (until it has been idle for a day).
+    const open = aivyx(['sessions', '--json'], env);
+    expect(open.status).toBe(0);
+    const listed = open.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { sessionWorkflowId: string });
+    expect(listed.some((s) => s.sessionWorkflowId.startsWith('session/cli/'))).toBe(true);
 
     // Confirm-first is on by default: shell.exec asks first, and the turn names the gate that decides it.
     const ran = aivyx(['chat', '-m', 'run something'], env);
