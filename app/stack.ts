@@ -354,7 +354,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (reconciled.written > 0)
       log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
 
-    const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub });
+    const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
     // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
     const missions = new MissionGateway({
       client,

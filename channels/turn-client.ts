@@ -17,6 +17,8 @@ export interface TurnClientDeps {
   client: Client;
   taskQueue: string;
   attestor: Attestor;
+  /** How long a session stays open without a message (`AIVYX_SESSION_IDLE_MS`); default: the workflow's day. */
+  sessionIdleMs?: number;
 }
 
 /** Builds the turn request for a message received on a channel (ids derived from the message id). */
@@ -35,7 +37,7 @@ export async function submitTurn(deps: TurnClientDeps, request: TurnRequest): Pr
   const start = new WithStartWorkflowOperation('sessionWorkflow', {
     workflowId: sessionWorkflowId(request.channel.name, sessionId),
     taskQueue: deps.taskQueue,
-    args: [{ sessionId, seen: [], turnsCompleted: 0 }],
+    args: [{ sessionId, seen: [], turnsCompleted: 0, ...(deps.sessionIdleMs === undefined ? {} : { idleAfterMs: deps.sessionIdleMs }) }],
     workflowIdConflictPolicy: 'USE_EXISTING',
     staticSummary: `Session ${sessionId} on ${request.channel.name}`,
   });

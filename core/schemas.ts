@@ -134,4 +134,11 @@ export const sessionStateSchema = z.strictObject({
   sessionId: id,
   seen: z.array(z.string().max(2048)).max(1000),
   turnsCompleted: z.number().int().nonnegative(),
+  /** How long the session stays open without a message (default a day); 1 s to 30 days. */
+  idleAfterMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(30 * 24 * 3600_000)
+    .optional(),
 });

@@ -37,6 +37,8 @@ export interface AivyxConfig {
   /** The codec server the Temporal UI decodes payloads through (a stable port: its sign-in page is bookmarkable). */
   codecPort: number;
   turnBudgetMs: number;
+  /** A session closes after this long without a message. */
+  sessionIdleMs: number;
   /** The agent's own capability set, before tier ceilings. */
   capabilities: string[];
   confirmFirst: string[];
@@ -78,6 +80,7 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     restPort: v.AIVYX_REST_PORT,
     codecPort: v.AIVYX_CODEC_PORT,
     turnBudgetMs: v.AIVYX_TURN_BUDGET_MS,
+    sessionIdleMs: v.AIVYX_SESSION_IDLE_MS,
     capabilities: v.AIVYX_CAPABILITIES,
     confirmFirst: confirmFirstOf(v),
     mcpServers: v.AIVYX_MCP_SERVERS,

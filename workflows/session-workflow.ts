@@ -25,6 +25,8 @@ export interface SessionState {
   /** Turn ids already accepted (bounded), for cheap duplicate answers. */
   seen: string[];
   turnsCompleted: number;
+  /** Close after this long without a message (default {@link IDLE_TIMEOUT}); the next message re-opens it. */
+  idleAfterMs?: number;
 }
 
 const SEEN_LIMIT = 500;
@@ -65,7 +67,7 @@ export async function sessionWorkflow(input: SessionState): Promise<void> {
   });
 
   for (;;) {
-    const gotWork = await condition(() => queue.length > 0, IDLE_TIMEOUT);
+    const gotWork = await condition(() => queue.length > 0, state.idleAfterMs ?? IDLE_TIMEOUT);
     if (!gotWork) break;
     const req = queue.shift();
     if (!req) continue;
@@ -81,6 +83,7 @@ export async function sessionWorkflow(input: SessionState): Promise<void> {
         sessionId: state.sessionId,
         seen: [...seen].slice(-SEEN_LIMIT),
         turnsCompleted,
+        ...(state.idleAfterMs === undefined ? {} : { idleAfterMs: state.idleAfterMs }),
       });
     }
   }

@@ -199,6 +199,12 @@ export const ENV_TABLE = {
     meaning: 'a turn past this many milliseconds ends `TimedOut`',
     schema: integer(300_000, 1, 'a number of milliseconds'),
   }),
+  AIVYX_SESSION_IDLE_MS: envVar({
+    group: 'agent',
+    default: '`86400000` (a day)',
+    meaning: 'a conversation closes after this many milliseconds without a message (the next one re-opens it, with its history)',
+    schema: integer(86_400_000, 1000, 'a number of milliseconds'),
+  }),
   AIVYX_CAPABILITIES: envVar({
     group: 'agent',
     default: DEFAULT_AGENT_CAPABILITIES.map((c) => `\`${c}\``).join(', '),

@@ -57,6 +57,8 @@ export interface HarnessOptions {
   databaseUrl?: string;
   /** What no host tool may reach (infra/data-dir.ts `dataDirProtection`); default nothing. */
   protectedPaths?: WiringInput['protectedPaths'];
+  /** Sessions close after this long without a message (default: a day). */
+  sessionIdleMs?: number;
 }
 
 /** A running test stack. */
@@ -128,7 +130,13 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   });
   const running = worker.run();
   const attestor = createAttestor(master.subkey('attestation'));
-  const gateway = new TurnGateway({ client, taskQueue, attestor, hub });
+  const gateway = new TurnGateway({
+    client,
+    taskQueue,
+    attestor,
+    hub,
+    ...(opts.sessionIdleMs ? { sessionIdleMs: opts.sessionIdleMs } : {}),
+  });
 
   const facts = (tier: TrustTier, overrides: Partial<ChannelFacts> = {}): ChannelFacts => ({
     name: 'test',
