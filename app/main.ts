@@ -7,6 +7,7 @@
  *   aivyx audit verify [--checkpoint FILE] | tail [-n N] | pubkey | prove SEQ | consistency CHECKPOINT  [--json]
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
  *   aivyx sessions [--json]
+ *   aivyx approvals
  *   aivyx config [--json | --markdown]
  *   aivyx temporal setup [--address A] [--namespace N]
  */
@@ -45,7 +46,7 @@ import {
   OUTCOME_EXIT_CODES,
   TurnDetached,
 } from '../channels/cli/chat.js';
-import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
+import { MISSION_USAGE, runApprovalsCommand, runMissionCommand } from '../channels/cli/mission-commands.js';
 import type { RestTarget } from '../channels/cli/rest-client.js';
 import { runSessionsCommand } from '../channels/cli/session-commands.js';
 
@@ -56,6 +57,7 @@ const USAGE = `usage:
   aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed)
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
   aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
+  aivyx approvals                        the gates waiting for you, each with the call it would run
   aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
 ${AUDIT_USAGE}
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
@@ -255,6 +257,17 @@ async function sessions(config: AivyxConfig, args: string[]): Promise<number> {
   }
 }
 
+/** `aivyx approvals`: the gates waiting for the owner, with what each would run. */
+async function approvals(config: AivyxConfig, args: string[]): Promise<number> {
+  const { standalone } = standaloneFlag(args);
+  const t = await target(config, standalone);
+  try {
+    return await runApprovalsCommand(t.target(), (s) => process.stdout.write(s));
+  } finally {
+    await t.stop();
+  }
+}
+
 /** `aivyx temporal setup`: what `aivyx up` does on connect, as a separate step an operator can run with operator rights. */
 async function temporal(config: AivyxConfig, args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -320,6 +333,8 @@ async function main(argv: string[]): Promise<number> {
       return mission(config, args);
     case 'sessions':
       return sessions(config, args);
+    case 'approvals':
+      return approvals(config, args);
     case 'secrets':
       return withStorage(config, (storage) =>
         runSecretsCommand(args, {

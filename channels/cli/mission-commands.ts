@@ -24,6 +24,36 @@ export const MISSION_USAGE = `  aivyx mission create --goal TEXT [--step TEXT ..
   aivyx mission cancel ID [--reason R]          cancel a mission (an open gate is withdrawn)`;
 
 /** Runs one `mission` subcommand against `target`; returns the exit code. */
+/** A gate as approvers see it: the call as it will run (canonical, secrets redacted), why, and who asked where. */
+function gateLines(gate: NonNullable<MissionStatus['gate']>): string[] {
+  return [
+    `  gate ${gate.gateId}: ${gate.state} — ${gate.tool} (input ${gate.inputHash.slice(0, 12)}…), approvers ${gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`,
+    ...(gate.call ?? []).map((l) => `    ${l}`),
+    ...(gate.why ? [`    why: ${gate.why}`] : []),
+    ...(gate.askedBy ? [`    asked by ${gate.askedBy.identity} on ${gate.askedBy.channel}`] : []),
+  ];
+}
+
+/**
+ * `aivyx approvals`: the gates waiting for the owner (local-user on cli), each with what will run. Deciding
+ * goes through `aivyx mission approve|deny`, the same signed path as every channel's approvals.
+ */
+export async function runApprovalsCommand(target: RestTarget, out: (s: string) => void): Promise<number> {
+  const waiting = (await restJson(target, 'GET', '/v1/missions?state=waiting')) as MissionSummary[];
+  const lines: string[] = [];
+  for (const m of waiting) {
+    const s = (await restJson(target, 'GET', `/v1/missions/${encodeURIComponent(m.missionId)}`)) as MissionStatus;
+    if (!s.gate || !s.gate.approvers.some((a) => a.identity === 'local-user' && a.channel === 'cli')) continue;
+    lines.push(
+      `mission ${s.missionId}`,
+      ...gateLines(s.gate),
+      `  decide: aivyx mission approve ${s.gate.gateId}   (or: deny ${s.gate.gateId} --reason "…")`,
+    );
+  }
+  out(lines.length === 0 ? 'nothing is waiting for your approval\n' : `${lines.join('\n')}\n`);
+  return 0;
+}
+
 export async function runMissionCommand(args: string[], target: RestTarget, out: (s: string) => void): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
@@ -97,15 +127,7 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
         return 0;
       }
       const lines = [`mission ${s.missionId}: ${s.state} (${s.status.toLowerCase()})`, `  step ${s.step + 1}, ${s.stepsRun} step runs`];
-      if (s.gate) {
-        lines.push(
-          `  gate ${s.gate.gateId}: ${s.gate.state} — ${s.gate.tool} (input ${s.gate.inputHash.slice(0, 12)}…), approvers ${s.gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`,
-        );
-        // What the approvers were shown: the call as it will run, why, and who asked where.
-        lines.push(...(s.gate.call ?? []).map((l) => `    ${l}`));
-        if (s.gate.why) lines.push(`    why: ${s.gate.why}`);
-        if (s.gate.askedBy) lines.push(`    asked by ${s.gate.askedBy.identity} on ${s.gate.askedBy.channel}`);
-      }
+      if (s.gate) lines.push(...gateLines(s.gate));
       if (s.result?.reason) lines.push(`  reason: ${s.result.reason}`);
       out(`${lines.join('\n')}\n`);
       return 0;

@@ -74,6 +74,12 @@ describe('aivyx mission', () => {
     expect(shownText).toContain('    argv: echo deployed');
     expect(shownText).toContain('    asked by local-user on cli');
 
+    // `aivyx approvals` lists it for the owner, with the call as it will run and how to decide it.
+    const pending = aivyx(['approvals'], env).stdout;
+    expect(pending).toContain(`mission ${missionId}`);
+    expect(pending).toContain('    argv: echo deployed');
+    expect(pending).toContain(`decide: aivyx mission approve ${gateId}`);
+
     // A gate id that is not open is refused and changes nothing.
     const wrong = aivyx(['mission', 'approve', `${missionId}/gate-7`], env);
     expect(wrong.status).not.toBe(0);
@@ -87,6 +93,7 @@ describe('aivyx mission', () => {
     expect(done).toContain(`mission ${missionId}: completed`);
     await until(['mission', 'list', '--state', 'completed'], env, (s) => s.includes(missionId));
     expect(aivyx(['mission', 'list', '--state', 'waiting'], env).stdout).not.toContain(missionId);
+    expect(aivyx(['approvals'], env).stdout).not.toContain(missionId);
 
     // The approval is in the audit chain, by local-user on the cli channel.
     const tail = aivyx(['audit', 'tail', '-n', '200', '--json'], env);
