@@ -4,10 +4,22 @@
  * against the shared Temporal server.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, expect, it } from 'vitest';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -87,4 +99,71 @@ export function runTestIn(copy: string, testFile: string, temporalAddress: strin
     timeout: 300_000,
   });
   return { status: run.status, output: `${run.stdout}\n${run.stderr}` };
+}
+
+/** What a CONTRIBUTING walkthrough test checks (test/contributing/*). */
+export interface WalkthroughSpec {
+  /** The `## …` heading in docs/CONTRIBUTING.md. */
+  heading: string;
+  /** The example's files, at the paths the walkthrough names (under test/fixtures/). */
+  fixture: string;
+  /** The comment line registry entries go above. */
+  marker: string;
+  /** The new files the walkthrough's table must name, in order. */
+  newFiles: string[];
+  /** The registry files it edits (one import and one entry line each), in order. */
+  registryFiles: string[];
+  /** The example's own test inside the copy, and the line it prints when everything it checks held. */
+  test: string;
+  passed: string;
+  /** What the run shows, for the test's name. */
+  shows: string;
+}
+
+/** The three walkthrough tests: the table matches the fixture; the walkthrough works in a copy; without its registry lines it does not. */
+export function describeWalkthrough(spec: WalkthroughSpec, temporalAddress: () => string): void {
+  const fixture = join(REPO, spec.fixture);
+  const w = walkthrough(spec.heading);
+  let copy: string | undefined;
+  afterAll(() => {
+    if (copy) rmSync(copy, { recursive: true, force: true });
+  });
+
+  it(`names ${spec.newFiles.length} new files and one import + one entry line per registry file — and the fixture holds exactly the new files`, () => {
+    expect(w.files.filter((f) => f.isNew).map((f) => f.path)).toEqual(spec.newFiles);
+    expect(w.files.filter((f) => !f.isNew).map((f) => f.path)).toEqual(spec.registryFiles);
+    expect([...w.registry.keys()]).toEqual(spec.registryFiles);
+    for (const [, lines] of w.registry) {
+      expect(lines.filter((l) => l.startsWith('import '))).toHaveLength(1);
+      expect(lines.filter((l) => !l.startsWith('import '))).toHaveLength(1);
+    }
+    expect(filesUnder(fixture).sort()).toEqual([...spec.newFiles].sort());
+  });
+
+  it(`the walkthrough applied to a copy of the repository: ${spec.shows}`, () => {
+    copy = copyRepository(`${spec.fixture}/`);
+    const grew = applyWalkthrough(copy, fixture, w, spec.marker);
+    for (const [path, lines] of w.registry) expect(grew.get(path), path).toBe(lines.length);
+    const run = runTestIn(copy, spec.test, temporalAddress());
+    expect(run.status, run.output.slice(-4000)).toBe(0);
+    expect(run.output).toContain(spec.passed);
+  }, 320_000);
+
+  it('without its registry entry lines the same run fails (the check can fail)', () => {
+    if (!copy) return;
+    for (const [path, lines] of w.registry) {
+      const entries = lines.filter((l) => !l.startsWith('import '));
+      const file = join(copy, path);
+      writeFileSync(
+        file,
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((l) => !entries.includes(l))
+          .join('\n'),
+      );
+    }
+    const run = runTestIn(copy, spec.test, temporalAddress());
+    expect(run.status).not.toBe(0);
+    expect(run.output).not.toContain(spec.passed);
+  }, 320_000);
 }
