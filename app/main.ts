@@ -236,33 +236,19 @@ async function audit(config: AivyxConfig, args: string[]): Promise<number> {
   return printAudit(cmd, result, (s) => process.stdout.write(s));
 }
 
-async function mission(config: AivyxConfig, args: string[]): Promise<number> {
+/**
+ * Runs a command that talks to the running `aivyx up` over REST (or, with --standalone, to a stack of
+ * its own started for it): mission, sessions, approvals.
+ */
+async function overRest(
+  config: AivyxConfig,
+  args: string[],
+  run: (rest: string[], target: RestTarget, out: (s: string) => void) => Promise<number>,
+): Promise<number> {
   const { standalone, rest } = standaloneFlag(args);
   const t = await target(config, standalone);
   try {
-    return await runMissionCommand(rest, t.target(), (s) => process.stdout.write(s));
-  } finally {
-    await t.stop();
-  }
-}
-
-/** `aivyx sessions`: the open conversations of the running `aivyx up` (or a standalone stack's). */
-async function sessions(config: AivyxConfig, args: string[]): Promise<number> {
-  const { standalone, rest } = standaloneFlag(args);
-  const t = await target(config, standalone);
-  try {
-    return await runSessionsCommand(rest, t.target(), (s) => process.stdout.write(s));
-  } finally {
-    await t.stop();
-  }
-}
-
-/** `aivyx approvals`: the gates waiting for the owner, with what each would run. */
-async function approvals(config: AivyxConfig, args: string[]): Promise<number> {
-  const { standalone } = standaloneFlag(args);
-  const t = await target(config, standalone);
-  try {
-    return await runApprovalsCommand(t.target(), (s) => process.stdout.write(s));
+    return await run(rest, t.target(), (s) => process.stdout.write(s));
   } finally {
     await t.stop();
   }
@@ -330,11 +316,11 @@ async function main(argv: string[]): Promise<number> {
     case 'audit':
       return audit(config, args);
     case 'mission':
-      return mission(config, args);
+      return overRest(config, args, runMissionCommand);
     case 'sessions':
-      return sessions(config, args);
+      return overRest(config, args, runSessionsCommand);
     case 'approvals':
-      return approvals(config, args);
+      return overRest(config, args, (_rest, t, out) => runApprovalsCommand(t, out));
     case 'secrets':
       return withStorage(config, (storage) =>
         runSecretsCommand(args, {
