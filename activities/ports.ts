@@ -1,9 +1,11 @@
 /** The narrow ports the turn activities are built over (wired by the worker's composition root). */
 import type { AuditEvent } from '../core/audit-events.js';
-import type { AuthorityProof, AuthorityPurpose, ProofVerdict } from '../core/authority.js';
+import type { AuthorityProof, AuthorityPurpose, ProofVerdict, ToolCallFacts } from '../core/authority.js';
 import type { TierPolicy } from '../core/capability/tier-policy.js';
 import type { HistoryEntry, TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
+import type { TaintPolicy } from '../core/taint.js';
+import type { TrustedPlaces } from './taint-labels.js';
 import type { ChannelEvent } from '../core/channel.js';
 
 /** Appends audit entries idempotently by key. */
@@ -49,16 +51,7 @@ export interface ClaimPort {
 /** What a tool call's row says when `runTool` starts (an earlier attempt may have written it). */
 export type ToolCallStart = { state: 'new' } | { state: 'running' } | { state: 'done'; outcome: string };
 
-/** The facts of one tool call that its row and its `ToolCall` entry carry. */
-export interface ToolCallFacts {
-  /** workflow id / run id / activity id of the runTool activity: the row key and the audit key. */
-  idemKey: string;
-  turnId: string;
-  callId: string;
-  tool: string;
-  scope: string;
-  inputHash: string;
-}
+export type { ToolCallFacts };
 
 /** The outcome recorded for a call whose row was still running when its entry had to be written. */
 export const INTERRUPTED_OUTCOME = 'Unknown(interrupted before its outcome was recorded)';
@@ -88,6 +81,12 @@ export interface ToolCallLogPort {
    * `missing` (its row is created finished, so a late runTool attempt finds it and runs nothing).
    */
   audit(facts: ToolCallFacts, outcome: ToolCallEnding): Promise<{ outcome: string; seq: number } | undefined>;
+  /**
+   * What the results already in a turn's context say about taint: `untrusted`, the labels of
+   * untrusted results; `unrecorded`, the keys with no finished row (a result this worker did not
+   * produce, or not yet: either way it cannot be vouched for).
+   */
+  contextLabels(keys: readonly string[]): Promise<{ untrusted: string[]; unrecorded: string[] }>;
 }
 
 /** Best-effort events from activities to the channel (seed `stream_event`). */
@@ -130,4 +129,8 @@ export interface AgentConfig {
   confirmFirst: string[];
   /** The operator's qualifiers for the SemiTrusted ▲ ceiling entries; without it those bases are absent. */
   tierPolicy?: TierPolicy;
+  /** What a turn that read untrusted content does with each effect or egress tool (default: gate); `AIVYX_TAINT_POLICY`. */
+  taintPolicy?: TaintPolicy;
+  /** The owner's own files and vouched-for MCP servers: their results do not taint a turn. */
+  trustedPlaces?: TrustedPlaces;
 }

@@ -38,6 +38,10 @@ import {
   type ToolCallLogPort,
 } from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
+import { describeTaint, policyAction, stricter, taintGoverns, type CallTaint, type TaintPolicy } from '../core/taint.js';
+import { findTool } from '../core/tool-catalog.js';
+import { sessionWorkflowId } from '../workflows/turn-ids.js';
+import { historyLabels, messageLabel, outputLabel } from './taint-labels.js';
 
 /** Everything the turn activities need. */
 export interface TurnActivityDeps {
@@ -68,8 +72,19 @@ export type OpenTurnResult =
       budgetMs: number;
       /** The catalog tools this worker implements: what the model is offered. */
       toolIds?: string[];
+      /** What the workflow needs to decide taint (core/taint.ts); absent in histories older than it. */
+      taint?: OpenedTaint;
     }
   | { ok: false; error: AivyxErrorData };
+
+/** The turn's taint at its start: untrusted sources already in context, and the worker's policy. */
+export interface OpenedTaint {
+  /** An untrusted message, earlier untrusted turns of the conversation: in words a person reads. */
+  sources: string[];
+  /** The message came from a Trusted sender: the destinations it names are the owner's. */
+  messageTrusted: boolean;
+  policy: TaintPolicy;
+}
 
 /** What a verified turn holds, stored with its claim: `runTool` and `finalizeTurn` read it from there. */
 export interface TurnAuthority {
@@ -79,6 +94,8 @@ export interface TurnAuthority {
   grant?: OneShotGrant;
   /** SHA-256 of the canonical proof body of the request that was verified. */
   requestHash: string;
+  /** The untrusted sources in the turn's context when it opened (runTool re-checks the workflow's taint against them). */
+  taint?: string[];
 }
 
 /** Input of `runTool`. */
@@ -91,6 +108,10 @@ export interface RunToolInput {
   callProof?: AuthorityProof;
   /** The scope the workflow checked (the activity re-derives and re-checks it). */
   scope: string;
+  /** The workflow's taint decision for this call (core/taint.ts); absent = the workflow saw no untrusted content. */
+  taint?: CallTaint;
+  /** Keys of the calls whose results are already in the turn's context (runTool checks their labels itself). */
+  context?: string[];
 }
 
 /** What `runTool` returns: the outcome, the call's facts, and a receipt that lets `recordToolCall` trust both. */
@@ -130,6 +151,10 @@ export interface FinalizeTurnInput {
   owed?: ScheduledCall[];
   /** The escalated call of an `Escalated` turn. */
   pending?: PendingCall;
+  /** The untrusted sources the turn read (its history entries keep them, so the next turn is tainted too). */
+  taint?: string[];
+  /** Keys of every call the turn scheduled (their labels are re-read here). */
+  context?: string[];
 }
 
 /** How many earlier messages of the session an LLM step sees. */
@@ -195,6 +220,8 @@ export function outcomeFromSummary(summary: string): ToolOutcome {
 export function createTurnActivities(deps: TurnActivityDeps) {
   const toolsById = new Map(deps.tools.map((t) => [t.descriptor.id, t]));
   const agentCaps = CapabilitySet.from(deps.agent.capabilities);
+  const policy = deps.agent.taintPolicy ?? {};
+  const places = deps.agent.trustedPlaces ?? {};
 
   async function denied(turnId: string, call: Pick<ToolCall, 'callId' | 'tool'>, scope: string, held: string[]): Promise<ToolOutcome> {
     const parsed = Scope.tryParse(scope);
@@ -287,12 +314,17 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         return reject(`its one-shot grant belongs to mission ${req.oneShotGrant.missionId}`);
       const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier, deps.agent.tierPolicy), tier, deps.mcp?.tierGrants ?? {}));
       const effective = (limit ? ceiling.intersect(limit) : ceiling).toJSON();
+      // Untrusted content already in context: the message itself unless the owner sent it, and earlier tainted turns.
+      const fromMessage = messageLabel(tier, req.channel.sender, req.channel.name, places.owners);
+      const history = await deps.history.load(sessionWorkflowId(req.channel.name, req.channel.sessionId), SESSION_HISTORY_LIMIT);
+      const taint = [...(fromMessage ? [fromMessage] : []), ...historyLabels(history)];
       const authority: TurnAuthority = {
         effective,
         trustTier: tier,
         sessionId: req.channel.sessionId,
         ...(req.oneShotGrant ? { grant: req.oneShotGrant } : {}),
         requestHash: sha256Hex(canonicalJson(turnProofBody(req))),
+        taint,
       };
       const claim = await deps.claims.claim({ kind: 'turn', subject: req.turnId, workflowId, runId, data: authority });
       if (claim.status === 'taken')
@@ -306,7 +338,13 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         trustTier: tier,
         effectiveCapabilities: claim.data.effective,
       });
-      return { ok: true, effective: claim.data.effective, budgetMs: deps.agent.budgetMs, toolIds: [...toolsById.keys()] };
+      return {
+        ok: true,
+        effective: claim.data.effective,
+        budgetMs: deps.agent.budgetMs,
+        toolIds: [...toolsById.keys()],
+        taint: { sources: claim.data.taint ?? [], messageTrusted: fromMessage === undefined, policy: deps.agent.taintPolicy ?? {} },
+      };
     },
 
     /**
@@ -321,7 +359,9 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       if (ctx.info.attempt > 1) deps.stream.publish(input.turnId, { type: 'step_restarted', step: input.step });
       let result: LlmStepResult;
       try {
-        const req = { ...rest, tools: await modelTools(rest.tools), history: await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT) };
+        // The model sees who said what, not the taint labels (those are the runtime's, core/taint.ts).
+        const history = (await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT)).map(({ role, text }) => ({ role, text }));
+        const req = { ...rest, tools: await modelTools(rest.tools), history };
         result = await withHeartbeat(() =>
           deps.llm.step(req, {
             text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),
@@ -417,15 +457,31 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         return done({ status: 'Failed', error: errorData(e, 'Tool') });
       }
 
+      const taint = await callTaint(authority, input);
+      if ('refused' in taint) return reject(taint.refused);
+
       // The row comes before any effect: with the database down nothing runs (the activity is retried).
-      facts = { ...facts, scope };
+      facts = { ...facts, scope, ...(taint.sources.length > 0 ? { taintedBy: taint.sources } : {}) };
       const start = await deps.toolCalls.begin(facts);
       // An earlier attempt finished this call: its recorded outcome is the truth (the effect is not repeated).
       if (start.state === 'done') return done(outcomeFromSummary(start.outcome));
 
       let outcome: ToolOutcome;
-      if (deps.agent.confirmFirst.includes(call.tool) && !(await grantCovers(authority.grant, call, key))) {
-        outcome = { status: 'RequiresEscalation', reason: `${call.tool} is confirm-first: a person must approve this exact call` };
+      const after = taint.sources.length > 0 ? describeTaint(taint.sources) : '';
+      const gated = taint.action === 'gate' || deps.agent.confirmFirst.includes(call.tool);
+      if (taint.action === 'deny') {
+        outcome = {
+          status: 'Failed',
+          error: {
+            kind: 'CapabilityDenied',
+            message: `${call.tool} refused ${after}: the taint policy denies it`,
+            hint: 'ask again in a conversation that has not read untrusted content, or change AIVYX_TAINT_POLICY',
+            detail: { scope: `taint:${call.tool}`, held: [] },
+          },
+        };
+      } else if (gated && !(await grantCovers(authority.grant, call, key))) {
+        const why = taint.action === 'gate' ? `${call.tool} ${after}` : `${call.tool} is confirm-first`;
+        outcome = { status: 'RequiresEscalation', reason: `${why}: a person must approve this exact call` };
       } else {
         deps.stream.publish(turnId, { type: 'tool_started', tool: call.tool, callId: call.callId });
         try {
@@ -443,6 +499,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
                 turnId,
                 sessionId: authority.sessionId,
                 held: authority.effective,
+                taint: taint.sources,
                 recordMemoryAccess: async (entry) => {
                   await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });
                 },
@@ -453,8 +510,13 @@ export function createTurnActivities(deps: TurnActivityDeps) {
             result.kind === 'completed'
               ? { status: 'Completed', output: result.output, verified: result.verified }
               : { status: 'RequiresEscalation', reason: result.reason };
+          const label = outputLabel(call.tool, call.input, scope, result.kind === 'completed' ? result.untrusted : undefined, places);
+          if (label) facts = { ...facts, untrustedOutput: label };
         } catch (e) {
           outcome = { status: 'Failed', error: errorData(e, 'Tool') };
+          // A failure's message can carry what the tool read (a server's error text): labelled like its output.
+          const label = outputLabel(call.tool, call.input, scope, undefined, places);
+          if (label) facts = { ...facts, untrustedOutput: label };
         }
         deps.stream.publish(turnId, {
           type: 'tool_finished',
@@ -517,12 +579,24 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       for (const c of input.owed ?? []) await deps.toolCalls.audit(scheduledFacts(c), { missing: 'NotRun(the turn ended first)' });
       const authority = await turnAuthority(request.turnId);
       if (outcome.status === 'Completed' && authority) {
+        // A turn that read untrusted content leaves it in the conversation: the next turn starts tainted.
+        const context = await deps.toolCalls.contextLabels(input.context ?? []);
+        const sources = [
+          ...new Set([
+            ...(authority.taint ?? []),
+            ...(input.taint ?? []),
+            ...context.untrusted,
+            ...(context.unrecorded.length > 0 ? ['a result this worker did not record'] : []),
+          ]),
+        ];
+        const untrusted = sources.length > 0 ? describeTaint(sources) : undefined;
+        const fromMessage = messageLabel(authority.trustTier, request.channel.sender, request.channel.name, places.owners);
         await deps.history.record(input.sessionKey, {
           turnId: request.turnId,
           receivedAt: request.message.receivedAt,
           entries: [
-            { role: 'user', text: messageText(request.message.content) },
-            { role: 'assistant', text: outcome.finalMessage },
+            { role: 'user', text: messageText(request.message.content), ...(fromMessage ? { untrusted: fromMessage } : {}) },
+            { role: 'assistant', text: outcome.finalMessage, ...(untrusted ? { untrusted } : {}) },
           ],
         });
       }
@@ -557,6 +631,30 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       }
     },
   };
+
+  /**
+   * The worker's re-check of the workflow's taint decision: every result in the turn's context must be
+   * one this worker recorded, every untrusted source it knows of must be one the workflow counted,
+   * and an effect's action is at least as strict as this worker's own policy.
+   */
+  async function callTaint(
+    authority: TurnAuthority,
+    input: RunToolInput,
+  ): Promise<{ refused: string } | { sources: string[]; action: CallTaint['action'] }> {
+    const context = await deps.toolCalls.contextLabels(input.context ?? []);
+    if (context.unrecorded.length > 0)
+      return { refused: `${context.unrecorded.length} result(s) in this turn's context were not produced by this worker` };
+    const declared = input.taint?.sources ?? [];
+    const unaccounted = [...(authority.taint ?? []), ...context.untrusted].filter((s) => !declared.includes(s));
+    if (unaccounted.length > 0)
+      return { refused: `the turn read untrusted content the workflow did not account for (${unaccounted.join('; ')})` };
+    if (declared.length === 0) return { sources: [], action: 'free' };
+    const def = findTool(input.call.tool);
+    const declaredAction = input.taint?.action ?? 'gate';
+    // An egress-only call is free when the owner named its destination: only the workflow holds that text.
+    const own = !def ? 'gate' : !taintGoverns(def) ? 'free' : def.provenance.effect ? policyAction(def.id, policy) : declaredAction;
+    return { sources: declared, action: stricter(declaredAction, own) };
+  }
 
   /** True when the turn's grant covers exactly this call and is used here first (a grant works once). */
   async function grantCovers(grant: OneShotGrant | undefined, call: ToolCall, key: string): Promise<boolean> {

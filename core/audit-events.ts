@@ -39,6 +39,8 @@ export type AuditEvent =
       inputHash: string;
       outcome: string;
       durationMs: number;
+      /** Present when the call was made after untrusted content: where that content came from. */
+      taintedBy?: string[];
     }
   | {
       /** A workflow input the worker refused before acting on it: not encrypted, copied from another workflow, or malformed. */

@@ -85,9 +85,24 @@ export interface ToolCallProofBody {
   inputHash: string;
 }
 
+/** The facts of one tool call that its row, its `ToolCall` entry and its receipt carry. */
+export interface ToolCallFacts {
+  /** workflow id / run id / activity id of the runTool activity: the row key and the audit key. */
+  idemKey: string;
+  turnId: string;
+  callId: string;
+  tool: string;
+  scope: string;
+  inputHash: string;
+  /** The call was made after untrusted content: where it came from (core/taint.ts). */
+  taintedBy?: string[];
+  /** The call's result is untrusted: its label (activities/taint-labels.ts). */
+  untrustedOutput?: string;
+}
+
 /** The body of a tool-result receipt: the call as `runTool` ran it, and the outcome it recorded. */
 export interface ToolResultProofBody {
-  facts: { idemKey: string; turnId: string; callId: string; tool: string; scope: string; inputHash: string };
+  facts: ToolCallFacts;
   outcome: string;
 }
 

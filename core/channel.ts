@@ -53,6 +53,8 @@ export interface OneShotGrant {
 export interface HistoryEntry {
   role: 'user' | 'assistant';
   text: string;
+  /** Set when the turn that wrote this had untrusted content in its context: where it came from (core/taint.ts). */
+  untrusted?: string;
 }
 
 /** Owned form of seed D3 `StreamEvent`: best-effort events from activities to the channel. */

@@ -3,7 +3,11 @@
  * Every variable is parsed through one table (`infra/config/env-table.ts`) before anything starts,
  * so a bad value is refused by name before the database opens or a server starts.
  */
-import { resolve } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { TrustedPlaces } from '../activities/taint-labels.js';
+import type { TaintPolicy } from '../core/taint.js';
 import type { McpServerConfig } from '../activities/mcp/mcp-client.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { DEFAULT_CONFIRM_FIRST, type EnvValues } from './config/env-table.js';
@@ -42,6 +46,10 @@ export interface AivyxConfig {
   /** The agent's own capability set, before tier ceilings. */
   capabilities: string[];
   confirmFirst: string[];
+  /** After untrusted content: each effect or egress tool's action (AIVYX_TAINT_POLICY; docs/SECURITY.md). */
+  taintPolicy: TaintPolicy;
+  /** The owner's own files (AIVYX_TRUSTED_ROOTS, canonical paths) and vouched-for MCP servers (AIVYX_MCP_TRUSTED). */
+  trustedPlaces: TrustedPlaces;
   /** MCP servers (AIVYX_MCP_SERVERS, JSON) and the tiers opted in to their tools (AIVYX_MCP_TIERS). */
   mcpServers: McpServerConfig[];
   mcpTiers: McpTierGrants;
@@ -55,6 +63,13 @@ export interface AivyxConfig {
   auditCheckpointSeconds: number;
   /** The owner's daily checkpoint digest (AIVYX_AUDIT_DIGEST=<channel>:<address>); unset → none. */
   auditDigest: AuditDigestTarget | undefined;
+}
+
+/** A trusted root as the file tools see paths: `~` expanded, absolute, symlinks resolved when it exists. */
+function canonicalRoot(raw: string, homeDir: string): string {
+  const expanded = raw === '~' ? homeDir : raw.startsWith('~/') ? join(homeDir, raw.slice(2)) : raw;
+  const abs = resolve(expanded);
+  return existsSync(abs) ? realpathSync(abs) : abs;
 }
 
 /** `AIVYX_CONFIRM_FIRST` when set (an explicit list, may be empty), else the destructive set unless `AIVYX_CONFIRM_DESTRUCTIVE=off`. */
@@ -83,6 +98,12 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     sessionIdleMs: v.AIVYX_SESSION_IDLE_MS,
     capabilities: v.AIVYX_CAPABILITIES,
     confirmFirst: confirmFirstOf(v),
+    taintPolicy: v.AIVYX_TAINT_POLICY,
+    trustedPlaces: {
+      roots: v.AIVYX_TRUSTED_ROOTS.map((r) => canonicalRoot(r, env.HOME || homedir())),
+      mcpServers: v.AIVYX_MCP_TRUSTED,
+      owners: v.AIVYX_OWNER_IDS,
+    },
     mcpServers: v.AIVYX_MCP_SERVERS,
     mcpTiers: v.AIVYX_MCP_TIERS,
     env: v,

@@ -53,6 +53,7 @@ function publicView(e: SealedEntry): MemoryEntry {
     ...(e.session === undefined ? {} : { session: e.session }),
     ...(e.topic === undefined ? {} : { topic: e.topic }),
     ...(e.public ? { public: true } : {}),
+    ...(e.untrusted ? { untrusted: e.untrusted } : {}),
   };
 }
 
@@ -147,7 +148,7 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
     return out;
   }
 
-  function sealedFor(input: MemoryWriteInput, id: string, at: number): SealedEntry {
+  function sealedFor(input: MemoryWriteInput, id: string, at: number, untrusted?: string): SealedEntry {
     const terms = [...new Set(tokenize(input.text))].map((t) => mac('t', t));
     const macs = [mac('all'), ...filterMacs(input), ...terms];
     return {
@@ -158,6 +159,7 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
       ...(input.session === undefined ? {} : { session: input.session }),
       ...(input.topic === undefined ? {} : { topic: input.topic }),
       ...(input.public ? { public: true } : {}),
+      ...(untrusted ? { untrusted } : {}),
       macs: [...new Set(macs)],
     };
   }
@@ -241,7 +243,7 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
         .where('token_mac', '=', mac('all'))
         .where('memory_key', '=', opts.id)
         .executeTakeFirst();
-      const sealed = sealedFor(input, opts.id, prior?.created_at_ms ?? opts.at);
+      const sealed = sealedFor(input, opts.id, prior?.created_at_ms ?? opts.at, opts.untrusted);
       // Index first, then the entry: the entry's presence is what marks a write as done.
       await insertIndex([sealed]);
       await domain.putJson(storageKey(opts.id), sealed);

@@ -9,6 +9,8 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { INTERRUPTED_OUTCOME, type ToolCallEnding, type ToolCallFacts, type ToolCallLogPort } from '../activities/ports.js';
+import { UNVERIFIABLE_OUTCOME } from '../activities/turn-activities.js';
+import { unvouchedLabel } from '../core/taint.js';
 import { appendAuditEntry, verifyAuditChain } from './audit/index.js';
 import type { Database } from './db/index.js';
 
@@ -29,6 +31,8 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
           outcome: null,
           finished_at: null,
           audit_seq: null,
+          tainted_by: f.taintedBy?.length ? JSON.stringify(f.taintedBy) : null,
+          untrusted_output: null,
         })
         .onConflict((oc) => oc.column('idem_key').doNothing())
         .returning('idem_key')
@@ -42,6 +46,24 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
       return row.state === 'done' ? { state: 'done', outcome: row.outcome ?? INTERRUPTED_OUTCOME } : { state: 'running' };
     },
     audit: (f, ending) => auditToolCall(db, auditKey, f, ending),
+    async contextLabels(keys) {
+      if (keys.length === 0) return { untrusted: [], unrecorded: [] };
+      const rows = await db
+        .selectFrom('tool_calls')
+        .select(['idem_key', 'state', 'tool', 'outcome', 'untrusted_output'])
+        .where('idem_key', 'in', [...keys])
+        .execute();
+      const done = rows.filter((r) => r.state === 'done');
+      // A row closed without runTool's receipt: the result the workflow holds for it did not come from this worker.
+      const unvouched = (outcome: string | null) =>
+        outcome === null || outcome === INTERRUPTED_OUTCOME || outcome === UNVERIFIABLE_OUTCOME || outcome.startsWith('NotRun(');
+      const labels = done.flatMap((r) => [
+        ...(r.untrusted_output ? [r.untrusted_output] : []),
+        ...(unvouched(r.outcome) ? [unvouchedLabel(r.tool)] : []),
+      ]);
+      const recorded = new Set(done.map((r) => r.idem_key));
+      return { untrusted: [...new Set(labels)], unrecorded: keys.filter((k) => !recorded.has(k)) };
+    },
   };
 }
 
@@ -68,6 +90,8 @@ export async function auditToolCall(
         outcome: ending.known ?? ending.missing,
         finished_at: new Date(),
         audit_seq: null,
+        tainted_by: f.taintedBy?.length ? JSON.stringify(f.taintedBy) : null,
+        untrusted_output: f.untrustedOutput ?? null,
       })
       .onConflict((oc) => oc.column('idem_key').doNothing())
       .execute();
@@ -88,11 +112,19 @@ export async function auditToolCall(
         inputHash: row.input_hash,
         outcome,
         durationMs: Math.max(0, finishedAt.getTime() - row.started_at.getTime()),
+        ...(row.tainted_by ? { taintedBy: JSON.parse(row.tainted_by) as string[] } : {}),
       },
     });
     await trx
       .updateTable('tool_calls')
-      .set({ state: 'done', outcome, finished_at: finishedAt, audit_seq: seq })
+      // The first label stands, like the first outcome: a late attempt never makes a result look trusted.
+      .set({
+        state: 'done',
+        outcome,
+        finished_at: finishedAt,
+        audit_seq: seq,
+        untrusted_output: row.untrusted_output ?? f.untrustedOutput ?? null,
+      })
       .where('idem_key', '=', f.idemKey)
       .execute();
     return { outcome, seq };

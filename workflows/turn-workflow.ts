@@ -23,6 +23,8 @@ import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import { findTool, INTERRUPTIBLE_TOOLS, toolSpecs } from '../core/tool-catalog.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
+import { messageText } from '../core/message.js';
+import { TurnTaint, unvouchedLabel, type CallTaint } from '../core/taint.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
 import { sessionWorkflowId } from './turn-ids.js';
@@ -143,12 +145,21 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
   // Scheduled calls whose audit entry is not yet confirmed written (finalizeTurn writes what is left).
   const owed = new Map<string, ScheduledCall>();
   let pending: PendingCall | undefined;
+  let taint: TurnTaint | undefined;
+  // Every call scheduled so far: runTool re-reads their labels, so a result it did not record cannot pass as clean.
+  const context: string[] = [];
 
   const outcome = await CancellationScope.nonCancellable(async (): Promise<TurnOutcome> => {
     const opened = await bookkeeping.openTurn(req);
     if (!opened.ok) return { status: 'Failed', error: opened.error, toolCallsMade };
     const effective = CapabilitySet.fromJSON(opened.effective);
     const transcript: TranscriptItem[] = [];
+    // Untrusted content in context (core/taint.ts): decided here, on what this workflow holds. Histories
+    // older than taint have no `opened.taint` and replay unchanged.
+    const taintPolicy = opened.taint?.policy ?? {};
+    taint = opened.taint
+      ? new TurnTaint(opened.taint.sources, opened.taint.messageTrusted ? messageText(req.message.content) : '')
+      : undefined;
     // Offer what this worker implements; an id outside the catalog must not throw in workflow code.
     const specs = toolSpecs(opened.toolIds?.filter((id) => findTool(id) !== undefined));
 
@@ -178,6 +189,9 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
       // A batch: deterministic scope checks here, then every granted call as its own activity, in parallel.
       const calls = result.calls;
       const proofs = result.callProofs ?? {};
+      // What each call's result adds to the turn's taint, applied in call order once the whole batch is back.
+      const labels: ({ untrusted: string } | { trusted: unknown } | undefined)[] = calls.map(() => undefined);
+      const prior = [...context];
       const batch = await raceStep<ToolResult[]>(
         () =>
           Promise.all(
@@ -203,8 +217,19 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
                 scope: checked.scope,
               };
               owed.set(scheduled.idemKey, scheduled);
+              context.push(scheduled.idemKey);
               const callProof = proofs[call.callId];
-              const runInput = { turnId: req.turnId, step, call, scope: checked.scope, ...(callProof ? { callProof } : {}) };
+              const def = findTool(call.tool)!;
+              const callTaint: CallTaint | undefined = taint?.decide(def, def.parse(call.input), taintPolicy);
+              const runInput = {
+                turnId: req.turnId,
+                step,
+                call,
+                scope: checked.scope,
+                ...(callProof ? { callProof } : {}),
+                ...(callTaint ? { taint: callTaint } : {}),
+                ...(prior.length > 0 ? { context: prior } : {}),
+              };
               const runTool = toolActivity(activityId, INTERRUPTIBLE_TOOLS.has(call.tool));
               let ran: RunToolResult | undefined;
               let out: ToolOutcome;
@@ -226,6 +251,19 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
                   : { scheduled, outcome: summarizeToolOutcome(out) },
               );
               owed.delete(scheduled.idemKey);
+              // A tool whose output is untrusted by definition stays so even if a result claims otherwise; with no
+              // result from the worker, whatever came back cannot be vouched for (runTool re-checks the rest).
+              const untrusted =
+                ran?.facts.untrustedOutput ??
+                (def.provenance.output === 'trusted'
+                  ? undefined
+                  : !ran
+                    ? unvouchedLabel(call.tool)
+                    : def.provenance.output === 'untrusted'
+                      ? `${call.tool} output`
+                      : undefined);
+              if (untrusted) labels[i] = { untrusted };
+              else if (out.status === 'Completed') labels[i] = { trusted: out.output };
               return { callId: call.callId, tool: call.tool, outcome: out };
             }),
           ),
@@ -238,6 +276,11 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
       if (batch.kind !== 'done')
         return { status: 'Failed', error: failureToErrorData(batch.kind === 'error' ? batch.error : 'cancelled'), toolCallsMade };
 
+      for (const label of labels) {
+        if (!label || !taint) continue;
+        if ('untrusted' in label) taint.add(label.untrusted);
+        else taint.addTrusted(JSON.stringify(label.trusted ?? null));
+      }
       transcript.push({ role: 'assistant', ...(result.text ? { text: result.text } : {}), calls });
       transcript.push({ role: 'tool', results: batch.value });
       setCurrentDetails(`**Step ${step + 1}**: ${batch.value.map((r) => `${r.tool} → ${summarizeToolOutcome(r.outcome)}`).join(', ')}`);
@@ -265,6 +308,8 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
       durationMs: Date.now() - startedAt,
       ...(owed.size > 0 ? { owed: [...owed.values()] } : {}),
       ...(outcome.status === 'Escalated' && pending ? { pending } : {}),
+      ...(taint?.tainted ? { taint: taint.sources } : {}),
+      ...(context.length > 0 ? { context } : {}),
     }),
   );
   // Only requests with a reply route deliver here.

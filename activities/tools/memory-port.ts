@@ -14,6 +14,8 @@ export interface MemoryEntry {
   session?: string;
   topic?: string;
   public?: boolean;
+  /** Written by a turn that had read untrusted content: where it came from. A recall of it taints the recalling turn. */
+  untrusted?: string;
 }
 
 /** What a recall returns: the best `limit` entries, and whether more matched. */
@@ -27,7 +29,7 @@ export interface MemoryStore {
   /** The deterministic memory id for an activity's idemKey (a keyed hash: ids do not reveal turn ids). */
   idFor(idemKey: string): string;
   /** Stores an entry at `id`; a second write of the same id returns the first entry (`created: false`). */
-  write(input: MemoryWriteInput, opts: { id: string; at: number }): Promise<{ entry: MemoryEntry; created: boolean }>;
+  write(input: MemoryWriteInput, opts: { id: string; at: number; untrusted?: string }): Promise<{ entry: MemoryEntry; created: boolean }>;
   /** Bulk import (benchmarks, migrations): one index insert per batch, entries sealed concurrently. */
   writeMany(items: readonly { input: MemoryWriteInput; id: string; at: number }[]): Promise<void>;
   /** Ranked recall within the filter and range. */

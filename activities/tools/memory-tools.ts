@@ -6,6 +6,7 @@
 import { memoryForgetTool, parseMemoryForgetInput } from '../../core/tools/memory-forget.js';
 import { memoryRecallTool, parseMemoryRecallInput } from '../../core/tools/memory-recall.js';
 import { memoryWriteTool, parseMemoryWriteInput } from '../../core/tools/memory-write.js';
+import { describeTaint } from '../../core/taint.js';
 import type { MemoryEntry, MemoryStore } from './memory-port.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
@@ -54,7 +55,9 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
       const id = store.idFor(ctx.idemKey);
       await ctx.recordMemoryAccess({ operation: 'Write', scope: memoryWriteTool.requiredScope(input), queryOrKey: id });
       ctx.signal.throwIfAborted();
-      const { entry } = await store.write(req, { id, at: now() });
+      // Written after untrusted content: the entry keeps where that came from, so whoever recalls it is tainted too.
+      const untrusted = ctx.taint?.length ? describeTaint(ctx.taint) : undefined;
+      const { entry } = await store.write(req, { id, at: now(), ...(untrusted ? { untrusted } : {}) });
       const output: MemoryWriteOutput = { id: entry.id, at: iso(entry.at) };
       // Tool success is not intent: confirm the sealed entry is really there.
       return { kind: 'completed', output, verified: (await store.has(entry.id)) ? 'Verified' : 'Unverified' };
@@ -72,7 +75,13 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
       ctx.signal.throwIfAborted();
       const found = await store.recall(req);
       const output: MemoryRecallOutput = { entries: found.entries.map((e) => ({ ...e, at: iso(e.at) })), more: found.more };
-      return { kind: 'completed', output, verified: 'NotApplicable' };
+      const tainted = found.entries.find((e) => e.untrusted);
+      return {
+        kind: 'completed',
+        output,
+        verified: 'NotApplicable',
+        ...(tainted ? { untrusted: `a memory written ${tainted.untrusted ?? 'after untrusted content'}` } : {}),
+      };
     },
   };
 

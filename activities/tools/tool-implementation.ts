@@ -19,10 +19,20 @@ export interface ToolRunContext {
   held: readonly string[];
   /** Appends the dedicated `MemoryAccess` audit entry (seed D4); idempotent per call and operation. */
   recordMemoryAccess(entry: { operation: MemoryOperation; scope: string; queryOrKey: string }): Promise<void>;
+  /** The untrusted content the turn had read before this call (empty: none); a memory written now carries it. */
+  taint?: readonly string[];
 }
 
 /** What a tool run ends as; failures are thrown as AivyxError('Tool' | 'Cancelled' | ...). */
-export type ToolRunResult = { kind: 'completed'; output: unknown; verified: Verification } | { kind: 'escalate'; reason: string };
+export type ToolRunResult =
+  | {
+      kind: 'completed';
+      output: unknown;
+      verified: Verification;
+      /** This result is untrusted, and why (a recalled memory written after untrusted content); see activities/taint-labels.ts. */
+      untrusted?: string;
+    }
+  | { kind: 'escalate'; reason: string };
 
 /** One tool implementation: its descriptor, its canonical scope re-check and its effect. */
 export interface ToolImplementation {

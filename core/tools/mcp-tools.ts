@@ -60,7 +60,8 @@ export const mcpCallTool = defineTool({
   // An MCP tool's effects are unknown to us: treat it like shell.exec.
   idempotency: 'at-most-once',
   // A server's output is its own; effect unless the operator marks the server's tool read-only.
-  provenance: { output: 'untrusted', effect: true },
+  // Untrusted unless the owner vouches for the server (AIVYX_MCP_TRUSTED): the worker labels each result.
+  provenance: { output: 'depends', effect: true },
 });
 
 export const parseMcpCallInput = mcpCallTool.parse;

@@ -5,7 +5,8 @@
  * checked by test/infra/config.test.ts). A new variable is one entry here.
  */
 import { parseMcpServers } from '../../activities/mcp/mcp-client.js';
-import { DEFAULT_CONFIRM_FIRST } from '../../core/tool-catalog.js';
+import { DEFAULT_CONFIRM_FIRST, TOOL_CATALOG } from '../../core/tool-catalog.js';
+import { parseTaintPolicy } from '../../core/taint.js';
 import { Scope } from '../../core/capability/scope.js';
 import { TRUST_TIERS } from '../../core/capability/trust-tier.js';
 import { AivyxError } from '../../core/errors.js';
@@ -222,6 +223,34 @@ export const ENV_TABLE = {
     default: 'unset',
     meaning: 'the confirm-first tools, listed explicitly (comma-separated; empty: none); overrides `AIVYX_CONFIRM_DESTRUCTIVE`',
     schema: list(undefined, toolId),
+  }),
+  // --- untrusted content (docs/SECURITY.md): after it, effects and egress need a person
+  AIVYX_TAINT_POLICY: envVar({
+    group: 'agent',
+    default: 'every effect or egress tool `gate`',
+    meaning:
+      'what a turn that has read untrusted content does with each effect or egress tool: `tool=gate|deny|allow`, comma-separated (e.g. `net.post=deny`); reads are never stopped',
+    schema: parsedBy({}, (raw) => parseTaintPolicy(raw, TOOL_CATALOG)),
+  }),
+  AIVYX_TRUSTED_ROOTS: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning:
+      "directories holding the owner's own files (comma-separated, `~` expands): reading them does not taint a turn; every other file does",
+    schema: list([]),
+  }),
+  AIVYX_OWNER_IDS: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning:
+      "your own identities on remote channels, `<channel>:<sender>` (e.g. `telegram:12345,email:me@example.org`): your messages there do not taint a turn (their tier is unchanged); anyone else's do",
+    schema: list([]),
+  }),
+  AIVYX_MCP_TRUSTED: envVar({
+    group: 'mcp',
+    default: 'none',
+    meaning: "MCP servers whose output the owner vouches for (comma-separated names); every other server's output taints a turn",
+    schema: list([]),
   }),
   // --- what a SemiTrusted channel may reach: ▲ ceiling entries hold only these qualifiers (infra/tier-policy.ts, docs/TOOLS.md)
   AIVYX_SEMITRUSTED_FS: envVar({

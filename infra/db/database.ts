@@ -130,6 +130,10 @@ export interface ToolCallTable {
   started_at: Generated<Date>;
   finished_at: Date | null;
   audit_seq: number | null;
+  /** JSON array of the untrusted sources the call was made after (migration 0011); null = none. */
+  tainted_by: string | null;
+  /** The label of an untrusted result; null = trusted. */
+  untrusted_output: string | null;
 }
 
 /** The whole schema, as kysely's `Kysely<Database>` type parameter. */

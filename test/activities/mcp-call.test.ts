@@ -60,13 +60,13 @@ describe('mcp client pool', () => {
         .filter((t) => t.server === 'echo')
         .map((t) => t.name)
         .sort(),
-    ).toEqual(['echo', 'fail', 'slow']);
+    ).toEqual(['echo', 'fail', 'reverse', 'slow']);
     expect(
       tools
         .filter((t) => t.server === 'web')
         .map((t) => t.name)
         .sort(),
-    ).toEqual(['echo', 'fail', 'slow']);
+    ).toEqual(['echo', 'fail', 'reverse', 'slow']);
     const spec = mcpToolSpec(tools);
     expect(spec.id).toBe('mcp.call');
     expect(spec.description).toContain('server "echo", tool "echo"');

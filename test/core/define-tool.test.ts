@@ -166,7 +166,7 @@ describe('what derives from the definitions', () => {
       'shell.exec': ['at-most-once', 'untrusted', true],
       'net.fetch': ['natural', 'untrusted', false],
       'net.post': ['keyed', 'untrusted', true],
-      'mcp.call': ['at-most-once', 'untrusted', true],
+      'mcp.call': ['at-most-once', 'depends', true],
       'memory.write': ['keyed', 'trusted', true],
       'channel.send': ['keyed', 'trusted', true],
     });

@@ -106,6 +106,9 @@ beforeAll(async () => {
     budgetMs: 30_000,
     confirmFirst: [],
     tierPolicy,
+    // The phone is the owner's own (AIVYX_OWNER_IDS): its messages keep the SemiTrusted ceiling but do not
+    // taint the turn, so a write to the workspace runs without an approval (docs/SECURITY.md).
+    trustedPlaces: { owners: ['test:tester'] },
   };
   [h, g] = await Promise.all([
     startHarness({ script, agent, protectedPaths }),

@@ -5,6 +5,9 @@
  * grant and exactly that call runs, once. On the shared dev server.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MissionGateway } from '../../channels/mission-gateway.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
@@ -16,6 +19,11 @@ import { missionStatusQuery, type missionWorkflow } from '../../workflows/missio
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 
+const dir = mkdtempSync(join(tmpdir(), 'aivyx-confirm-'));
+const download = join(dir, 'download.txt');
+const filed = join(dir, 'filed.txt');
+writeFileSync(download, 'a stranger wrote this');
+
 const script = {
   rules: [
     {
@@ -23,6 +31,15 @@ const script = {
       steps: [
         { call: [{ tool: 'shell.exec', input: { argv: ['echo', 'deployed'] } }] },
         { say: 'deployed: {{result.0.output.stdout}}', sayOnFailure: 'not deployed: {{results}}' },
+      ],
+    },
+    // Reads a downloaded file (outside any trusted root: untrusted), then writes one: fs.write is not confirm-first.
+    {
+      match: 'file the download',
+      steps: [
+        { call: [{ tool: 'fs.read', input: { path: download } }] },
+        { call: [{ tool: 'fs.write', input: { path: filed, content: 'filed' } }] },
+        { say: 'filed: {{result.0.status}}' },
       ],
     },
     { steps: [{ say: 'ok' }] },
@@ -134,6 +151,33 @@ describe('confirm-first in a conversation', () => {
       inputHash: (asked as { inputHash: string }).inputHash,
     });
     expect((await h.verify()).ok).toBe(true);
+  }, 120_000);
+
+  it('a write after untrusted content is gated (not confirm-first) and shows why; approved, exactly that write runs once', async () => {
+    const facts = rest('owner');
+    const message = { id: randomUUID(), sessionId: facts.sessionId, content: textContent('file the download'), receivedAt: Date.now() };
+    const turn = await turns.start(facts, message, () => undefined);
+    const outcome = await turn.outcome;
+    expect(outcome).toMatchObject({
+      status: 'Escalated',
+      pendingTool: 'fs.write',
+      reason: 'fs.write after untrusted content (a file outside the trusted roots): a person must approve this exact call',
+    });
+    expect(existsSync(filed)).toBe(false);
+    const asked = (await h.audit(turn.turnWorkflowId)).filter((e) => e.type === 'ToolCall');
+    expect(asked.map((e) => [e.toolId, e.outcome, e.taintedBy])).toEqual([
+      ['fs.read', 'Completed(NotApplicable)', undefined],
+      ['fs.write', 'RequiresEscalation', ['a file outside the trusted roots']],
+    ]);
+
+    const missionId = confirmationMissionId(turn.turnWorkflowId);
+    const gate = await openGateOf(missionId);
+    await missions.decideAs('approve', gate.gateId, { identity: 'owner', channel: 'rest', trustTier: 'Trusted' });
+    expect(await tc.client.workflow.getHandle<typeof missionWorkflow>(missionId).result()).toMatchObject({ state: 'completed' });
+    expect(existsSync(filed)).toBe(true);
+    const ran = (await h.audit(`${missionId}/step-0/run-2`)).filter((e) => e.type === 'ToolCall' && e.toolId === 'fs.write');
+    expect(ran).toHaveLength(1);
+    expect(ran[0]).toMatchObject({ outcome: 'Completed(Verified)', taintedBy: ['a file outside the trusted roots'] });
   }, 120_000);
 
   it('only the owner may decide what an Untrusted sender asked for', () => {

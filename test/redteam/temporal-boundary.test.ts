@@ -23,7 +23,7 @@ import type { GateApprover } from '../../machines/index.js';
 import { createAttestor } from '../../infra/attestation.js';
 import { approveGateUpdate, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
-import { testConnection, type TestConnection, updateRefusal } from '../support/temporal.js';
+import { pendingActivity, testConnection, type TestConnection, updateRefusal } from '../support/temporal.js';
 import { buildTurnRequest, startHarness, type Harness } from '../support/turn-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-redteam-'));
@@ -267,7 +267,7 @@ describe('an insider with the payload key but not the attestation key', () => {
       }),
     );
     await turns.client.workflow.start('turnWorkflow', { workflowId: req.turnId, taskQueue: turns.taskQueue, args: [req] });
-    const llmStepId = await pendingActivity(req.turnId, 'llmStep');
+    const llmStepId = await pendingActivity(turns.client, req.turnId, 'llmStep');
     // The attacker answers for the model: one shell.exec call (with or without a copied proof).
     await turns.client.activity.complete(
       { workflowId: req.turnId, activityId: llmStepId },
@@ -296,7 +296,7 @@ describe('an insider with the payload key but not the attestation key', () => {
       }),
     );
     await turns.client.workflow.start('turnWorkflow', { workflowId: req.turnId, taskQueue: turns.taskQueue, args: [req] });
-    const llmStepId = await pendingActivity(req.turnId, 'llmStep');
+    const llmStepId = await pendingActivity(turns.client, req.turnId, 'llmStep');
     await keyless.activity.complete(
       { workflowId: req.turnId, activityId: llmStepId },
       { type: 'tool_calls', calls: [{ callId: 'c1', tool: 'shell.exec', input: { argv: ['touch', target] } }] },
@@ -436,12 +436,3 @@ describe('replaying what was genuinely attested', () => {
 });
 
 /** The activity id of the pending activity of type `type` (waits until it is scheduled). */
-async function pendingActivity(workflowId: string, type: string): Promise<string> {
-  for (let i = 0; i < 100; i++) {
-    const desc = await turns.client.workflow.getHandle(workflowId).describe();
-    const pending = desc.raw.pendingActivities?.find((a) => a.activityType?.name === type);
-    if (pending?.activityId) return pending.activityId;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no pending ${type} on ${workflowId}`);
-}

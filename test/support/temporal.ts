@@ -74,3 +74,14 @@ export async function updateRefusal(p: Promise<unknown>): Promise<string> {
   }
   throw new Error('the update was accepted');
 }
+
+/** The id of `workflowId`'s pending activity of `type`, once the server lists it (what an attacker at the frontend sees). */
+export async function pendingActivity(client: Client, workflowId: string, type: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const desc = await client.workflow.getHandle(workflowId).describe();
+    const pending = desc.raw.pendingActivities?.find((a) => a.activityType?.name === type);
+    if (pending?.activityId) return pending.activityId;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no pending ${type} on ${workflowId}`);
+}

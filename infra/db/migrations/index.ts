@@ -9,6 +9,7 @@ import * as memoryIndex from './2026-12-02-0003-memory-index.js';
 import * as authorityClaims from './2026-12-03-0005-authority-claims.js';
 import * as toolCalls from './2026-12-03-0006-tool-calls.js';
 import * as auditTree from './2026-12-03-0010-audit-tree.js';
+import * as toolCallTaint from './2026-12-04-0011-tool-call-taint.js';
 
 /** Every migration, keyed by its frozen name. */
 export const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-03-0005-authority-claims': authorityClaims,
   '2026-12-03-0006-tool-calls': toolCalls,
   '2026-12-03-0010-audit-tree': auditTree,
+  '2026-12-04-0011-tool-call-taint': toolCallTaint,
 };
 
 /** kysely MigrationProvider over the static list. */

@@ -1,0 +1,143 @@
+/**
+ * Untrusted content cannot steer effects (docs/SECURITY.md). Once a turn has untrusted content in
+ * its context (a message from someone other than the owner, a fetched page, a file outside the
+ * trusted roots, an MCP result, a memory written after untrusted content), every effect or egress
+ * call needs a person's approval of that exact call, or is refused, as the taint policy says per
+ * tool. The decision is made here, on data the workflow holds, so it is deterministic and
+ * replay-safe; the runTool activity re-checks it against what the worker itself recorded. Nothing
+ * here depends on the model: the model is assumed to obey whatever it read.
+ */
+import { AivyxError } from './errors.js';
+import type { ToolDefinition } from './tools/define-tool.js';
+
+/** What a tainted turn does with a call of a tool: ask a person (`gate`), refuse (`deny`), or run it (`allow`, an explicit owner choice). */
+export type TaintAction = 'gate' | 'deny' | 'allow';
+
+/** Per-tool overrides of the default (`gate` for every effect or egress tool); `AIVYX_TAINT_POLICY`. */
+export type TaintPolicy = Readonly<Record<string, TaintAction>>;
+
+/** What the workflow tells runTool about a call made after untrusted content. */
+export interface CallTaint {
+  /** Where the untrusted content came from, in words a person reads ("a message from x@y (Untrusted)"). */
+  sources: string[];
+  /** `free`: a read, nothing to decide. */
+  action: TaintAction | 'free';
+}
+
+/** How many sources a decision names (the rest are counted): an approval request stays readable. */
+const MAX_SOURCES = 5;
+
+const ACTIONS: readonly TaintAction[] = ['gate', 'deny', 'allow'];
+
+/** True when calls of this tool are effects or may send data somewhere (what taint governs). */
+export function taintGoverns(tool: ToolDefinition): boolean {
+  return tool.provenance.effect || (tool.provenance.egressFields?.length ?? 0) > 0;
+}
+
+/** The stricter of two actions (deny > gate > allow > free). */
+export function stricter(a: CallTaint['action'], b: CallTaint['action']): CallTaint['action'] {
+  const rank = { free: 0, allow: 1, gate: 2, deny: 3 } as const;
+  return rank[a] >= rank[b] ? a : b;
+}
+
+/** The policy's action for an effect or egress tool (default `gate`). */
+export function policyAction(tool: string, policy: TaintPolicy): TaintAction {
+  return policy[tool] ?? 'gate';
+}
+
+/**
+ * A turn's taint: the untrusted sources in its context, and the text that came from trusted places
+ * (the owner's message and trusted tool results), against which an egress-only call's destination
+ * is checked: a `net.fetch` to a URL that appears only in untrusted content (or nowhere: the model
+ * composed it) is egress too, since its query string can carry what the turn has read.
+ */
+export class TurnTaint {
+  private readonly seen: string[] = [];
+  private trustedText: string;
+
+  constructor(sources: readonly string[], trustedText: string) {
+    for (const s of sources) this.add(s);
+    this.trustedText = trustedText;
+  }
+
+  get tainted(): boolean {
+    return this.seen.length > 0;
+  }
+
+  get sources(): string[] {
+    return [...this.seen];
+  }
+
+  /** Notes one untrusted source (deduplicated, in order of arrival). */
+  add(source: string): void {
+    if (!this.seen.includes(source)) this.seen.push(source);
+  }
+
+  /** Notes text from a trusted result (an egress destination it names is then the owner's). */
+  addTrusted(text: string): void {
+    this.trustedText += `\n${text}`;
+  }
+
+  /** What a call of `tool` with this (parsed, canonical) input needs now. */
+  decide(tool: ToolDefinition, input: unknown, policy: TaintPolicy): CallTaint | undefined {
+    if (!this.tainted) return undefined;
+    const sources = this.sources;
+    if (!taintGoverns(tool)) return { sources, action: 'free' };
+    if (!tool.provenance.effect) {
+      // Egress only: free when every destination is one the owner (or trusted content) named.
+      const fields = tool.provenance.egressFields ?? [];
+      const values = fields.map((f) => (input as Record<string, unknown> | null)?.[f]).filter((v) => v !== undefined);
+      if (values.every((v) => typeof v === 'string' && this.mentioned(v))) return { sources, action: 'free' };
+    }
+    return { sources, action: policyAction(tool.id, policy) };
+  }
+
+  private mentioned(value: string): boolean {
+    if (this.trustedText.includes(value)) return true;
+    // A canonical URL gains a trailing slash the owner did not type ("https://example.com" → ".../").
+    return value.endsWith('/') && this.trustedText.includes(value.slice(0, -1));
+  }
+}
+
+/**
+ * The label of a result the worker did not vouch for (the activity failed, or its completion came
+ * from somewhere else): whatever the workflow holds for it may have been written by anyone.
+ */
+export function unvouchedLabel(tool: string): string {
+  return `${tool} (a result the worker did not vouch for)`;
+}
+
+/** One line for an approval request or a refusal: "after reading a message from x@y; net.fetch of https://…". */
+export function describeTaint(sources: readonly string[]): string {
+  const shown = sources.slice(0, MAX_SOURCES).join('; ');
+  const more = sources.length > MAX_SOURCES ? ` and ${sources.length - MAX_SOURCES} more` : '';
+  return `after untrusted content (${shown}${more})`;
+}
+
+/**
+ * Parses `AIVYX_TAINT_POLICY`: `tool=action` pairs separated by commas, e.g.
+ * `net.post=deny,memory.write=allow`. Unknown tools and actions are refused (a typo must not
+ * silently leave the default in force); reads cannot be listed (taint never governs them).
+ */
+export function parseTaintPolicy(raw: string, catalog: readonly ToolDefinition[]): TaintPolicy {
+  const policy: Record<string, TaintAction> = {};
+  for (const part of raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [tool, action, ...rest] = part.split('=').map((s) => s.trim());
+    const def = catalog.find((t) => t.id === tool);
+    const hint = 'write tool=gate|deny|allow pairs separated by commas, e.g. net.post=deny,memory.write=allow';
+    if (!tool || action === undefined || rest.length > 0)
+      throw new AivyxError('Config', `AIVYX_TAINT_POLICY: "${part}" is not tool=action`, { hint });
+    if (!def) throw new AivyxError('Config', `AIVYX_TAINT_POLICY: no tool named "${tool}"`, { hint });
+    if (!taintGoverns(def))
+      throw new AivyxError('Config', `AIVYX_TAINT_POLICY: ${tool} is a read; taint never stops reads`, {
+        hint: 'list effect or egress tools only',
+      });
+    if (!ACTIONS.includes(action as TaintAction))
+      throw new AivyxError('Config', `AIVYX_TAINT_POLICY: "${action}" is not an action for ${tool}`, { hint });
+    policy[tool] = action as TaintAction;
+  }
+  return Object.freeze(policy);
+}
