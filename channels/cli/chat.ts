@@ -7,6 +7,7 @@ import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { createRestartDedupe } from './restart-dedupe.js';
 import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
+import { answerOf, APPROVE_PROMPT, decideInline, gateDetails, gateOfTurn, showGate, type InlineGate } from './inline-approval.js';
 
 /** Exit status for each outcome: 0 only for Completed. */
 export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = {
@@ -211,20 +212,59 @@ export async function chatRepl(target: () => RestTarget, sessionId = `cli-${rand
     }
   };
 
+  const problem = (e: unknown) =>
+    io.err(`${e instanceof AivyxError ? describeError(e.toData()) : e instanceof Error ? e.message : String(e)}\n`);
+  // A gate the owner is being asked about: the next line answers it (see inline-approval.ts).
+  let asking: InlineGate | undefined;
+  const ask = (gate: InlineGate) => {
+    asking = gate;
+    rl.setPrompt(APPROVE_PROMPT);
+  };
+  const stopAsking = () => {
+    asking = undefined;
+    rl.setPrompt('you › ');
+  };
+
   rl.on('SIGINT', onSigint);
   process.on('SIGINT', onSigint);
   io.err(`session ${sessionId} — type a message; Ctrl-C cancels a running turn\n`);
   rl.prompt();
   for await (const line of rl) {
     const text = line.trim();
+    if (asking) {
+      const gate = asking;
+      const answer = answerOf(text);
+      if (answer === 'details') io.err(gateDetails(gate));
+      else {
+        stopAsking();
+        busy = true;
+        try {
+          await decideInline(target(), gate, answer, io, (id) => followTurn(target(), id, io, (t) => (current = t)));
+        } catch (e) {
+          problem(e);
+        }
+        busy = false;
+        current = undefined;
+      }
+      rl.prompt();
+      continue;
+    }
     if (text === '/exit' || text === '/quit') break;
     if (text) {
       busy = true;
       try {
-        await chatTurn(target(), text, sessionId, io, (id) => (current = id));
+        let turnId: string | undefined;
+        const outcome = await chatTurn(target(), text, sessionId, io, (id) => (current = turnId = id));
+        if (outcome.status === 'Escalated' && turnId) {
+          const gate = await gateOfTurn(target(), turnId);
+          if (gate) {
+            showGate(gate, io);
+            ask(gate);
+          }
+        }
       } catch (e) {
         if (e instanceof TurnDetached) await reattach(e);
-        else io.err(`${e instanceof AivyxError ? describeError(e.toData()) : e instanceof Error ? e.message : String(e)}\n`);
+        else problem(e);
       }
       busy = false;
       current = undefined;

@@ -25,7 +25,7 @@ export const MISSION_USAGE = `  aivyx mission create --goal TEXT [--step TEXT ..
 
 /** Runs one `mission` subcommand against `target`; returns the exit code. */
 /** A gate as approvers see it: the call as it will run (canonical, secrets redacted), why, and who asked where. */
-function gateLines(gate: NonNullable<MissionStatus['gate']>): string[] {
+export function gateLines(gate: NonNullable<MissionStatus['gate']>): string[] {
   return [
     `  gate ${gate.gateId}: ${gate.state} — ${gate.tool} (input ${gate.inputHash.slice(0, 12)}…), approvers ${gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`,
     ...(gate.call ?? []).map((l) => `    ${l}`),

@@ -351,9 +351,12 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   });
 }
 
-/** A turn id from a path (turn ids are `turn/<channel>/<message id>`). */
+/**
+ * A turn id from a path: a channel's turn (`turn/<channel>/<message id>`), or the re-run of an approved
+ * call (`mission-confirm-<hash>/step-<n>/run-<n>`), which the REPL follows after an inline approval.
+ */
 function turnId(raw: string): string {
-  if (!/^turn\/[^\s/]+\/\S{1,300}$/.test(raw))
+  if (!/^turn\/[^\s/]+\/\S{1,300}$/.test(raw) && !/^mission-confirm-[0-9a-f]{32}\/step-\d{1,6}\/run-\d{1,6}$/.test(raw))
     throw new AivyxError('Config', `"${raw}" is not a turn id`, {
       hint: 'turn ids look like turn/cli/<uuid>; aivyx chat prints one when a turn is accepted',
     });

@@ -193,6 +193,64 @@ describe('aivyx chat REPL', () => {
   }, 180_000);
 });
 
+describe('aivyx chat REPL at a terminal: approving inline', () => {
+  it('run uname -a → the exact call and a prompt → y: the output appears in the same session; n: denied, nothing runs', async () => {
+    const env = await baseEnv();
+    const replScript = join(home, 'approve-script.json');
+    writeFileSync(
+      replScript,
+      JSON.stringify({
+        rules: [
+          {
+            match: 'run uname',
+            steps: [
+              { call: [{ tool: 'shell.exec', input: { argv: ['uname', '-s'] } }] },
+              { say: 'uname says: {{result.0.output.stdout}}' },
+            ],
+          },
+          { steps: [{ say: 'ok' }] },
+        ],
+      }),
+    );
+    env.AIVYX_LLM = `scripted:${replScript}`;
+    // shell.exec is confirm-first by default: the REPL must ask, and only a yes runs it.
+    const repl = spawnAivyx(['chat', '--standalone'], env, { pty: true });
+    const type = (line: string) => repl.child.stdin?.write(`${line}\r`);
+    const count = (text: string) => repl.output().split(text).length - 1;
+    try {
+      await repl.waitFor('type a message', 120_000);
+      type('run uname -a');
+      await repl.waitFor('approve? [y/N/details]');
+      // The owner sees the exact call before deciding.
+      expect(repl.output()).toContain('this exact call will run if you approve');
+      expect(repl.output()).toMatch(/shell\.exec/);
+      expect(repl.output()).toMatch(/uname/);
+      type('details');
+      await repl.waitFor('"inputHash"');
+      type('y');
+      await repl.waitFor('uname says: Linux');
+      expect(count('uname says: Linux')).toBe(1);
+
+      type('run uname once more');
+      for (let i = 0; count('this exact call will run') < 2; i++) {
+        if (i > 600) throw new Error(`no second prompt:\n${repl.output()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const before = repl.output().length;
+      type('n');
+      await repl.waitFor('denied: nothing ran');
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(repl.output().slice(before)).not.toContain('uname says');
+      expect(count('uname says: Linux')).toBe(1);
+      type('/exit');
+      const code = await new Promise<number | null>((r) => repl.child.once('exit', r));
+      expect(code).toBe(0);
+    } finally {
+      repl.child.kill('SIGKILL');
+    }
+  }, 240_000);
+});
+
 describe('aivyx audit verify on a tampered log', () => {
   it('exits non-zero and names the first bad sequence number', async () => {
     const { createTestDatabase } = await import('../support/postgres.js');

@@ -57,9 +57,18 @@ export interface AivyxProcess {
   waitFor(text: string, timeoutMs?: number): Promise<void>;
 }
 
-/** Spawns `aivyx args` (e.g. `up`, or the `chat` REPL) in the background. */
-export function spawnAivyx(args: string[], env: NodeJS.ProcessEnv): AivyxProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+/** A word for `sh -c`, quoted. */
+const shellWord = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Spawns `aivyx args` (e.g. `up`, or the `chat` REPL) in the background. `pty`: on a pseudo-terminal
+ * (util-linux `script`), as at a real keyboard; what the test writes is typed into it.
+ */
+export function spawnAivyx(args: string[], env: NodeJS.ProcessEnv, opts: { pty?: boolean } = {}): AivyxProcess {
+  const argv = [process.execPath, '--import', 'tsx', 'app/main.ts', ...args];
+  const child = opts.pty
+    ? spawn('script', ['-qfec', argv.map(shellWord).join(' '), '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+    : spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
