@@ -38,6 +38,7 @@ import {
 } from '../channels/cli/audit-commands.js';
 import { runRotateCommand, runSecretsCommand } from '../channels/cli/secrets-commands.js';
 import {
+  askInline,
   chatRepl,
   chatTurn,
   DETACHED_EXIT_CODE,
@@ -193,10 +194,16 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
       await chatRepl(t.target, values.session);
       return 0;
     }
+    let turnId: string | undefined;
     const outcome: TurnOutcome =
       values.follow !== undefined
         ? await followTurn(t.target(), values.follow, io)
-        : await chatTurn(t.target(), values.message!, values.session ?? `cli-${randomUUID()}`, io);
+        : await chatTurn(t.target(), values.message!, values.session ?? `cli-${randomUUID()}`, io, (id) => (turnId = id));
+    // At a terminal the owner is present: ask now, as the REPL does; otherwise exit 3 and `aivyx approvals` decides later.
+    if (outcome.status === 'Escalated' && turnId && process.stdin.isTTY) {
+      const after = await askInline(t.target(), turnId, io);
+      if (after) return OUTCOME_EXIT_CODES[after.status];
+    }
     return OUTCOME_EXIT_CODES[outcome.status];
   } catch (err) {
     if (!(err instanceof TurnDetached)) throw err;

@@ -7,7 +7,16 @@ import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { createRestartDedupe } from './restart-dedupe.js';
 import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
-import { answerOf, APPROVE_PROMPT, decideInline, gateDetails, gateOfTurn, showGate, type InlineGate } from './inline-approval.js';
+import {
+  answerOf,
+  APPROVE_PROMPT,
+  askInlineWith,
+  decideInline,
+  gateDetails,
+  gateOfTurn,
+  showGate,
+  type InlineGate,
+} from './inline-approval.js';
 
 /** Exit status for each outcome: 0 only for Completed. */
 export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = {
@@ -141,6 +150,11 @@ export function chatTurn(
 /** Re-attaches to a turn by id and shows the rest of it (`aivyx chat --follow`). */
 export function followTurn(target: RestTarget, turnId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
   return showTurn(turnEvents(target, turnId), io, onTurn);
+}
+
+/** `chat -m` at a terminal: the inline approval of an escalated turn, its approved re-run shown like any turn. */
+export function askInline(target: RestTarget, turnId: string, io: Io): Promise<TurnOutcome | undefined> {
+  return askInlineWith(target, turnId, io, (id) => followTurn(target, id, io));
 }
 
 /** What to tell a person whose client lost a running turn. */

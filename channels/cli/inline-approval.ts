@@ -5,6 +5,7 @@
  * `aivyx mission approve` and every channel's buttons — and an approved call's re-run is followed in
  * the same terminal, so its result appears where the request was made.
  */
+import { createInterface } from 'node:readline/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AivyxError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
@@ -101,5 +102,30 @@ export async function decideInline(
       if (!(e instanceof AivyxError) || e.kind !== 'NotFound' || Date.now() > deadline) throw e;
       await delay(200);
     }
+  }
+}
+
+/**
+ * `chat -m` at a terminal: shows the gate, asks once (details first when asked for), decides, and
+ * follows an approved re-run with `follow`. Resolves with the re-run's outcome, or undefined (denied, no gate).
+ */
+export async function askInlineWith(
+  target: RestTarget,
+  turnId: string,
+  io: PromptIo,
+  follow: (turnId: string) => Promise<TurnOutcome>,
+): Promise<TurnOutcome | undefined> {
+  const gate = await gateOfTurn(target, turnId);
+  if (!gate) return undefined;
+  showGate(gate, io);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    for (;;) {
+      const answer = answerOf(await rl.question(APPROVE_PROMPT));
+      if (answer === 'details') io.err(gateDetails(gate));
+      else return await decideInline(target, gate, answer, io, follow);
+    }
+  } finally {
+    rl.close();
   }
 }

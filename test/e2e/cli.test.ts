@@ -248,7 +248,21 @@ describe('aivyx chat REPL at a terminal: approving inline', () => {
     } finally {
       repl.child.kill('SIGKILL');
     }
-  }, 240_000);
+
+    // `chat -m` at a terminal asks too, and exits with the re-run's status; without a terminal it exits 3 (Escalated).
+    const once = spawnAivyx(['chat', '--standalone', '-m', 'run uname -a'], env, { pty: true });
+    try {
+      await once.waitFor('approve? [y/N/details]', 120_000);
+      once.child.stdin?.write('y\r');
+      await once.waitFor('uname says: Linux');
+      expect(await new Promise<number | null>((r) => once.child.once('exit', r))).toBe(0);
+    } finally {
+      once.child.kill('SIGKILL');
+    }
+    const piped = aivyx(['chat', '--standalone', '-m', 'run uname -a'], env, '');
+    expect(piped.status, piped.stderr).toBe(3);
+    expect(piped.stderr).toContain('[Escalated: shell.exec needs approval');
+  }, 360_000);
 });
 
 describe('aivyx audit verify on a tampered log', () => {
