@@ -40,7 +40,7 @@ import {
 import type { ToolImplementation } from './tools/tool-implementation.js';
 import { describeTaint, policyAction, stricter, taintGoverns, type CallTaint, type TaintPolicy } from '../core/taint.js';
 import { findTool } from '../core/tool-catalog.js';
-import { sessionWorkflowId } from '../workflows/turn-ids.js';
+import { confirmationRerunTurnId, sessionWorkflowId } from '../workflows/turn-ids.js';
 import { historyLabels, messageLabel, outputLabel } from './taint-labels.js';
 
 /** Everything the turn activities need. */
@@ -620,7 +620,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
           const { gateId } = await deps.confirmations.open(request, outcome);
           deps.stream.publish(request.turnId, {
             type: 'status',
-            text: `approval needed: gate ${gateId} (aivyx mission approve ${gateId})`,
+            text: `approval needed: gate ${gateId} (aivyx mission approve ${gateId}); once approved, the call runs as turn ${confirmationRerunTurnId(request.turnId)}`,
           });
         }
       }

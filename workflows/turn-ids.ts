@@ -21,6 +21,14 @@ export function confirmationMissionId(turnId: string): string {
   return `mission-confirm-${sha256Hex(turnId).slice(0, 32)}`;
 }
 
+/**
+ * The turn that runs an approved call: the confirmation mission re-runs the message once (its step 0,
+ * second run; the first run was the turn that asked). A client that asked follows this id for the result.
+ */
+export function confirmationRerunTurnId(turnId: string): string {
+  return `${confirmationMissionId(turnId)}/step-0/run-2`;
+}
+
 /** The gate a confirmation mission opens first. */
 export function confirmationGateId(turnId: string): string {
   return `${confirmationMissionId(turnId)}/gate-1`;

@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { AivyxError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import type { MissionStatus } from '../../workflows/mission-messages.js';
-import { confirmationMissionId } from '../../workflows/turn-ids.js';
+import { confirmationMissionId, confirmationRerunTurnId } from '../../workflows/turn-ids.js';
 import { gateLines } from './mission-commands.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
@@ -27,6 +27,8 @@ export const APPROVE_PROMPT = 'approve? [y/N/details] ';
 export interface InlineGate {
   missionId: string;
   gateId: string;
+  /** The turn that runs the call once it is approved. */
+  rerun: string;
   status: MissionStatus;
 }
 
@@ -38,13 +40,14 @@ const RERUN_WAIT_MS = 30_000;
 /** The open gate of an escalated channel turn, once its confirmation mission shows it (undefined: none for the owner here). */
 export async function gateOfTurn(target: RestTarget, turnId: string): Promise<InlineGate | undefined> {
   const missionId = confirmationMissionId(turnId);
+  const rerun = confirmationRerunTurnId(turnId);
   const deadline = Date.now() + GATE_WAIT_MS;
   for (;;) {
     try {
       const status = (await restJson(target, 'GET', `/v1/missions/${encodeURIComponent(missionId)}`)) as MissionStatus;
       const gate = status.gate;
       if (gate?.state === 'open' && gate.approvers.some((a) => a.identity === 'local-user' && a.channel === 'cli'))
-        return { missionId, gateId: gate.gateId, status };
+        return { missionId, gateId: gate.gateId, rerun, status };
     } catch (e) {
       if (!(e instanceof AivyxError) || e.kind !== 'NotFound') throw e;
     }
@@ -93,7 +96,7 @@ export async function decideInline(
   }
   io.err('· approved; running it now\n');
   // The confirmation mission re-runs the message once with a one-shot grant for exactly this call.
-  const rerun = `${gate.missionId}/step-0/run-2`;
+  const rerun = gate.rerun;
   const deadline = Date.now() + RERUN_WAIT_MS;
   for (;;) {
     try {

@@ -1,11 +1,13 @@
 /**
  * The REST channel's mission routes against a real worker: a mission body validated field by
  * field (a bad duration is a 400 that starts nothing, not a mission whose workflow task fails
- * forever), 404 for a mission or gate that does not exist, 409 for a gate already decided.
+ * forever), 404 for a mission or gate that does not exist, 409 for a gate already decided; and a REST
+ * client whose message asked for a confirm-first call gets the approved call's result.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MissionGateway } from '../../channels/mission-gateway.js';
+import { sendMessage, turnEvents } from '../../channels/cli/rest-client.js';
 import { startRestServer } from '../../channels/rest/rest-server.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
@@ -30,6 +32,7 @@ beforeAll(async () => {
           { steps: [{ say: 'ok' }] },
         ],
       },
+      confirmWith: tc.client,
     },
   );
   const gateway = new TurnGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, hub: mh.hub });
@@ -148,4 +151,38 @@ describe('missions and gates that do not exist', () => {
     expect((await call('GET', '/v1/missions/not-a-mission')).status).toBe(400);
     expect((await call('POST', '/v1/gates/approve', { gateId: 'nonsense' })).status).toBe(400);
   });
+});
+
+describe("a REST client that asked receives the approved call's result", () => {
+  it('the escalated stream names the gate and the turn that will run the call; after approval that turn streams the result', async () => {
+    const target = { url: rest.url, token };
+    const heard: { event: string; data: Record<string, unknown> }[] = [];
+    for await (const e of sendMessage(target, { text: 'deploy now', sessionId: `rest-${randomUUID()}` }))
+      heard.push(e as { event: string; data: Record<string, unknown> });
+    const outcome = heard.find((e) => e.event === 'outcome')?.data;
+    expect(outcome).toMatchObject({ status: 'Escalated', pendingTool: 'shell.exec' });
+    const status = heard.map((e) => (e.event === 'status' ? String(e.data.text) : '')).join('\n');
+    const m = /approval needed: gate (\S+) .*once approved, the call runs as turn (\S+)/.exec(status);
+    expect(m, status).not.toBeNull();
+    const [, gateId, rerun] = m!;
+
+    // The gate opens as the mission starts, moments after the outcome: wait until it is shown open.
+    const missionId = gateId!.slice(0, gateId!.lastIndexOf('/'));
+    for (let i = 0; i < 100; i++) {
+      const shown = await call('GET', `/v1/missions/${missionId}`);
+      if ((shown.json.gate as { state?: string } | undefined)?.state === 'open') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const decided = await call('POST', '/v1/gates/approve', { gateId });
+    expect(decided.status, JSON.stringify(decided.json)).toBe(200);
+    let result: Record<string, unknown> | undefined;
+    for (let i = 0; i < 100 && !result; i++) {
+      try {
+        for await (const e of turnEvents(target, rerun!)) if (e.event === 'outcome') result = e.data as Record<string, unknown>;
+      } catch {
+        await new Promise((r) => setTimeout(r, 200)); // the re-run has not started yet
+      }
+    }
+    expect(result).toMatchObject({ status: 'Completed', finalMessage: 'done: shell.exec: Completed (Unverified)' });
+  }, 120_000);
 });
