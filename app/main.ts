@@ -8,9 +8,11 @@
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
  *   aivyx sessions [--json]
  *   aivyx approvals
+ *   aivyx memory list [--query Q] [--topic T] [--limit N] | show ID | forget ID
  *   aivyx config [--json | --markdown]
  *   aivyx temporal setup [--address A] [--namespace N]
  */
+import { runMemoryCommand } from '../channels/cli/memory-commands.js';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -59,6 +61,7 @@ const USAGE = `usage:
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
   aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
   aivyx approvals                        the gates waiting for you, each with the call it would run
+  aivyx memory list|show ID|forget ID    what the assistant remembers (scope-checked and audited like its tools)
   aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
 ${AUDIT_USAGE}
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
@@ -328,6 +331,8 @@ async function main(argv: string[]): Promise<number> {
       return overRest(config, args, runSessionsCommand);
     case 'approvals':
       return overRest(config, args, (_rest, t, out) => runApprovalsCommand(t, out));
+    case 'memory':
+      return overRest(config, args, runMemoryCommand);
     case 'secrets':
       return withStorage(config, (storage) =>
         runSecretsCommand(args, {

@@ -42,7 +42,7 @@ import {
   type SupervisedDevServer,
 } from '../infra/temporal/index.js';
 import { reconciledAuditService, reconcileToolCalls } from '../infra/tool-call-log.js';
-import { wireTurnActivities } from './wiring.js';
+import { ownerMemoryOf, wireTurnActivities } from './wiring.js';
 import { createAivyxWorker, superviseWorker } from './worker.js';
 
 /** Each probe of a dependency gets this long to answer. */
@@ -385,6 +385,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       port: opts.restPort ?? config.restPort,
       audit,
       missions,
+      memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     });

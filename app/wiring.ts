@@ -10,6 +10,8 @@ import type { McpClientPool } from '../activities/mcp/mcp-client.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
 import { createMemoryStore } from '../infra/memory-store.js';
+import type { MemoryStore } from '../activities/tools/memory-port.js';
+import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
@@ -80,6 +82,25 @@ export function wireTurnActivities(input: WiringInput) {
   return { ...turn, ...missions, ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry()) };
 }
 
+/** The sealed memory store (the memory tools' and the owner's `aivyx memory`). */
+export function memoryStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): MemoryStore {
+  return createMemoryStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
+/** The owner's view of memory for the REST channel: scope-checked and audited like the memory tools. */
+export function ownerMemoryOf(
+  db: Kysely<Database>,
+  master: MasterKey,
+  agent: Pick<AgentConfig, 'capabilities' | 'tierPolicy'>,
+): OwnerMemory {
+  return createOwnerMemory({
+    store: memoryStoreOf(db, master),
+    audit: createAuditPort(db, master.subkey('audit')),
+    capabilities: agent.capabilities,
+    ...(agent.tierPolicy ? { tierPolicy: agent.tierPolicy } : {}),
+  });
+}
+
 /** Every tool this worker offers: the starter set, memory, git, config, audit.read, mcp.call, shell.spawn and channel.send. */
 function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplementation[] {
   const intents = createIntentStore(input.db);
@@ -87,7 +108,7 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
   return [
     ...createStarterTools({
       intents,
-      memory: createMemoryStore({ db: input.db, domain: storage.domain('memory'), memoryKey: input.master.subkey('memory') }),
+      memory: memoryStoreOf(input.db, input.master, storage),
       ...confined,
     }),
     ...createGitTools({ intents, ...confined }),

@@ -312,6 +312,11 @@ export function createMemoryStore(deps: MemoryStoreDeps): MemoryStore {
       return (await open(id)) !== undefined;
     },
 
+    async get(id) {
+      const entry = await open(id);
+      return entry === undefined ? undefined : publicView(entry);
+    },
+
     queryTag(query) {
       const terms = [...new Set(tokenize(query ?? ''))].sort();
       return terms.length === 0 ? 'none' : mac('query', terms.join(' ')).slice(0, 16);

@@ -38,6 +38,8 @@ export interface MemoryStore {
   forget(input: MemoryForgetInput): Promise<{ forgotten: number }>;
   /** True when a sealed entry exists at `id`. */
   has(id: string): Promise<boolean>;
+  /** The entry at `id`, or undefined. */
+  get(id: string): Promise<MemoryEntry | undefined>;
   /** A keyed tag of a query for the MemoryAccess audit entry: equal queries are linkable, never readable. */
   queryTag(query: string | undefined): string;
 }

@@ -25,6 +25,7 @@
  * 404 unknown turn/mission/gate/route, 409 a gate already decided, 413 too large, 421 a Host
  * that is not a loopback name, 503 while Temporal or the database is down.
  */
+import type { MemoryEntry, RecallResult } from '../../activities/tools/memory-port.js';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -65,6 +66,12 @@ export interface RestServerOptions {
   audit: RestAuditPort;
   /** Serves /v1/missions and /v1/gates when given. */
   missions?: MissionGateway;
+  /** Serves /v1/memory when given: the owner's view, scope-checked and audited like the memory tools (app/owner-memory.ts). */
+  memory?: {
+    list(input: unknown): Promise<RecallResult>;
+    show(id: string): Promise<MemoryEntry>;
+    forget(id: string): Promise<{ forgotten: number }>;
+  };
   /** The stack's dependencies (`temporal`, `database`, channels): reported by /v1/health; a request needing one that is down gets 503. */
   health?: Health;
   host?: string;
@@ -334,6 +341,25 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
     d.need('temporal');
     return d.missions;
   };
+  const memory = () => {
+    if (!d.memory) throw new AivyxError('NotFound', 'memory is not served here');
+    d.need('database');
+    return d.memory;
+  };
+  app.get('/v1/memory', async (c) => {
+    const q = c.req.query();
+    const limit = q.limit === undefined ? undefined : Number(q.limit);
+    return c.json(
+      await memory().list({
+        ...(q.query ? { query: q.query } : {}),
+        ...(q.topic ? { topic: q.topic } : {}),
+        ...(q.session ? { session: q.session } : {}),
+        ...(limit === undefined ? {} : { limit }),
+      }),
+    );
+  });
+  app.get('/v1/memory/:id', async (c) => c.json(await memory().show(c.req.param('id'))));
+  app.post('/v1/memory/:id/forget', async (c) => c.json(await memory().forget(c.req.param('id'))));
   app.post('/v1/missions', async (c) => c.json(await missions().create(parseMissionSpec(await jsonBody(c))), 201));
   app.get('/v1/sessions', async (c) => c.json(await d.gateway.sessions()));
   app.get('/v1/missions', async (c) => c.json(await missions().list(c.req.query('state'))));
