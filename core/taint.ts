@@ -47,7 +47,7 @@ export function policyAction(tool: string, policy: TaintPolicy): TaintAction {
 
 /**
  * A turn's taint: the untrusted sources in its context, and the text that came from trusted places
- * (the owner's message and trusted tool results), against which an egress-only call's destination
+ * (the owner's message and trusted reads' results), against which an egress-only call's destination
  * is checked: a `net.fetch` to a URL that appears only in untrusted content (or nowhere: the model
  * composed it) is egress too, since its query string can carry what the turn has read.
  */
@@ -73,7 +73,7 @@ export class TurnTaint {
     if (!this.seen.includes(source)) this.seen.push(source);
   }
 
-  /** Notes text from a trusted result (an egress destination it names is then the owner's). */
+  /** Notes text from a trusted read's result (an egress destination it names is then the owner's). */
   addTrusted(text: string): void {
     this.trustedText += `\n${text}`;
   }

@@ -263,7 +263,8 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
                       ? `${call.tool} output`
                       : undefined);
               if (untrusted) labels[i] = { untrusted };
-              else if (out.status === 'Completed') labels[i] = { trusted: out.output };
+              // Only a trusted read names destinations for the egress rule: an effect's output echoes what the model chose.
+              else if (out.status === 'Completed' && !def.provenance.effect) labels[i] = { trusted: out.output };
               return { callId: call.callId, tool: call.tool, outcome: out };
             }),
           ),
