@@ -4,10 +4,14 @@
  * chat, and a press decides the gate through the mission's Update validator. Forged tokens,
  * presses by someone else, second presses and presses after expiry are refused and change
  * nothing; `/status`, `/approve` and `/deny` work as the text fallback. A request shows the call as it
- * will run (argv, URL, headers) with secrets redacted. grammY over real HTTP
+ * will run (argv, URL, headers) with secrets redacted. A confirm-first call asked in a chat is
+ * approved by the asker and its result is delivered to that chat (issue 18). grammY over real HTTP
  * against the Bot API emulator, a real worker on the shared dev server, real PostgreSQL.
  */
 import { randomInt } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { MissionGateway } from '../../channels/mission-gateway.js';
@@ -25,8 +29,24 @@ import { testConnection, type TestConnection } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
 
 const HOOK_SECRET = 'hk-live-9f8e7d6c5b4a3f2e1d0c';
+// Where a SemiTrusted Telegram chat may write (the operator's ▲ policy); fs.write is confirm-first.
+const NOTES = mkdtempSync(join(tmpdir(), 'aivyx-tg-notes-'));
 const script = {
   rules: [
+    {
+      match: 'note',
+      steps: [
+        { call: [{ tool: 'fs.write', input: { path: join(NOTES, 'milk.txt'), content: 'buy milk' } }] },
+        { say: 'saved: {{results}}', sayOnFailure: 'not saved: {{results}}' },
+      ],
+    },
+    {
+      match: 'memo',
+      steps: [
+        { call: [{ tool: 'fs.write', input: { path: join(NOTES, 'memo.txt'), content: 'a memo' } }] },
+        { say: 'memo saved: {{results}}', sayOnFailure: 'memo not saved: {{results}}' },
+      ],
+    },
     {
       match: 'deploy',
       steps: [
@@ -77,7 +97,12 @@ beforeAll(async () => {
     {
       script,
       deliveries,
-      agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec', 'net.post', 'llm.call'], confirmFirst: ['shell.exec', 'net.post'] },
+      agent: {
+        capabilities: ['fs.read', 'fs.write', 'shell.exec', 'net.post', 'llm.call'],
+        confirmFirst: ['shell.exec', 'net.post', 'fs.write'],
+        tierPolicy: { semiTrusted: { 'fs.write': [`${NOTES}/**`] } },
+      },
+      confirmWith: tc.client,
     },
   );
   // The harness's install: the same passphrase unlocks its keyring, giving the channel's keys.
@@ -301,5 +326,36 @@ describe('Telegram approvals', () => {
     ]);
     await tg.waitFor(() => current(req).replyMarkup === undefined, 20_000, 'buttons removed by the decided notice');
     expect(await command(ALICE, '/status', /approvals waiting/i)).toMatch(/No approvals waiting for you/);
+  });
+
+  it('a confirm-first call asked in a Telegram chat: the asker approves in the DM and the approved call’s result arrives in that chat; denied, nothing is written', async () => {
+    await start();
+    const asked = (text: string) => {
+      const before = messagesTo(ALICE.id).length;
+      tg.textUpdate(ALICE, text);
+      return before;
+    };
+    const requestFor = async (before: number, file: string): Promise<SentMessage> => {
+      const isRequest = (m: SentMessage) => m.replyMarkup !== undefined && m.text.includes(file);
+      await tg.waitFor(() => messagesTo(ALICE.id).slice(before).some(isRequest), 45_000, `approval request for ${file}`);
+      return messagesTo(ALICE.id).slice(before).find(isRequest)!;
+    };
+
+    const before = asked('note: buy milk');
+    const req = await requestFor(before, 'milk.txt');
+    expect(req.text).toContain('Tool: fs.write');
+    expect(req.text).toContain(`Asked by: ${ALICE.id} on telegram`);
+    expect(existsSync(join(NOTES, 'milk.txt'))).toBe(false); // nothing ran before the decision
+    expect(await press(ALICE, req, buttons(req).approve)).toMatch(/^Approved by Alice/);
+    await tg.waitFor(() => messagesTo(ALICE.id).slice(before).some((m) => m.text.startsWith('saved:')), 45_000, 'the approved call’s result');
+    expect(readFileSync(join(NOTES, 'milk.txt'), 'utf8')).toBe('buy milk');
+    expect(messagesTo(ALICE.id).slice(before).filter((m) => m.text.startsWith('saved:'))).toHaveLength(1);
+
+    const again = asked('memo please');
+    const memo = await requestFor(again, 'memo.txt');
+    expect(await press(ALICE, memo, buttons(memo).deny)).toMatch(/^Denied by Alice/);
+    await tg.waitFor(() => current(memo).replyMarkup === undefined, 20_000, 'buttons removed');
+    expect(existsSync(join(NOTES, 'memo.txt'))).toBe(false);
+    expect(messagesTo(ALICE.id).some((m) => m.text.startsWith('memo saved'))).toBe(false);
   });
 });
