@@ -10,6 +10,7 @@ import { AivyxError } from '../core/errors.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import type { GateApproverRef } from '../machines/index.js';
 import { toApplicationFailure } from './failure.js';
+import type { HeldReply, InboxPort } from './ports.js';
 import type { MissionNotice, MissionNotifier } from './mission-activities.js';
 import { activityKey } from './turn-activities.js';
 
@@ -53,8 +54,8 @@ export class DeliveryRegistry {
   }
 }
 
-/** The delivery activity. */
-export function createDeliveryActivities(registry: DeliveryRegistry) {
+/** The delivery activities; `inbox` keeps what could not be delivered (none: such a reply is only reported). */
+export function createDeliveryActivities(registry: DeliveryRegistry, inbox?: InboxPort) {
   return {
     /** Delivers a turn's final reply through its channel's deliverer, once per activity. */
     async deliverReply(reply: ReplyToDeliver): Promise<void> {
@@ -67,7 +68,17 @@ export function createDeliveryActivities(registry: DeliveryRegistry) {
           }),
         );
       }
-      await deliverer(reply, activityKey());
+      try {
+        await deliverer(reply, activityKey());
+      } catch (err) {
+        // A deliverer may say a failure is final (`detail.retryable: false`): the turn then keeps the reply.
+        throw toApplicationFailure(err);
+      }
+    },
+
+    /** Keeps a reply that `deliverReply` gave up on in the owner's inbox (idempotent per turn). */
+    async holdUndelivered(reply: ReplyToDeliver & { at: number; reason: string }): Promise<HeldReply | undefined> {
+      return inbox?.hold({ turnId: reply.turnId, at: reply.at, channel: reply.channel.name, reason: reply.reason, outcome: reply.outcome });
     },
   };
 }

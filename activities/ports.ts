@@ -99,6 +99,29 @@ export interface DeliveryPort {
   deliver(req: TurnRequest, outcome: TurnOutcome): Promise<void>;
 }
 
+/** A reply that could not reach its channel, kept for the owner (`aivyx inbox`). */
+export interface HeldReply {
+  /** Short stable id (derived from the turn id): what `aivyx inbox dismiss` takes. */
+  id: string;
+  turnId: string;
+  /** When the turn gave up delivering (workflow time, so a retried hold writes the same row). */
+  at: number;
+  channel: string;
+  /** Why delivery failed (the channel's error message; never the reply text). */
+  reason: string;
+  outcome: TurnOutcome;
+}
+
+/** The owner's inbox of undelivered replies, sealed with the session history. */
+export interface InboxPort {
+  /** Keeps `reply` (idempotent: the same turn again overwrites its one entry). */
+  hold(reply: Omit<HeldReply, 'id'>): Promise<HeldReply>;
+  /** Every held reply, oldest first. */
+  list(): Promise<HeldReply[]>;
+  /** Removes the entry with this id (or a unique prefix of it); false when none matches. */
+  dismiss(id: string): Promise<boolean>;
+}
+
 /** A session's conversation history, kept sealed in the `sessions` domain. */
 export interface SessionHistoryPort {
   /** The newest `limit` messages of a session, oldest first. */

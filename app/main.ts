@@ -9,9 +9,11 @@
  *   aivyx sessions [--json]
  *   aivyx approvals
  *   aivyx memory list [--query Q] [--topic T] [--limit N] | show ID | forget ID
+ *   aivyx inbox [--json] | dismiss ID
  *   aivyx config [--json | --markdown]
  *   aivyx temporal setup [--address A] [--namespace N]
  */
+import { runInboxCommand } from '../channels/cli/inbox-commands.js';
 import { runMemoryCommand } from '../channels/cli/memory-commands.js';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +64,7 @@ const USAGE = `usage:
   aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
   aivyx approvals                        the gates waiting for you, each with the call it would run
   aivyx memory list|show ID|forget ID    what the assistant remembers (scope-checked and audited like its tools)
+  aivyx inbox [--json] | dismiss ID      replies that could not reach the chat or thread they were asked in
   aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
 ${AUDIT_USAGE}
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
@@ -333,6 +336,8 @@ async function main(argv: string[]): Promise<number> {
       return overRest(config, args, (_rest, t, out) => runApprovalsCommand(t, out));
     case 'memory':
       return overRest(config, args, runMemoryCommand);
+    case 'inbox':
+      return overRest(config, args, runInboxCommand);
     case 'secrets':
       return withStorage(config, (storage) =>
         runSecretsCommand(args, {

@@ -23,6 +23,7 @@ import { AivyxError } from '../core/errors.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from '../infra/attestation.js';
 import { GateTokens, gateTokenKey } from '../infra/gate-tokens.js';
+import { createInbox } from '../infra/inbox.js';
 import { aivyxDataConverter, createPayloadCodec, startCodecServer, type CodecServer } from '../infra/codec/index.js';
 import { createAuditService, startAuditCheckpoints, startAuditDigest, witnessPath } from '../infra/audit/index.js';
 import type { AivyxConfig } from '../infra/config.js';
@@ -386,6 +387,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       audit,
       missions,
       memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
+      inbox: createInbox(storage.domain('sessions')),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     });

@@ -25,6 +25,7 @@ import { createAuditPort } from '../infra/audit-port.js';
 import type { MasterKey } from '../infra/crypto/index.js';
 import type { Database } from '../infra/db/index.js';
 import { createDeliveryActivities, DeliveryRegistry } from '../activities/delivery-activities.js';
+import { createInbox } from '../infra/inbox.js';
 import { createSessionHistory } from '../infra/session-history.js';
 import { SealedStorage } from '../infra/storage/index.js';
 import type { StreamHub } from '../infra/stream-hub.js';
@@ -79,7 +80,7 @@ export function wireTurnActivities(input: WiringInput) {
     claims,
     notifier: input.notifier ?? streamMissionNotifier((key, e) => input.hub.publish(key, e)),
   });
-  return { ...turn, ...missions, ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry()) };
+  return { ...turn, ...missions, ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry(), createInbox(storage.domain('sessions'))) };
 }
 
 /** The sealed memory store (the memory tools' and the owner's `aivyx memory`). */

@@ -8,6 +8,7 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   sleep,
@@ -317,9 +318,16 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
   // A reply that cannot be delivered does not change the turn's outcome, which is already audited.
   if (req.replyRoute) {
     const route = req.replyRoute;
-    await CancellationScope.nonCancellable(() =>
-      delivery.deliverReply({ turnId: req.turnId, channel: req.channel, messageId: req.message.id, route, outcome }),
-    ).catch(() => setCurrentDetails(`**Reply not delivered** on ${req.channel.name} (see the deliverReply activity's failure)`));
+    const reply = { turnId: req.turnId, channel: req.channel, messageId: req.message.id, route, outcome };
+    await CancellationScope.nonCancellable(() => delivery.deliverReply(reply)).catch(async (err: unknown) => {
+      setCurrentDetails(`**Reply not delivered** on ${req.channel.name}: kept in the owner's inbox (aivyx inbox)`);
+      // Older runs replay without the hold (it did not exist when they gave up delivering).
+      if (!patched('hold-undelivered-replies')) return;
+      const reason = failureToErrorData(err).message;
+      await CancellationScope.nonCancellable(() => delivery.holdUndelivered({ ...reply, at: Date.now(), reason })).catch(() =>
+        setCurrentDetails(`**Reply not delivered** on ${req.channel.name}, and not kept either (see the holdUndelivered activity)`),
+      );
+    });
   }
   if (outcome.status === 'Failed') throw turnFailure(outcome.error, outcome);
   return outcome;

@@ -25,6 +25,7 @@
  * 404 unknown turn/mission/gate/route, 409 a gate already decided, 413 too large, 421 a Host
  * that is not a loopback name, 503 while Temporal or the database is down.
  */
+import type { InboxPort } from '../../activities/ports.js';
 import type { MemoryEntry, RecallResult } from '../../activities/tools/memory-port.js';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -72,6 +73,8 @@ export interface RestServerOptions {
     show(id: string): Promise<MemoryEntry>;
     forget(id: string): Promise<{ forgotten: number }>;
   };
+  /** Serves /v1/inbox when given: replies that could not reach the channel they were asked on. */
+  inbox?: Pick<InboxPort, 'list' | 'dismiss'>;
   /** The stack's dependencies (`temporal`, `database`, channels): reported by /v1/health; a request needing one that is down gets 503. */
   health?: Health;
   host?: string;
@@ -360,6 +363,13 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   });
   app.get('/v1/memory/:id', async (c) => c.json(await memory().show(c.req.param('id'))));
   app.post('/v1/memory/:id/forget', async (c) => c.json(await memory().forget(c.req.param('id'))));
+  const inbox = () => {
+    if (!d.inbox) throw new AivyxError('NotFound', 'the inbox is not served here');
+    d.need('database');
+    return d.inbox;
+  };
+  app.get('/v1/inbox', async (c) => c.json({ replies: await inbox().list() }));
+  app.post('/v1/inbox/:id/dismiss', async (c) => c.json({ dismissed: await inbox().dismiss(c.req.param('id')) }));
   app.post('/v1/missions', async (c) => c.json(await missions().create(parseMissionSpec(await jsonBody(c))), 201));
   app.get('/v1/sessions', async (c) => c.json(await d.gateway.sessions()));
   app.get('/v1/missions', async (c) => c.json(await missions().list(c.req.query('state'))));

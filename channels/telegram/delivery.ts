@@ -163,12 +163,22 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
       const rec = await store.getJson<TurnRecord>(turnKey(reply.turnId));
       const streamed = rec?.streamMessageId;
       const parts = splitMessage(outcomeText(reply.outcome, reply.turnId));
-      for (const [i, part] of parts.entries()) {
-        if (i === 0 && streamed !== undefined) await editText(api, route.chatId, streamed, part);
-        else
-          await send(`${idemKey}/${i}`, route.chatId, part, () =>
-            i === 0 ? { reply_parameters: { message_id: route.replyTo, allow_sending_without_reply: true } } : {},
-          );
+      try {
+        for (const [i, part] of parts.entries()) {
+          if (i === 0 && streamed !== undefined) await editText(api, route.chatId, streamed, part);
+          else
+            await send(`${idemKey}/${i}`, route.chatId, part, () =>
+              i === 0 ? { reply_parameters: { message_id: route.replyTo, allow_sending_without_reply: true } } : {},
+            );
+        }
+      } catch (err) {
+        // A chat that is gone or shut us out (blocked, kicked, deleted) will not heal by retrying: the turn keeps the
+        // reply in the owner's inbox. Other 400s (rights, a bad part) may, so Temporal retries them.
+        if (err instanceof GrammyError && (err.error_code === 403 || /chat not found/i.test(err.description)))
+          throw new AivyxError('Channel', `Telegram refused the reply in chat ${route.chatId}: ${err.description}`, {
+            detail: { retryable: false },
+          });
+        throw err;
       }
       if (rec) await markDelivered(store, reply.turnId, rec);
     },

@@ -28,7 +28,7 @@ export interface SentMessage {
 }
 
 /** A fault to answer the next call of a method with. */
-export type Fault = { status: 429; retryAfter: number } | { status: 500 | 502 | 503 } | { status: 400; description: string };
+export type Fault = { status: 429; retryAfter: number } | { status: 500 | 502 | 503 } | { status: 400 | 403; description: string };
 
 /** Minimal user/chat shapes for building updates in tests. */
 export interface TgUser {
@@ -243,7 +243,7 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
         return reply(res, fault.status, {
           ok: false,
           error_code: fault.status,
-          description: fault.status === 400 ? fault.description : 'Internal Server Error',
+          description: fault.status === 400 || fault.status === 403 ? fault.description : 'Internal Server Error',
         });
       }
       try {

@@ -18,6 +18,8 @@ import {
   type TelegramChannelOptions,
 } from '../../channels/telegram/index.js';
 import type { Message } from '../../core/message.js';
+import { inboxEntryText } from '../../channels/cli/inbox-commands.js';
+import { createInbox } from '../../infra/inbox.js';
 import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
 import { startBotApiEmulator, type BotApiEmulator } from '../support/bot-api-emulator.js';
@@ -211,6 +213,35 @@ describe('Telegram channel', () => {
     expect(sendsTo(ALICE.id)).toHaveLength(1);
     expect(messagesTo(ALICE.id)).toHaveLength(1);
     expect(messagesTo(ALICE.id)[0]!.text).toBe('hello back off please');
+  });
+
+  it('a chat that blocked the bot: the reply is not retried for minutes but kept in the owner’s inbox, with why', async () => {
+    tg = await startBotApiEmulator(`${randomInt(100_000, 999_999)}:TEST-token`);
+    const blocked = { status: 403, description: 'Forbidden: bot was blocked by the user' } as const;
+    const toAlice = (p: Record<string, unknown>) => Number(p.chat_id) === ALICE.id;
+    tg.failMatching('sendMessage', toAlice, blocked, 20);
+    await start({ throttle: false }, tg);
+    const u = tg.textUpdate(ALICE, 'are you there');
+    const turnId = turnIdOf(u);
+    const handle = h.client.workflow.getHandle(turnId);
+    for (let until = Date.now() + 20_000; !(await handle.describe().then(() => true, () => false)); ) {
+      if (Date.now() > until) throw new Error(`${turnId} never started`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await handle.result();
+    expect(messagesTo(ALICE.id)).toHaveLength(0);
+    const held = (await createInbox(SealedStorage.open(h.db, h.master).domain('sessions')).list()).filter((r) => r.turnId === turnId);
+    expect(held).toHaveLength(1);
+    expect(held[0]).toMatchObject({ channel: 'telegram', reason: `Telegram refused the reply in chat ${ALICE.id}: ${blocked.description}` });
+    const shown = inboxEntryText(held[0]!);
+    expect(shown).toContain('hello are you there');
+    expect(shown).toContain(`for telegram (turn ${turnId})`);
+    // Final on the first refusal: one deliverReply attempt, not twelve over seven minutes.
+    const history = await handle.fetchHistory();
+    const attempts = (history.events ?? []).filter(
+      (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt !== undefined,
+    );
+    expect(attempts.every((e) => (e.activityTaskStartedEventAttributes!.attempt ?? 1) === 1)).toBe(true);
   });
 
   it('deliverReply retried with the same key sends each part once; a send that failed is sent by the retry', async () => {
