@@ -10,6 +10,7 @@
  *   aivyx approvals
  *   aivyx memory list [--query Q] [--topic T] [--limit N] | show ID | forget ID
  *   aivyx inbox [--json] | dismiss ID
+ *   aivyx passphrase change
  *   aivyx config [--json | --markdown]
  *   aivyx temporal setup [--address A] [--namespace N]
  */
@@ -37,9 +38,11 @@ import {
   printAudit,
   restAuditPort,
   runAuditCommand,
+  withDatabase,
   withDirectAuditPort,
   withStorage,
 } from '../channels/cli/audit-commands.js';
+import { runPassphraseCommand } from '../channels/cli/passphrase-commands.js';
 import { runRotateCommand, runSecretsCommand } from '../channels/cli/secrets-commands.js';
 import {
   askInline,
@@ -70,6 +73,7 @@ ${AUDIT_USAGE}
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
   aivyx secrets list                     names of stored secrets (never values)
   aivyx storage rotate-keys              re-seal every stored row under the next key-schedule version (resumable)
+  aivyx passphrase change                set a new passphrase (typed twice, or stdin's first line); nothing is re-sealed
   aivyx temporal setup [--address HOST:PORT] [--namespace NS]
                                          on a real cluster: raise retention and register the dashboard search attributes
 ${MISSION_USAGE}`;
@@ -342,6 +346,16 @@ async function main(argv: string[]): Promise<number> {
       return withStorage(config, (storage) =>
         runSecretsCommand(args, {
           storage,
+          readStdin,
+          out: (s) => process.stdout.write(s),
+          ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}),
+        }),
+      );
+    case 'passphrase':
+      return withDatabase(config, (db) =>
+        runPassphraseCommand(args, {
+          db,
+          current: passphrase,
           readStdin,
           out: (s) => process.stdout.write(s),
           ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}),

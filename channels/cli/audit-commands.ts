@@ -3,13 +3,14 @@
  * REST or, without one, by opening the database and keys directly; printed for a person or as JSON.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import type { Kysely } from 'kysely';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AivyxError } from '../../core/errors.js';
 import { createAuditService, witnessPath } from '../../infra/audit/index.js';
 import { reconciledAuditService } from '../../infra/tool-call-log.js';
 import type { AivyxConfig } from '../../infra/config.js';
-import { openDatabase } from '../../infra/db/index.js';
+import { openDatabase, type Database } from '../../infra/db/index.js';
 import { lockHome } from '../../infra/home-lock.js';
 import { SealedStorage, unlockStorageKeyring } from '../../infra/storage/index.js';
 import type { RestAuditPort } from '../rest/rest-server.js';
@@ -29,16 +30,23 @@ export const AUDIT_USAGE = `  aivyx audit verify [--checkpoint FILE] check the c
  * PGlite has one owner at a time, so the data directory is locked meanwhile; PostgreSQL needs no lock.
  */
 export async function withStorage<T>(config: AivyxConfig, fn: (storage: SealedStorage) => Promise<T>, passphrase?: string): Promise<T> {
+  return withDatabase(config, async (db) => {
+    const keys = await unlockStorageKeyring(db, passphrase ?? (await cliPassphrase()));
+    try {
+      return await fn(SealedStorage.open(db, keys));
+    } finally {
+      keys.destroy();
+    }
+  });
+}
+
+/** Opens the database directly (the data directory locked for PGlite, as above) for `fn`. */
+export async function withDatabase<T>(config: AivyxConfig, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
   const lock = config.databaseUrl ? undefined : lockHome(config.home);
   try {
     const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl } : { pgliteDir: join(config.home, 'pglite') });
     try {
-      const keys = await unlockStorageKeyring(db.db, passphrase ?? (await cliPassphrase()));
-      try {
-        return await fn(SealedStorage.open(db.db, keys));
-      } finally {
-        keys.destroy();
-      }
+      return await fn(db.db);
     } finally {
       await db.close();
     }

@@ -1,5 +1,6 @@
 /**
- * The seed's Deliverable 7 key schedule: passphrase --Argon2id--> master key
+ * The seed's Deliverable 7 key schedule: passphrase --Argon2id--> master key (or, once the passphrase
+ * has changed, the key that unwraps it: infra/keyring.ts)
  * --HKDF-SHA256(salt = versioned label, info = domain)--> 32-byte domain subkeys.
  * The master key never leaves this module's `MasterKey` holder; callers get subkeys.
  */
@@ -9,6 +10,7 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { AivyxError } from '../../core/errors.js';
+import { wrapKey } from './key-wrap.js';
 
 /**
  * HKDF domains. The seed's five (sessions, memory, audit, secrets, channel_state) plus ours:
@@ -140,6 +142,11 @@ export class MasterKey {
   /** The same master key under another key-schedule version (key rotation reads old and new rows). */
   atVersion(version: string): MasterKey {
     return new MasterKey(this.#master, version);
+  }
+
+  /** This master key wrapped under `kek` (a new passphrase's key), for the install row. */
+  wrappedUnder(kek: Uint8Array): string {
+    return wrapKey(kek, this.#master);
   }
 
   /** Hex key-check value stored in the install row to recognise the right passphrase. */

@@ -3,7 +3,7 @@
  * `Selectable`/`Insertable` aliases. Column names are snake_case as in SQL; int8 columns
  * are `number` because `openDatabase` installs an int8 → Number parser (see there).
  */
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /** The single install row (id = 1): how to re-derive and recognise the master key. */
 export interface InstallTable {
@@ -15,6 +15,8 @@ export interface InstallTable {
   kdf_params: string;
   /** Key-check value (hex), see `keyCheckValue`. */
   kcv: string;
+  /** The master key wrapped under the passphrase's key (hex nonce ‖ ciphertext); null: the derived key is the master key. */
+  wrapped_key: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
 }
 

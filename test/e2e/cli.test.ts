@@ -141,6 +141,21 @@ describe('aivyx CLI', () => {
     expect(rotate.status).toBe(0);
     const after = aivyx(['chat', '--standalone', '-m', 'hello after rotation'], env);
     expect(after.stdout).toContain('Hello from aivyx!');
+
+    // A new passphrase (stdin's first line): the old one stops working, everything sealed still opens.
+    const change = aivyx(['passphrase', 'change'], env, 'a brand new passphrase\n');
+    expect(change.stdout).toMatch(/^passphrase changed/);
+    expect(change.status).toBe(0);
+    const old = aivyx(['secrets', 'list'], env);
+    expect(old.status).not.toBe(0);
+    expect(old.stderr).toMatch(/wrong passphrase/);
+    const renewed = { ...env, AIVYX_PASSPHRASE: 'a brand new passphrase' };
+    expect(aivyx(['secrets', 'list'], renewed).stdout).toContain('OPENAI_API_KEY');
+    expect(aivyx(['audit', 'verify'], renewed).stdout).toMatch(/audit chain OK/);
+    expect(aivyx(['chat', '--standalone', '-m', 'hello after the change'], renewed).stdout).toContain('Hello from aivyx!');
+    // And back (the other tests share this data directory).
+    expect(aivyx(['passphrase', 'change'], renewed, `${env.AIVYX_PASSPHRASE}\n`).status).toBe(0);
+    expect(aivyx(['secrets', 'list'], env).stdout).toContain('OPENAI_API_KEY');
   }, 300_000);
 
   it('a wrong passphrase is a clear error and writes nothing', async () => {

@@ -10,6 +10,7 @@ import * as authorityClaims from './2026-12-03-0005-authority-claims.js';
 import * as toolCalls from './2026-12-03-0006-tool-calls.js';
 import * as auditTree from './2026-12-03-0010-audit-tree.js';
 import * as toolCallTaint from './2026-12-04-0011-tool-call-taint.js';
+import * as installWrappedKey from './2026-12-04-0012-install-wrapped-key.js';
 
 /** Every migration, keyed by its frozen name. */
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-03-0006-tool-calls': toolCalls,
   '2026-12-03-0010-audit-tree': auditTree,
   '2026-12-04-0011-tool-call-taint': toolCallTaint,
+  '2026-12-04-0012-install-wrapped-key': installWrappedKey,
 };
 
 /** kysely MigrationProvider over the static list. */
