@@ -3,7 +3,7 @@
  * is configuration read from the environment.
  *
  *   aivyx up                      start everything and keep running (restarting its dev server if it dies)
- *   aivyx chat [-m TEXT] [--session ID] [--follow TURN] [--standalone]
+ *   aivyx chat [-m TEXT] [--session ID] [--follow TURN | --resume TURN] [--standalone]
  *   aivyx audit verify [--checkpoint FILE] | tail [-n N] | pubkey | prove SEQ | consistency CHECKPOINT  [--json]
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
  *   aivyx sessions [--json]
@@ -63,6 +63,7 @@ const USAGE = `usage:
   aivyx up                               start Temporal, the database, the worker and the local channels
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
   aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed)
+  aivyx chat --resume TURN               the same; a turn waiting for your approval asks approve? [y/N/details]
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
   aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
   aivyx approvals                        the gates waiting for you, each with the call it would run
@@ -192,22 +193,25 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
       message: { type: 'string', short: 'm' },
       session: { type: 'string' },
       follow: { type: 'string' },
+      resume: { type: 'string' },
       standalone: { type: 'boolean' },
     },
   });
-  if (values.follow !== undefined && values.message !== undefined)
-    throw new AivyxError('Config', 'chat takes -m or --follow, not both', { hint: USAGE });
+  // --resume is --follow by its everyday name: a turn waiting for approval is asked about at a terminal.
+  const follow = values.follow ?? values.resume;
+  if ([values.follow, values.resume, values.message].filter((v) => v !== undefined).length > 1)
+    throw new AivyxError('Config', 'chat takes one of -m, --follow and --resume', { hint: USAGE });
   const t = await target(config, values.standalone ?? false);
   const io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s) };
   try {
-    if (values.message === undefined && values.follow === undefined) {
+    if (values.message === undefined && follow === undefined) {
       await chatRepl(t.target, values.session);
       return 0;
     }
-    let turnId: string | undefined;
+    let turnId = follow;
     const outcome: TurnOutcome =
-      values.follow !== undefined
-        ? await followTurn(t.target(), values.follow, io)
+      follow !== undefined
+        ? await followTurn(t.target(), follow, io)
         : await chatTurn(t.target(), values.message!, values.session ?? `cli-${randomUUID()}`, io, (id) => (turnId = id));
     // At a terminal the owner is present: ask now, as the REPL does; otherwise exit 3 and `aivyx approvals` decides later.
     if (outcome.status === 'Escalated' && turnId && process.stdin.isTTY) {

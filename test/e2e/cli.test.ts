@@ -277,7 +277,19 @@ describe('aivyx chat REPL at a terminal: approving inline', () => {
     const piped = aivyx(['chat', '--standalone', '-m', 'run uname -a'], env, '');
     expect(piped.status, piped.stderr).toBe(3);
     expect(piped.stderr).toContain('[Escalated: shell.exec needs approval');
-  }, 360_000);
+    // Later, at a terminal: `chat --resume <turn>` asks about that same call and shows its result.
+    const waiting = /· turn (turn\/cli\/[0-9a-f-]{36})/.exec(piped.stderr)?.[1];
+    expect(waiting, piped.stderr).toBeDefined();
+    const resumed = spawnAivyx(['chat', '--standalone', '--resume', waiting!], env, { pty: true });
+    try {
+      await resumed.waitFor('approve? [y/N/details]', 120_000);
+      resumed.child.stdin?.write('y\r');
+      await resumed.waitFor('uname says: Linux');
+      expect(await new Promise<number | null>((r) => resumed.child.once('exit', r))).toBe(0);
+    } finally {
+      resumed.child.kill('SIGKILL');
+    }
+  }, 420_000);
 });
 
 describe('aivyx audit verify on a tampered log', () => {
