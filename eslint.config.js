@@ -47,6 +47,7 @@ export default tseslint.config(
       'dist/**',
       'eslint.config.js',
       'app/bin.js',
+      'app/build-state.js',
       'test/fixtures/lint/**',
       'test/fixtures/add-a-tool/**',
       'test/fixtures/add-a-channel/**',

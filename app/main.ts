@@ -14,36 +14,19 @@
  *   aivyx config [--json | --markdown]
  *   aivyx temporal setup [--address A] [--namespace N]
  */
-import { runInboxCommand } from '../channels/cli/inbox-commands.js';
-import { runMemoryCommand } from '../channels/cli/memory-commands.js';
+// Only what every command needs is imported here; each command loads its own modules when it runs,
+// so `aivyx --help` and the REST-only commands (chat, mission, approvals…) start in a fraction of a second.
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { AivyxError, describeError } from '../core/errors.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import { describeEnv, envMarkdownTable, loadConfig, type AivyxConfig } from '../infra/config.js';
 import { describeCause } from '../infra/health.js';
 import { describeRole, findRunningStack, inspectHome, type HomeState } from '../infra/home-lock.js';
+import { restToken } from '../infra/home-tokens.js';
 import { promptHidden } from '../infra/passphrase.js';
-import { ensureNamespaceSetup, isTemporalUnreachable, MIN_RETENTION_HOURS } from '../infra/temporal/index.js';
-import { emailSettingsFromEnv } from '../channels/email/index.js';
-import { telegramSettingsFromEnv } from '../channels/telegram/index.js';
+import { AUDIT_USAGE } from '../channels/cli/audit-usage.js';
 import { cliPassphrase as passphrase, cliPassphraseConfirmation } from '../channels/cli/passphrase.js';
-import { restToken, startStack, type Stack } from './stack.js';
-import {
-  AUDIT_USAGE,
-  parseAuditCommand,
-  printAudit,
-  restAuditPort,
-  runAuditCommand,
-  withDatabase,
-  withDirectAuditPort,
-  withStorage,
-} from '../channels/cli/audit-commands.js';
-import { runPassphraseCommand } from '../channels/cli/passphrase-commands.js';
-import { runRotateCommand, runSecretsCommand } from '../channels/cli/secrets-commands.js';
 import {
   askInline,
   chatRepl,
@@ -54,11 +37,18 @@ import {
   OUTCOME_EXIT_CODES,
   TurnDetached,
 } from '../channels/cli/chat.js';
+import { runInboxCommand } from '../channels/cli/inbox-commands.js';
+import { runMemoryCommand } from '../channels/cli/memory-commands.js';
 import { MISSION_USAGE, runApprovalsCommand, runMissionCommand } from '../channels/cli/mission-commands.js';
 import type { RestTarget } from '../channels/cli/rest-client.js';
 import { runSessionsCommand } from '../channels/cli/session-commands.js';
+import { projectRoot } from './project-root.js';
+import type { Stack } from './stack.js';
 
-const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+/** The modules of the commands that open the database or start a stack (loaded on use). */
+const directCommands = () => import('../channels/cli/audit-commands.js');
+
+const root = projectRoot();
 const USAGE = `usage:
   aivyx up                               start Temporal, the database, the worker and the local channels
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
@@ -79,17 +69,34 @@ ${AUDIT_USAGE}
                                          on a real cluster: raise retention and register the dashboard search attributes
 ${MISSION_USAGE}`;
 
-function start(
+async function start(
   config: AivyxConfig,
   extra: { restPort?: number; headless?: boolean; quiet?: boolean; role: 'up' | 'standalone' },
   pass: string,
 ): Promise<Stack> {
+  const [{ DefaultLogger, Runtime }, { startStack }, { telegramSettingsFromEnv }, { emailSettingsFromEnv }] = await Promise.all([
+    import('@temporalio/worker'),
+    import('./stack.js'),
+    import('../channels/telegram/index.js'),
+    import('../channels/email/index.js'),
+  ]);
+  // Our own handlers decide what a signal means (chat: cancel the turn; up: stop everything), so
+  // the SDK must not shut the worker down on SIGINT; and a person's terminal wants warnings only.
+  // The core's own retry warnings would flood stderr while a dependency is down; aivyx reports that itself.
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    shutdownSignals: [],
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+  });
+  // The channels' settings are checked before any database opens or server starts.
+  telegramSettingsFromEnv(process.env);
+  emailSettingsFromEnv(process.env);
   const confirm = cliPassphraseConfirmation();
   return startStack({
     config,
     passphrase: pass,
     ...(confirm ? { confirmPassphrase: confirm } : {}),
-    projectRoot,
+    projectRoot: root,
     env: process.env,
     ...extra,
     log: extra.quiet ? () => undefined : (l) => process.stderr.write(`aivyx: ${l}\n`),
@@ -249,6 +256,7 @@ function configCommand(args: string[]): number {
 }
 
 async function audit(config: AivyxConfig, args: string[]): Promise<number> {
+  const { parseAuditCommand, printAudit, restAuditPort, runAuditCommand, withDirectAuditPort } = await directCommands();
   const cmd = await parseAuditCommand(args, readStdin);
   const running = findRunningStack(config.home);
   const result = running
@@ -286,6 +294,10 @@ async function temporal(config: AivyxConfig, args: string[]): Promise<number> {
       hint: 'pass --address HOST:PORT or set TEMPORAL_ADDRESS (the local dev server is set up by `aivyx up` itself)',
     });
   const namespace = values.namespace ?? config.namespace;
+  const [{ Connection }, { ensureNamespaceSetup, MIN_RETENTION_HOURS }] = await Promise.all([
+    import('@temporalio/client'),
+    import('../infra/temporal/index.js'),
+  ]);
   const connection = await Connection.connect({ address }).catch((err: unknown) => {
     throw new AivyxError('Channel', `cannot reach Temporal at ${address}: ${describeCause(err)}`, {
       hint: 'check that the cluster is up and the address is right',
@@ -316,19 +328,9 @@ async function readStdin(): Promise<string> {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
-  // Our own handlers decide what a signal means (chat: cancel the turn; up: stop everything), so
-  // the SDK must not shut the worker down on SIGINT; and a person's terminal wants warnings only.
-  // The core's own retry warnings would flood stderr while a dependency is down; aivyx reports that itself.
-  Runtime.install({
-    logger: new DefaultLogger('WARN'),
-    shutdownSignals: [],
-    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
-  });
   if (command === 'config') return configCommand(args);
-  // Every setting is checked here, before any database opens or server starts.
-  const config = loadConfig(process.env, projectRoot);
-  telegramSettingsFromEnv(process.env);
-  emailSettingsFromEnv(process.env);
+  // Every setting is checked here (the channels' when a stack starts), before any database opens or server starts.
+  const config = loadConfig(process.env, root);
   switch (command) {
     case 'up':
       return up(config);
@@ -346,7 +348,8 @@ async function main(argv: string[]): Promise<number> {
       return overRest(config, args, runMemoryCommand);
     case 'inbox':
       return overRest(config, args, runInboxCommand);
-    case 'secrets':
+    case 'secrets': {
+      const [{ withStorage }, { runSecretsCommand }] = await Promise.all([directCommands(), import('../channels/cli/secrets-commands.js')]);
       return withStorage(config, (storage) =>
         runSecretsCommand(args, {
           storage,
@@ -355,7 +358,12 @@ async function main(argv: string[]): Promise<number> {
           ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}),
         }),
       );
-    case 'passphrase':
+    }
+    case 'passphrase': {
+      const [{ withDatabase }, { runPassphraseCommand }] = await Promise.all([
+        directCommands(),
+        import('../channels/cli/passphrase-commands.js'),
+      ]);
       return withDatabase(config, (db) =>
         runPassphraseCommand(args, {
           db,
@@ -365,10 +373,13 @@ async function main(argv: string[]): Promise<number> {
           ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}),
         }),
       );
+    }
     case 'temporal':
       return temporal(config, args);
-    case 'storage':
+    case 'storage': {
+      const [{ withStorage }, { runRotateCommand }] = await Promise.all([directCommands(), import('../channels/cli/secrets-commands.js')]);
       return withStorage(config, (storage) => runRotateCommand(args, { storage, out: (s) => process.stdout.write(s) }));
+    }
     case undefined:
     case 'help':
     case '--help':
@@ -383,7 +394,8 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (err: unknown) => {
+  async (err: unknown) => {
+    const { isTemporalUnreachable } = await import('../infra/temporal/client-errors.js');
     const shown =
       err instanceof AivyxError
         ? describeError(err.toData())

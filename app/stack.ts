@@ -4,8 +4,7 @@
  * stopped, watching its dependencies (the dev server is restarted when it dies; /v1/health says
  * what is down); `aivyx chat --standalone` runs it for one conversation.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -31,6 +30,7 @@ import { dataDirProtection } from '../infra/data-dir.js';
 import { openDatabase } from '../infra/db/index.js';
 import { describeCause, Health, watchDependency } from '../infra/health.js';
 import { lockHome, type HomeRole } from '../infra/home-lock.js';
+import { codecToken, restToken } from '../infra/home-tokens.js';
 import { getSecret } from '../infra/secrets.js';
 import { SealedStorage, unlockStorageKeyring } from '../infra/storage/index.js';
 import { StreamHub } from '../infra/stream-hub.js';
@@ -42,6 +42,7 @@ import {
   superviseDevServer,
   type SupervisedDevServer,
 } from '../infra/temporal/index.js';
+export { codecToken, restToken } from '../infra/home-tokens.js';
 import { reconciledAuditService, reconcileToolCalls } from '../infra/tool-call-log.js';
 import { ownerMemoryOf, wireTurnActivities } from './wiring.js';
 import { createAivyxWorker, superviseWorker } from './worker.js';
@@ -81,25 +82,6 @@ export interface StackOptions {
   /** Progress lines for the person starting it (also: a dependency going down and coming back). */
   log?: (line: string) => void;
   llm?: LlmProvider;
-}
-
-/** The REST channel's bearer token, created on first start and readable only by this user. */
-export function restToken(home: string): string {
-  const file = join(home, 'rest-token');
-  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
-  return readFileSync(file, 'utf8').trim();
-}
-
-/** The codec server's bearer token, created once (never overwritten), readable only by this user. */
-export function codecToken(home: string): string {
-  const file = join(home, 'codec-token');
-  try {
-    closeSync(openSync(file, 'wx', 0o600));
-    writeFileSync(file, randomBytes(32).toString('hex'));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  }
-  return readFileSync(file, 'utf8').trim();
 }
 
 /** PostgreSQL's place without its password (for messages and /v1/health). */

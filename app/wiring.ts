@@ -80,7 +80,11 @@ export function wireTurnActivities(input: WiringInput) {
     claims,
     notifier: input.notifier ?? streamMissionNotifier((key, e) => input.hub.publish(key, e)),
   });
-  return { ...turn, ...missions, ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry(), createInbox(storage.domain('sessions'))) };
+  return {
+    ...turn,
+    ...missions,
+    ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry(), createInbox(storage.domain('sessions'))),
+  };
 }
 
 /** The sealed memory store (the memory tools' and the owner's `aivyx memory`). */

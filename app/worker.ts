@@ -1,14 +1,14 @@
 /** Creating the worker: workflows bundled once per process, activities injected by the composition root. */
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { sibling } from '../infra/module-path.js';
 
 /** Absolute path of the workflows entry point (what the bundler and replay tests load). */
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export const WORKFLOWS_PATH = sibling(import.meta.url, '../workflows/index');
 
 /** The workflow interceptors every aivyx workflow runs with (refused payloads become clean failures). */
-export const WORKFLOW_INTERCEPTORS_PATH = fileURLToPath(new URL('../workflows/interceptors.ts', import.meta.url));
+export const WORKFLOW_INTERCEPTORS_PATH = sibling(import.meta.url, '../workflows/interceptors');
 
 // Keyed by failure converter path: the sandbox's failure converter is compiled into the bundle.
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();

@@ -27,3 +27,9 @@ if [ ! -f "$vstamp" ] || [ "$(cat "$vstamp")" != "$want" ]; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check $want >&2
   echo "$want" > "$vstamp"
 fi
+
+# The compiled CLI (dist/): rebuilt only when a source file is newer than the last build.
+if ! node -e "import('./app/build-state.js').then((m) => process.exit(m.isBuildFresh('.') ? 0 : 1))"; then
+  echo "aivyx: compiling the CLI (npm run build)…" >&2
+  npm run --silent build >&2
+fi

@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TrustedPlaces } from '../activities/taint-labels.js';
 import type { TaintPolicy } from '../core/taint.js';
-import type { McpServerConfig } from '../activities/mcp/mcp-client.js';
+import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { DEFAULT_CONFIRM_FIRST, type EnvValues } from './config/env-table.js';
 import { parseEnv } from './config/parse-env.js';

@@ -22,7 +22,8 @@ const keyOf = (r: Pick<HeldReply, 'at' | 'id'>) => `${PREFIX}${String(Math.max(0
 export function createInbox(sessions: DomainHandle): InboxPort {
   const entries = async (): Promise<Array<{ key: string; reply: HeldReply }>> => {
     const out: Array<{ key: string; reply: HeldReply }> = [];
-    for await (const { key, value } of sessions.scan(PREFIX)) out.push({ key, reply: JSON.parse(new TextDecoder().decode(value)) as HeldReply });
+    for await (const { key, value } of sessions.scan(PREFIX))
+      out.push({ key, reply: JSON.parse(new TextDecoder().decode(value)) as HeldReply });
     return out;
   };
   return {

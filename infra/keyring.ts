@@ -110,7 +110,8 @@ export async function changePassphrase(
 ): Promise<void> {
   if (next.length === 0) throw new AivyxError('Config', 'empty new passphrase', { hint: 'type a passphrase you will remember' });
   const row = await readInstall(db);
-  if (!row) throw new AivyxError('Storage', 'no install row: this database was never unlocked', { hint: 'start aivyx once to create the install' });
+  if (!row)
+    throw new AivyxError('Storage', 'no install row: this database was never unlocked', { hint: 'start aivyx once to create the install' });
   const master = await unlock(row, current);
   try {
     const params = opts.kdfParams ?? paramsOf(row);

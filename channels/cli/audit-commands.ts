@@ -14,16 +14,9 @@ import { openDatabase, type Database } from '../../infra/db/index.js';
 import { lockHome } from '../../infra/home-lock.js';
 import { SealedStorage, unlockStorageKeyring } from '../../infra/storage/index.js';
 import type { RestAuditPort } from '../rest/rest-server.js';
+import { AUDIT_USAGE } from './audit-usage.js';
 import { cliPassphrase } from './passphrase.js';
 import { restJson, type RestTarget } from './rest-client.js';
-
-/** The `aivyx audit` lines of the usage text. */
-export const AUDIT_USAGE = `  aivyx audit verify [--checkpoint FILE] check the chain, the Merkle tree and the checkpoints (witness file, or FILE);
-                                         exits non-zero and names the entry or checkpoint when a guarantee fails
-  aivyx audit tail [-n N] [--json]       show the newest audit entries
-  aivyx audit pubkey                     the key that verifies this install's audit checkpoints (signed-note vkey)
-  aivyx audit prove SEQ                  inclusion proof of entry SEQ in a freshly signed checkpoint
-  aivyx audit consistency CHECKPOINT     prove the log only grew since CHECKPOINT (a file, - for stdin, or its text)`;
 
 /**
  * Opens the database and keys directly (no running stack needed) for a one-off command.

@@ -4,7 +4,7 @@
  * prints it; the README's configuration table is generated from it (`aivyx config --markdown`,
  * checked by test/infra/config.test.ts). A new variable is one entry here.
  */
-import { parseMcpServers } from '../../activities/mcp/mcp-client.js';
+import { parseMcpServers } from '../../activities/mcp/mcp-servers.js';
 import { DEFAULT_CONFIRM_FIRST, TOOL_CATALOG } from '../../core/tool-catalog.js';
 import { parseTaintPolicy } from '../../core/taint.js';
 import { Scope } from '../../core/capability/scope.js';

@@ -32,7 +32,12 @@ beforeAll(async () => {
   ({ db, close } = await openDatabase({ databaseUrl: pg.url }));
   const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
   inbox = createInbox(SealedStorage.open(db, master).domain('sessions'));
-  const server = await startRestServer({ gateway: {} as TurnGateway, token, audit: { verify: async () => null, tail: async () => [] }, inbox });
+  const server = await startRestServer({
+    gateway: {} as TurnGateway,
+    token,
+    audit: { verify: async () => null, tail: async () => [] },
+    inbox,
+  });
   target = { url: server.url, token };
   stop = () => server.stop();
 });
@@ -52,8 +57,16 @@ describe('the owner’s inbox of undelivered replies', () => {
   it('empty, then two held replies oldest first with why; holding a turn again keeps one entry; dismiss by a prefix', async () => {
     expect(await run()).toEqual({ code: 0, out: 'the inbox is empty: every reply reached its chat\n' });
     const later = { turnId: 'turn/email/m-2', at: Date.UTC(2026, 11, 4, 9), channel: 'email', reason: 'SMTP 550 mailbox unavailable' };
-    const earlier = { turnId: 'turn/telegram/1_42_7', at: Date.UTC(2026, 11, 4, 8), channel: 'telegram', reason: 'Telegram refused the reply' };
-    await inbox.hold({ ...later, outcome: { status: 'Completed', finalMessage: 'the report is attached', toolCallsMade: 0, durationMs: 5 } });
+    const earlier = {
+      turnId: 'turn/telegram/1_42_7',
+      at: Date.UTC(2026, 11, 4, 8),
+      channel: 'telegram',
+      reason: 'Telegram refused the reply',
+    };
+    await inbox.hold({
+      ...later,
+      outcome: { status: 'Completed', finalMessage: 'the report is attached', toolCallsMade: 0, durationMs: 5 },
+    });
     await inbox.hold({ ...earlier, outcome: { status: 'Completed', finalMessage: 'first draft', toolCallsMade: 0, durationMs: 5 } });
     await inbox.hold({ ...earlier, outcome: { status: 'Completed', finalMessage: 'second draft', toolCallsMade: 0, durationMs: 5 } }); // a retried hold
     const listed = await run();
@@ -64,7 +77,10 @@ describe('the owner’s inbox of undelivered replies', () => {
     );
     expect(second).toContain(`${heldReplyId(later.turnId)}  2026-12-04T09:00:00.000Z  for email`);
     expect(second).toContain('the report is attached');
-    const json = (await run('--json')).out.trim().split('\n').map((l) => JSON.parse(l) as { turnId: string });
+    const json = (await run('--json')).out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { turnId: string });
     expect(json.map((r) => r.turnId)).toEqual([earlier.turnId, later.turnId]);
 
     expect(await run('dismiss', heldReplyId(earlier.turnId).slice(0, 6))).toEqual({ code: 0, out: 'dismissed\n' });

@@ -33,7 +33,10 @@ describe('changing the passphrase', () => {
       const row = await s.install();
       expect(row.wrapped_key).toMatch(/^[0-9a-f]{144}$/); // 24-byte nonce ‖ 32-byte key ‖ 16-byte tag
       expect(row.kcv).toBe(s.kcv);
-      await expect(openKeyring(s.db, 'old horse')).rejects.toMatchObject({ kind: 'Crypto', message: expect.stringMatching(/wrong passphrase/) });
+      await expect(openKeyring(s.db, 'old horse')).rejects.toMatchObject({
+        kind: 'Crypto',
+        message: expect.stringMatching(/wrong passphrase/),
+      });
       const master = await openKeyring(s.db, 'new staple');
       expect(await SealedStorage.open(s.db, master).domain('secrets').getJson('token')).toEqual({ v: 'sk-123' });
       master.destroy();
@@ -79,7 +82,12 @@ describe('changing the passphrase', () => {
     const s = await install();
     try {
       const out: string[] = [];
-      const base = { db: s.db, current: async () => 'old horse', readStdin: async () => 'from stdin\n', out: (t: string) => void out.push(t) };
+      const base = {
+        db: s.db,
+        current: async () => 'old horse',
+        readStdin: async () => 'from stdin\n',
+        out: (t: string) => void out.push(t),
+      };
       const answers = ['typed', 'typo'];
       await expect(runPassphraseCommand(['change'], { ...base, prompt: async () => answers.shift()! })).rejects.toThrow(
         'the two new passphrases differ: nothing was changed',

@@ -347,9 +347,20 @@ describe('Telegram approvals', () => {
     expect(req.text).toContain(`Asked by: ${ALICE.id} on telegram`);
     expect(existsSync(join(NOTES, 'milk.txt'))).toBe(false); // nothing ran before the decision
     expect(await press(ALICE, req, buttons(req).approve)).toMatch(/^Approved by Alice/);
-    await tg.waitFor(() => messagesTo(ALICE.id).slice(before).some((m) => m.text.startsWith('saved:')), 45_000, 'the approved call’s result');
+    await tg.waitFor(
+      () =>
+        messagesTo(ALICE.id)
+          .slice(before)
+          .some((m) => m.text.startsWith('saved:')),
+      45_000,
+      'the approved call’s result',
+    );
     expect(readFileSync(join(NOTES, 'milk.txt'), 'utf8')).toBe('buy milk');
-    expect(messagesTo(ALICE.id).slice(before).filter((m) => m.text.startsWith('saved:'))).toHaveLength(1);
+    expect(
+      messagesTo(ALICE.id)
+        .slice(before)
+        .filter((m) => m.text.startsWith('saved:')),
+    ).toHaveLength(1);
 
     const again = asked('memo please');
     const memo = await requestFor(again, 'memo.txt');

@@ -224,7 +224,13 @@ describe('Telegram channel', () => {
     const u = tg.textUpdate(ALICE, 'are you there');
     const turnId = turnIdOf(u);
     const handle = h.client.workflow.getHandle(turnId);
-    for (let until = Date.now() + 20_000; !(await handle.describe().then(() => true, () => false)); ) {
+    for (
+      let until = Date.now() + 20_000;
+      !(await handle.describe().then(
+        () => true,
+        () => false,
+      ));
+    ) {
       if (Date.now() > until) throw new Error(`${turnId} never started`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -232,7 +238,10 @@ describe('Telegram channel', () => {
     expect(messagesTo(ALICE.id)).toHaveLength(0);
     const held = (await createInbox(SealedStorage.open(h.db, h.master).domain('sessions')).list()).filter((r) => r.turnId === turnId);
     expect(held).toHaveLength(1);
-    expect(held[0]).toMatchObject({ channel: 'telegram', reason: `Telegram refused the reply in chat ${ALICE.id}: ${blocked.description}` });
+    expect(held[0]).toMatchObject({
+      channel: 'telegram',
+      reason: `Telegram refused the reply in chat ${ALICE.id}: ${blocked.description}`,
+    });
     const shown = inboxEntryText(held[0]!);
     expect(shown).toContain('hello are you there');
     expect(shown).toContain(`for telegram (turn ${turnId})`);
