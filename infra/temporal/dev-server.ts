@@ -38,6 +38,8 @@ export interface DevServerOptions {
   namespace?: string;
   /** Default: `<home>/temporal-server.log`. */
   logFile?: string;
+  /** Keep everything in memory (no `temporal.sqlite`): the benchmark's floor, never a stack's server. */
+  inMemory?: boolean;
 }
 
 /** A running dev server. */
@@ -69,7 +71,7 @@ export interface DevServerExit {
  */
 export const DEV_SERVER_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'] as const;
 
-/** Starts a dev server on `<home>/temporal.sqlite` and resolves once it serves a set-up namespace. */
+/** Starts a dev server on `<home>/temporal.sqlite` (or in memory) and resolves once it serves a set-up namespace. */
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   mkdirSync(opts.home, { recursive: true });
   const ip = opts.ip ?? '127.0.0.1';
@@ -80,8 +82,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const argv = [
     'server',
     'start-dev',
-    '--db-filename',
-    join(opts.home, 'temporal.sqlite'),
+    ...(opts.inMemory ? [] : ['--db-filename', join(opts.home, 'temporal.sqlite')]),
     '--ip',
     ip,
     '--port',
@@ -91,7 +92,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     namespace,
     '--log-level',
     'warn',
-    ...DEV_SERVER_SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]),
+    ...(opts.inMemory ? [] : DEV_SERVER_SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p])),
     // Only honoured on a fresh db file; ensureNamespaceSetup covers existing ones.
     ...AIVYX_SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=${cliTypeName(k.type)}`]),
     ...(opts.uiCodecEndpoint ? ['--ui-codec-endpoint', opts.uiCodecEndpoint] : []),
