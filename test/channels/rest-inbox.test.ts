@@ -88,6 +88,16 @@ describe('the owner’s inbox of undelivered replies', () => {
     expect((await inbox.list()).map((r) => r.turnId)).toEqual([later.turnId]);
   });
 
+  it('without the bearer token the inbox is neither shown nor changed', async () => {
+    const before = await inbox.list();
+    const list = await fetch(`${target.url}/v1/inbox`);
+    expect(list.status).toBe(401);
+    expect(await list.text()).not.toContain('turn/');
+    const dismiss = await fetch(`${target.url}/v1/inbox/${before[0]?.id ?? 'abcd'}/dismiss`, { method: 'POST' });
+    expect(dismiss.status).toBe(401);
+    expect(await inbox.list()).toEqual(before);
+  });
+
   it('a malformed id is refused with a clear error and removes nothing', async () => {
     const before = await inbox.list();
     await expect(run('dismiss', '../../x')).rejects.toThrow(/is not an inbox id/);
