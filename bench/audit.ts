@@ -22,14 +22,10 @@ import { canonicalJson } from '../infra/crypto/index.js';
 import { openDatabase, type Database } from '../infra/db/index.js';
 import { bulkAuditLog } from '../test/support/audit-bulk.js';
 import { createTestDatabase } from '../test/support/postgres.js';
+import { median } from './stats.js';
 
 /** A fresh database on the bench cluster, dropped by `drop`. */
 export type FreshDatabase = () => Promise<{ url: string; drop(): Promise<void> }>;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? NaN;
-}
 
 /** A typical entry: a tool call. */
 function toolCall(i: number): AuditEvent {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isBuildFresh } from '../app/build-state.js';
 import { freePort } from '../infra/temporal/free-port.js';
+import { median } from './stats.js';
 
 /** What `benchCli` measured (medians, ms). */
 export interface CliFigures {
@@ -17,8 +18,6 @@ export interface CliFigures {
   chatWall: number;
   chatTurn: number;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 function timed(args: string[], env: NodeJS.ProcessEnv, root: string): { ms: number; stdout: string; stderr: string } {
   const t = performance.now();

@@ -36,15 +36,11 @@ import { StreamHub } from '../infra/stream-hub.js';
 import { findTemporalCli, startDevServer } from '../infra/temporal/index.js';
 import { wireTurnActivities } from '../app/wiring.js';
 import { createAivyxWorker } from '../app/worker.js';
+import { median } from './stats.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const ADMIN_URL = process.env.AIVYX_BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? NaN;
-}
 
 async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `aivyx_bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;

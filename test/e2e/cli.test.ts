@@ -27,6 +27,13 @@ writeFileSync(
 
 const baseEnv = () => cliEnv(home, script);
 
+/** Points `env`'s model at a scripted model of its own (written to `name` in the test's home). */
+function useScript(env: NodeJS.ProcessEnv, name: string, model: { rules: unknown[] }): void {
+  const file = join(home, name);
+  writeFileSync(file, JSON.stringify(model));
+  env.AIVYX_LLM = `scripted:${file}`;
+}
+
 let up: ChildProcess | undefined;
 afterAll(() => {
   up?.kill('SIGKILL');
@@ -177,17 +184,12 @@ describe('aivyx CLI', () => {
 describe('aivyx chat REPL', () => {
   it('Ctrl-C cancels the running turn, not the process; /exit quits', async () => {
     const env = await baseEnv();
-    const replScript = join(home, 'repl-script.json');
-    writeFileSync(
-      replScript,
-      JSON.stringify({
-        rules: [
-          { match: 'slow', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sleep', '2'] } }] }, { say: 'should not be said' }] },
-          { steps: [{ say: 'still here' }] },
-        ],
-      }),
-    );
-    env.AIVYX_LLM = `scripted:${replScript}`;
+    useScript(env, 'repl-script.json', {
+      rules: [
+        { match: 'slow', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['sleep', '2'] } }] }, { say: 'should not be said' }] },
+        { steps: [{ say: 'still here' }] },
+      ],
+    });
     // This test is about Ctrl-C during a running tool, so the tool must run without asking first.
     env.AIVYX_CONFIRM_DESTRUCTIVE = 'off';
     const repl = spawnAivyx(['chat', '--standalone'], env);
@@ -211,23 +213,15 @@ describe('aivyx chat REPL', () => {
 describe('aivyx chat REPL at a terminal: approving inline', () => {
   it('run uname -a → the exact call and a prompt → y: the output appears in the same session; n: denied, nothing runs', async () => {
     const env = await baseEnv();
-    const replScript = join(home, 'approve-script.json');
-    writeFileSync(
-      replScript,
-      JSON.stringify({
-        rules: [
-          {
-            match: 'run uname',
-            steps: [
-              { call: [{ tool: 'shell.exec', input: { argv: ['uname', '-s'] } }] },
-              { say: 'uname says: {{result.0.output.stdout}}' },
-            ],
-          },
-          { steps: [{ say: 'ok' }] },
-        ],
-      }),
-    );
-    env.AIVYX_LLM = `scripted:${replScript}`;
+    useScript(env, 'approve-script.json', {
+      rules: [
+        {
+          match: 'run uname',
+          steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['uname', '-s'] } }] }, { say: 'uname says: {{result.0.output.stdout}}' }],
+        },
+        { steps: [{ say: 'ok' }] },
+      ],
+    });
     // shell.exec is confirm-first by default: the REPL must ask, and only a yes runs it.
     const repl = spawnAivyx(['chat', '--standalone'], env, { pty: true });
     const type = (line: string) => repl.child.stdin?.write(`${line}\r`);

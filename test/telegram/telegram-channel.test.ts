@@ -223,20 +223,16 @@ describe('Telegram channel', () => {
     await start({ throttle: false }, tg);
     const u = tg.textUpdate(ALICE, 'are you there');
     const turnId = turnIdOf(u);
-    const handle = h.client.workflow.getHandle(turnId);
-    for (
-      let until = Date.now() + 20_000;
-      !(await handle.describe().then(
-        () => true,
-        () => false,
-      ));
-    ) {
-      if (Date.now() > until) throw new Error(`${turnId} never started`);
+    const inbox = createInbox(SealedStorage.open(h.db, h.master).domain('sessions'));
+    const heldFor = async () => (await inbox.list()).filter((r) => r.turnId === turnId);
+    for (const until = Date.now() + 45_000; (await heldFor()).length === 0;) {
+      if (Date.now() > until) throw new Error(`the reply to ${turnId} never reached the inbox`);
       await new Promise((r) => setTimeout(r, 50));
     }
+    const handle = h.client.workflow.getHandle(turnId);
     await handle.result();
     expect(messagesTo(ALICE.id)).toHaveLength(0);
-    const held = (await createInbox(SealedStorage.open(h.db, h.master).domain('sessions')).list()).filter((r) => r.turnId === turnId);
+    const held = await heldFor();
     expect(held).toHaveLength(1);
     expect(held[0]).toMatchObject({
       channel: 'telegram',
