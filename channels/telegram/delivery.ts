@@ -48,10 +48,13 @@ export function parseReplyRoute(route: ReplyRoute): TelegramReplyRoute {
   return { botId, chatId, replyTo };
 }
 
+/** grammY types its signal parameter with the abort-controller polyfill's class; Node's is the same at run time. */
+export type GrammySignal = Parameters<Api['sendMessage']>[3];
+
 /** Edits a message's text (removing its buttons), treating "message is not modified" as done. */
-export async function editText(api: Api, chatId: number, messageId: number, text: string): Promise<void> {
+export async function editText(api: Api, chatId: number, messageId: number, text: string, signal?: GrammySignal): Promise<void> {
   try {
-    await api.editMessageText(chatId, messageId, text);
+    await api.editMessageText(chatId, messageId, text, {}, signal);
   } catch (err) {
     if (err instanceof GrammyError && /not modified/i.test(err.description)) return;
     throw err;
@@ -67,12 +70,18 @@ export interface TelegramDelivererDeps {
   tokens?: GateTokens;
   /** Stops the adapter's streamed edits of a turn (and waits for one in flight) before the final edit. */
   closeStream(turnId: string): Promise<void>;
+  /**
+   * Aborted when the adapter stops: a call in flight (or waiting out a back-off) fails at once, so
+   * its activity attempt ends and Temporal retries it, instead of holding the worker's shutdown.
+   */
+  signal: AbortSignal;
   log(line: string): void;
 }
 
 /** Builds the deliverer the channel registers as `telegram`. */
 export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<ChannelDeliverer> {
   const { api, store, log } = deps;
+  const signal = deps.signal as GrammySignal;
   const outbox = createOutbox(store, OUTBOX_PREFIX);
 
   type SendOptions = Parameters<Api['sendMessage']>[2];
@@ -83,7 +92,7 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
     text: string,
     options: () => Promise<SendOptions> | SendOptions = () => ({}),
   ): Promise<number | undefined> {
-    const r = await outbox.once(key, async () => (await api.sendMessage(chatId, text, await options())).message_id);
+    const r = await outbox.once(key, async () => (await api.sendMessage(chatId, text, await options(), signal)).message_id);
     if (r.status === 'uncertain') {
       log(`${key} may have been sent before a crash; not sending it again`);
       return undefined;
@@ -113,7 +122,7 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
     for (const m of rec?.messages ?? []) {
       if (m.chatId !== chatId) continue;
       try {
-        await api.editMessageReplyMarkup(chatId, m.messageId, { reply_markup: { inline_keyboard: [] } });
+        await api.editMessageReplyMarkup(chatId, m.messageId, { reply_markup: { inline_keyboard: [] } }, signal);
       } catch (err) {
         if (!(err instanceof GrammyError && /not modified/i.test(err.description)))
           log(`removing the buttons of ${gateId}: ${(err as Error).message}`);
@@ -165,7 +174,7 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
       const parts = splitMessage(outcomeText(reply.outcome, reply.turnId));
       try {
         for (const [i, part] of parts.entries()) {
-          if (i === 0 && streamed !== undefined) await editText(api, route.chatId, streamed, part);
+          if (i === 0 && streamed !== undefined) await editText(api, route.chatId, streamed, part, signal);
           else
             await send(`${idemKey}/${i}`, route.chatId, part, () =>
               i === 0 ? { reply_parameters: { message_id: route.replyTo, allow_sending_without_reply: true } } : {},

@@ -22,7 +22,7 @@ import { deciderOf, type DeciderChat, type TelegramMissionPort } from './approva
 import { buttonsComposer } from './buttons.js';
 import { commandsComposer } from './commands.js';
 import { createTelegramInbound, TELEGRAM_CHANNEL_NAME } from './inbound.js';
-import { createTelegramDeliverer } from './delivery.js';
+import { createTelegramDeliverer, type GrammySignal } from './delivery.js';
 import { resolveTelegramTier, validateTrustPolicy, type TelegramTier } from './trust.js';
 
 export { TELEGRAM_CHANNEL_NAME, telegramMessageId } from './inbound.js';
@@ -75,9 +75,12 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
   const store = opts.storage;
   const bot = new Bot(opts.token, { client: { apiRoot } });
   // Order matters: the throttler queues, auto-retry (installed last, so it runs first) retries
-  // 429s after retry_after and 5xx with backoff underneath it.
+  // 429s after retry_after and 5xx with backoff underneath it. A network error is NOT retried
+  // here: auto-retry would retry it without limit inside one delivery activity attempt, unseen and
+  // deaf to shutdown; failing the attempt lets Temporal's retry policy retry it durably instead
+  // (the polling loop has its own back-off).
   if (opts.throttle !== false) bot.api.config.use(apiThrottler(opts.throttle));
-  bot.api.config.use(autoRetry({ maxRetryAttempts: 8, maxDelaySeconds: opts.maxRetryDelaySeconds ?? 60 }));
+  bot.api.config.use(autoRetry({ maxRetryAttempts: 8, maxDelaySeconds: opts.maxRetryDelaySeconds ?? 60, rethrowHttpErrors: true }));
 
   let stopped = false;
   const abort = new AbortController();
@@ -130,6 +133,7 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
       store,
       ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}),
       closeStream: inbound.closeStream,
+      signal: abort.signal,
       log,
     }),
   );
@@ -146,7 +150,7 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
       fetch: (offset, signal) =>
         bot.api.getUpdates(
           { offset, timeout: opts.pollTimeoutSeconds ?? 30, allowed_updates: ['message', 'channel_post', 'callback_query'] },
-          signal as Parameters<typeof bot.api.getUpdates>[1],
+          signal as GrammySignal,
         ),
       handle: (u) => bot.handleUpdate(u),
       after: (u) => u.update_id + 1,

@@ -77,6 +77,7 @@ describe('the audit digest', () => {
           botId: 777001,
           store,
           closeStream: async () => undefined,
+          signal: new AbortController().signal,
           log: () => undefined,
         }),
       );

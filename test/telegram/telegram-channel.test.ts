@@ -282,6 +282,24 @@ describe('Telegram channel', () => {
     await expect(send!('@alice', 'x', 'wf/run/10')).rejects.toThrow(/not a Telegram chat id/);
   });
 
+  it('Telegram unreachable: a send fails its attempt (Temporal retries it) instead of retrying inside it, and stopping the adapter ends a send waiting out a back-off', async () => {
+    const ch = await start({ throttle: false });
+    const send = h.deliveries.get('telegram')!.send!;
+    // A 5xx is retried after a 3 s back-off; the adapter stops during it: the call ends at once,
+    // so the activity attempt fails and the worker's shutdown is not held by it.
+    tg.failNext('sendMessage', { status: 500 });
+    const waiting = send(String(ALICE.id), 'during a stop', 'wf/run/11');
+    await tg.waitFor(() => tg.calls.some((c) => c.method === 'sendMessage' && c.status === 500), 10_000, 'the 5xx');
+    await ch.stop();
+    await expect(waiting).rejects.toThrow(/aborted/i);
+    expect(sendsTo(ALICE.id)).toHaveLength(0);
+
+    // Telegram unreachable: the attempt fails with the network error (no unbounded loop in the activity).
+    await start({ throttle: false }, tg);
+    await tg.close();
+    await expect(h.deliveries.get('telegram')!.send!(String(ALICE.id), 'while down', 'wf/run/12')).rejects.toThrow(/Network request/);
+  });
+
   it('a deliverReply activity whose send failed is retried by Temporal and the part is sent once', async () => {
     await start({ throttle: false });
     // The second part (904 characters) is sent only by the activity; its first attempt gets a 400, which auto-retry does not retry.
