@@ -12,7 +12,7 @@ import type { GateDecisionBody, MissionContinuationBody } from '../core/authorit
 import { channelTrustTier } from '../core/capability/index.js';
 import type { OneShotGrant, TurnRequest } from '../core/channel.js';
 import { textContent } from '../core/message.js';
-import { APPROVING_TIERS, type GateApproverRef, type StepGrant } from '../machines/index.js';
+import { APPROVING_TIERS, isTurnStep, type GateApproverRef, type StepGrant } from '../machines/index.js';
 import type { GateDecisionRequest, MissionArgs, MissionDefinition } from '../workflows/mission-messages.js';
 import type { ChannelEvent } from '../core/channel.js';
 import { errorData, toApplicationFailure } from './failure.js';
@@ -208,8 +208,8 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       const def = input.definition;
       await heldMission(def);
       const step = def.steps[input.step];
-      if (!step || !Number.isInteger(input.attempt) || input.attempt < 1)
-        throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no step ${input.step}`));
+      if (!step || !isTurnStep(step) || !Number.isInteger(input.attempt) || input.attempt < 1)
+        throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no turn step ${input.step}`));
       let grant: OneShotGrant | undefined;
       if (input.grant) {
         const g = input.grant;

@@ -11,7 +11,7 @@ import { AivyxError } from '../core/errors.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
 import { z } from 'zod';
-import { durationMs } from '../machines/duration.js';
+import { defineStep, durationSpec, missionStepSpecSchema } from '../core/mission-spec.js';
 import type { GateApprover, GateApproverRef } from '../machines/index.js';
 import { parseBody } from './zod-errors.js';
 import type { Attestor } from '../infra/attestation.js';
@@ -35,13 +35,7 @@ export const LOCAL_APPROVER: GateApprover = { identity: 'local-user', channel: '
 const nonEmpty = z.string().refine((s) => s.trim() !== '', 'must be a non-empty string');
 
 /** A gate timer: `'90s'`, `'24h'`, `'3d'` or milliseconds (what the mission workflow accepts). */
-const duration = z.union([z.number(), z.string()]).superRefine((d, ctx) => {
-  try {
-    durationMs(d);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: `must be a duration such as 90s, 24h or 3d (or milliseconds), not ${JSON.stringify(d)}` });
-  }
-});
+const duration = durationSpec;
 
 const approverList = z.array(z.string()).superRefine((list, ctx) => {
   try {
@@ -55,8 +49,8 @@ const approverList = z.array(z.string()).superRefine((list, ctx) => {
 export const missionSpecSchema = z
   .object({
     goal: nonEmpty,
-    /** Defaults to one step: the goal. */
-    steps: z.array(nonEmpty).max(100).optional(),
+    /** Defaults to one step: the goal. Turn steps, waits and notices (core/mission-spec.ts). */
+    steps: z.array(missionStepSpecSchema).max(100).optional(),
     /**
      * Approvers as `identity` (on the `cli` channel) or `channel:identity`, e.g. `telegram:123456`
      * or `email:alice@example.com`; default `local-user`. Second approvers likewise.
@@ -79,7 +73,7 @@ export function parseMissionSpec(input: unknown): MissionSpec {
     missionSpecSchema,
     input,
     'mission',
-    'fields: goal, steps, approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step)',
+    'fields: goal, steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step)',
   );
 }
 
@@ -180,7 +174,7 @@ export class MissionGateway {
     return {
       missionId,
       goal: spec.goal,
-      steps: steps.map((text) => ({ text })),
+      steps: steps.map(defineStep),
       approvers,
       ...(second ? { secondApprovers: second } : {}),
       ...(spec.escalateAfter !== undefined ? { escalateAfter: spec.escalateAfter } : {}),

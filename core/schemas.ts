@@ -85,11 +85,24 @@ export function describeIssues(error: z.ZodError): string {
 const approverRefSchema = z.strictObject({ identity: z.string().min(1).max(320), channel: z.string().min(1).max(64) });
 const durationSchema = z.union([z.string().min(1).max(32), z.number().nonnegative().finite()]);
 
-/** A mission definition (durations are checked by `durationMs` when the mission starts). */
+/** An instant with its UTC offset: `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)` (a wait step's `until`). */
+export const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+const stepText = z.string().min(1).max(100_000);
+/** One mission step (machines/mission-steps.ts): a turn, a wait (for a duration or until an instant), a notice. */
+const missionStepSchema = z.union([
+  z.strictObject({ text: stepText }),
+  z.strictObject({ kind: z.literal('turn'), text: stepText }),
+  z.strictObject({ kind: z.literal('wait'), for: durationSchema }),
+  z.strictObject({ kind: z.literal('wait'), until: z.string().regex(INSTANT), timeZone: z.string().min(1).max(64).optional() }),
+  z.strictObject({ kind: z.literal('notify'), text: z.string().min(1).max(4096) }),
+]);
+
+/** A mission definition (durations and instants are checked by `checkSteps`/`durationMs` when the mission starts). */
 export const missionDefinitionSchema = z.strictObject({
   missionId: id,
   goal: z.string().max(10_000),
-  steps: z.array(z.strictObject({ text: z.string().min(1).max(100_000) })).max(1000),
+  steps: z.array(missionStepSchema).max(1000),
   approvers: z.array(approverRefSchema).max(50),
   secondApprovers: z.array(approverRefSchema).max(50).optional(),
   reminderAfter: durationSchema.optional(),

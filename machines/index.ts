@@ -22,3 +22,15 @@ export {
   type GateInput,
 } from './gate-machine.js';
 export { durationMs } from './duration.js';
+export {
+  checkSteps,
+  instantMs,
+  isTurnStep,
+  stepLabel,
+  waitEndsAt,
+  type MissionStep,
+  type NotifyStep,
+  type TurnStep,
+  type WaitForStep,
+  type WaitUntilStep,
+} from './mission-steps.js';

@@ -2,13 +2,13 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AuthorityProof } from '../core/authority.js';
 import type { ChannelFacts, ReplyRoute } from '../core/channel.js';
-import type { GateApprover, GateApproverRef, OnExpire } from '../machines/index.js';
+import { stepLabel, type GateApprover, type GateApproverRef, type MissionStep, type OnExpire } from '../machines/index.js';
 
 /** A mission as a person defines it (docs/MISSIONS.md). */
 export interface MissionDefinition {
   missionId: string;
   goal: string;
-  steps: { text: string }[];
+  steps: MissionStep[];
   approvers: GateApproverRef[];
   /** Asked as well once `escalateAfter` passes without a decision. */
   secondApprovers?: GateApproverRef[];
@@ -98,6 +98,8 @@ export interface MissionStatus {
   state: string;
   step: number;
   stepsRun: number;
+  /** What a wait step is waiting for (a timer until when), while it waits. */
+  waiting?: string;
   gate?: { gateId: string; state: string; tool: string; inputHash: string; approvers: GateApproverRef[] } & Partial<GateCallView>;
 }
 
@@ -129,7 +131,7 @@ export function missionStartMetadata(def: MissionDefinition): { staticSummary: s
       `**Goal:** ${def.goal}`,
       '',
       '**Steps:**',
-      ...def.steps.map((s, i) => `${i + 1}. ${s.text}`),
+      ...def.steps.map((s, i) => `${i + 1}. ${stepLabel(s)}`),
       '',
       `**Approvers:** ${approvers || '(none)'}`,
       `**On expiry:** ${def.onExpire}`,

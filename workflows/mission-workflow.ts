@@ -26,7 +26,18 @@ import type { TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import { describeCall } from '../core/tools/describe-call.js';
 import { AivyxApprover, AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
-import { approverRefusal, currentApprovers, durationMs, gateMachine, type GateApproverRef, type GateEvent } from '../machines/index.js';
+import {
+  approverRefusal,
+  checkSteps,
+  currentApprovers,
+  durationMs,
+  gateMachine,
+  isTurnStep,
+  stepLabel,
+  waitEndsAt,
+  type GateApproverRef,
+  type GateEvent,
+} from '../machines/index.js';
 import {
   approveGateUpdate,
   cancelMissionSignal,
@@ -40,6 +51,7 @@ import {
 } from './mission-messages.js';
 import { admitMissionArgs, inputFailure, parseGateDecision } from './inputs.js';
 import { machineFailure, restoreMission } from './mission-restore.js';
+import { deliverOrHold, holdInInbox } from './deliver-or-hold.js';
 import { turnWorkflow } from './turn-workflow.js';
 
 export * from './mission-messages.js';
@@ -68,6 +80,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     reminderMs = durationMs(def.reminderAfter ?? GATE_DEFAULTS.reminderAfter);
     expireMs = durationMs(def.expireAfter ?? GATE_DEFAULTS.expireAfter);
     escalateMs = def.escalateAfter !== undefined && (def.secondApprovers?.length ?? 0) > 0 ? durationMs(def.escalateAfter) : undefined;
+    checkSteps(def.steps);
   } catch (e) {
     throw inputFailure('mission definition', e instanceof Error ? e.message : String(e));
   }
@@ -98,10 +111,12 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
 
   /** Operator view: current details always; search attributes only when `args.dashboard` (the time-skipping server has none). */
   let published = '';
+  // What a wait step waits for (the UI's reason for 'waiting' outside a gate).
+  let waitingFor: string | undefined;
   const publish = (): void => {
     const s = mission.getSnapshot();
     const g = gate?.getSnapshot();
-    const state = String(s.value);
+    const state = waitingFor && s.value === 'running' ? 'waiting' : String(s.value);
     const openGate = g && g.status === 'active' ? g.context.gateId : undefined;
     const approver = g
       ? g.context.decidedBy
@@ -112,13 +127,14 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
               .join(',')
           : undefined
       : undefined;
-    const key = JSON.stringify([state, s.context.step, openGate, g ? String(g.value) : undefined, approver]);
+    const key = JSON.stringify([state, s.context.step, openGate, g ? String(g.value) : undefined, approver, waitingFor]);
     if (key === published) return;
     published = key;
     setCurrentDetails(
       [
         `**Mission** ${missionId}: **${state}**`,
         `- step ${Math.min(s.context.step + 1, def.steps.length)} of ${def.steps.length}, ${stepsRun} run`,
+        ...(waitingFor ? [`- waiting: ${waitingFor}`] : []),
         ...(g
           ? [`- gate \`${g.context.gateId}\` (${String(g.value)}) for \`${g.context.tool}\`${approver ? `; approver: ${approver}` : ''}`]
           : []),
@@ -205,9 +221,10 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       const g = gate?.getSnapshot();
       return {
         missionId,
-        state: String(s.value),
+        state: waitingFor && s.value === 'running' ? 'waiting' : String(s.value),
         step: s.context.step,
         stepsRun,
+        ...(waitingFor ? { waiting: waitingFor } : {}),
         ...(g
           ? {
               gate: {
@@ -259,6 +276,42 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
 
       // Run step k as a child turn, attested by the worker (the workflow holds no key).
       const { step, attempt, grant } = snap.context;
+      const stepDef = def.steps[step];
+      if (stepDef && !isTurnStep(stepDef) && !seeded) {
+        // A wait or a notice: no turn, no tools, nothing to escalate.
+        const stepId = `${missionId}/step-${step}`;
+        if (stepDef.kind === 'wait') {
+          const until = waitEndsAt(stepDef, Date.now());
+          waitingFor = `a timer until ${new Date(until).toISOString()} (${stepLabel(stepDef)})`;
+          publish();
+          await condition(() => cancelled() !== undefined, Math.max(1, until - Date.now()));
+          waitingFor = undefined;
+          publish();
+          if (cancelled()) continue;
+        } else {
+          const reply = {
+            turnId: `${stepId}/notice`,
+            channel: def.channel,
+            messageId: `${stepId}/notice`,
+            outcome: { status: 'Completed' as const, finalMessage: stepDef.text, toolCallsMade: 0, durationMs: 0 },
+          };
+          // Delivered on the channel the mission came from; a mission with no route (the CLI) leaves it in the inbox.
+          if (def.replyRoute) await deliverOrHold({ ...reply, route: def.replyRoute });
+          else await holdInInbox(reply, `a notice from mission ${missionId}`);
+        }
+        stepsRun++;
+        stepsThisRun++;
+        await audit({
+          type: 'MissionStepFinished',
+          step,
+          attempt,
+          stepTurnId: stepId,
+          outcome: stepDef.kind === 'wait' ? 'Waited' : 'Notified',
+        });
+        mission.send({ type: 'STEP_DONE' });
+        checked();
+        continue;
+      }
       let outcome: TurnOutcome;
       if (seeded) {
         outcome = { status: 'Escalated', reason: seeded.reason, pendingTool: seeded.tool, pendingInput: seeded.input, toolCallsMade: 0 };

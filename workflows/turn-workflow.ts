@@ -14,7 +14,6 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DeliveryActivities } from '../activities/delivery-activities.js';
 import type { createTurnActivities, PendingCall, RunToolResult, ScheduledCall } from '../activities/turn-activities.js';
 import { ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import { CapabilitySet, Scope } from '../core/capability/index.js';
@@ -26,6 +25,7 @@ import { findTool, INTERRUPTIBLE_TOOLS, toolSpecs } from '../core/tool-catalog.j
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { messageText } from '../core/message.js';
 import { TurnTaint, unvouchedLabel, type CallTaint } from '../core/taint.js';
+import { deliverOrHold } from './deliver-or-hold.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
 import { sessionWorkflowId } from './turn-ids.js';
@@ -69,8 +69,6 @@ async function cancellableBy<T>(isCancelled: () => boolean, fn: () => Promise<T>
     watcher.cancel();
   }
 }
-
-const delivery = proxyActivities<DeliveryActivities>(ACTIVITY_POLICIES.delivery);
 
 type Race<T> = { kind: 'done'; value: T } | { kind: 'error'; error: unknown } | { kind: 'timeout' } | { kind: 'cancel' };
 
@@ -319,15 +317,8 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
   if (req.replyRoute) {
     const route = req.replyRoute;
     const reply = { turnId: req.turnId, channel: req.channel, messageId: req.message.id, route, outcome };
-    await CancellationScope.nonCancellable(() => delivery.deliverReply(reply)).catch(async (err: unknown) => {
-      setCurrentDetails(`**Reply not delivered** on ${req.channel.name}: kept in the owner's inbox (aivyx inbox)`);
-      // Older runs replay without the hold (it did not exist when they gave up delivering).
-      if (!patched('hold-undelivered-replies')) return;
-      const reason = failureToErrorData(err).message;
-      await CancellationScope.nonCancellable(() => delivery.holdUndelivered({ ...reply, at: Date.now(), reason })).catch(() =>
-        setCurrentDetails(`**Reply not delivered** on ${req.channel.name}, and not kept either (see the holdUndelivered activity)`),
-      );
-    });
+    // Older runs replay without the hold (it did not exist when they gave up delivering).
+    await deliverOrHold(reply, () => patched('hold-undelivered-replies'));
   }
   if (outcome.status === 'Failed') throw turnFailure(outcome.error, outcome);
   return outcome;

@@ -1,0 +1,130 @@
+/**
+ * Mission step kinds on the time-skipping server (issue 12): a reminder 90 days out waits on a
+ * durable timer and then notifies its owner (a CLI mission's notice lands in `aivyx inbox`); the
+ * wait is visible as the mission's waiting reason; a cancel during a wait runs nothing after it; a
+ * malformed wait is refused before any workflow starts (the gateway) or fails the workflow
+ * non-retryably (a forged start), never a first task retried forever.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MissionGateway, signedMissionArgs } from '../../channels/mission-gateway.js';
+import type { ChannelFacts } from '../../core/channel.js';
+import { createInbox } from '../../infra/inbox.js';
+import { SealedStorage } from '../../infra/storage/index.js';
+import type { MissionStep } from '../../machines/index.js';
+import { cancelMissionSignal, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import { timeSkippingEnv } from '../support/temporal.js';
+
+let env: TestWorkflowEnvironment;
+let h: MissionHarness;
+
+beforeAll(async () => {
+  env = await timeSkippingEnv();
+  h = await startMissionHarness(env, { script: { rules: [{ steps: [{ say: 'step done' }] }] } });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+  await env?.teardown();
+});
+
+function definition(steps: MissionStep[]): MissionDefinition {
+  const missionId = `mission-${randomUUID()}`;
+  const channel: ChannelFacts = { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: missionId, sender: 'local-user' };
+  return {
+    missionId,
+    goal: 'remember',
+    steps,
+    approvers: [{ identity: 'local-user', channel: 'cli' }],
+    onExpire: 'fail',
+    capabilities: [],
+    channel,
+  };
+}
+
+const start = (def: MissionDefinition) =>
+  env.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+    workflowId: def.missionId,
+    taskQueue: h.taskQueue,
+    args: [signedMissionArgs(h.attestor, def)],
+  });
+
+/** Polls the status query (in real time: the clock skips only while a result is awaited). */
+async function waitingReason(missionId: string): Promise<string> {
+  for (let i = 0; i < 400; i++) {
+    const s = await env.client.workflow.getHandle(missionId).query(missionStatusQuery);
+    if (s.state === 'waiting' && s.waiting) return s.waiting;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${missionId} never waited`);
+}
+
+const inbox = () => createInbox(SealedStorage.open(h.db, h.master).domain('sessions'));
+const steps = (evs: { type: string; outcome?: string }[]) => evs.filter((e) => e.type === 'MissionStepFinished').map((e) => e.outcome);
+
+describe('mission step kinds', () => {
+  it('a reminder 90 days out: a durable timer, then the notice in the owner’s inbox, audited', async () => {
+    const now = await env.currentTimeMs();
+    const until = new Date(now + 90 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const def = definition([
+      { kind: 'wait', until, timeZone: 'UTC' },
+      { kind: 'notify', text: 'renew the passport' },
+    ]);
+    const handle = await start(def);
+    expect(await waitingReason(def.missionId)).toBe(`a timer until ${new Date(until).toISOString()} (wait until ${until} (UTC))`);
+    expect((await inbox().list()).some((r) => r.turnId.startsWith(def.missionId))).toBe(false);
+
+    expect(await handle.result()).toMatchObject({ state: 'completed', stepsRun: 2 });
+    expect(await env.currentTimeMs()).toBeGreaterThanOrEqual(Date.parse(until));
+    const held = (await inbox().list()).filter((r) => r.turnId === `${def.missionId}/step-1/notice`);
+    expect(held).toHaveLength(1);
+    expect(held[0]).toMatchObject({ channel: 'cli', reason: `a notice from mission ${def.missionId}` });
+    expect(held[0]!.outcome).toMatchObject({ status: 'Completed', finalMessage: 'renew the passport' });
+    const audit = await h.audit(def.missionId);
+    expect(steps(audit)).toEqual(['Waited', 'Notified']);
+    expect(audit.at(-1)).toMatchObject({ type: 'MissionEnded', state: 'completed' });
+    // The notice's text is the person's: it is in the inbox, never in the audit log.
+    expect(JSON.stringify(audit)).not.toContain('renew the passport');
+  }, 120_000);
+
+  it('a cancel during a wait ends the mission; the turn and the notice after it never run', async () => {
+    const def = definition([{ kind: 'wait', for: '3d' }, { text: 'do the thing' }, { kind: 'notify', text: 'done' }]);
+    const handle = await start(def);
+    expect(await waitingReason(def.missionId)).toMatch(/^a timer until .* \(wait 3d\)$/);
+    await handle.signal(cancelMissionSignal, { reason: 'not needed' });
+    expect(await handle.result()).toMatchObject({ state: 'cancelled', stepsRun: 0 });
+    expect(steps(await h.audit(def.missionId))).toEqual([]);
+    expect(await h.audit(`${def.missionId}/step-1/run-1`)).toEqual([]);
+    expect((await inbox().list()).some((r) => r.turnId.startsWith(def.missionId))).toBe(false);
+  }, 120_000);
+
+  it('a bad wait is refused before any workflow starts; a forged one fails the workflow once, not forever', async () => {
+    const gateway = new MissionGateway({ client: env.client, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: [] });
+    const refused = (steps: unknown[]) => {
+      try {
+        gateway.definition({ goal: 'g', steps } as never);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refused([{ wait: 'soon' }])).toMatch(/"steps\.0\.wait": must be a duration such as 90s, 24h or 3d/);
+    expect(refused([{ waitUntil: '2027-03-01T09:00' }])).toMatch(/"steps\.0\.timeZone": is needed with a local time/);
+    expect(refused([{ waitUntil: '2027-03-01T09:00', timeZone: 'Mars/Base' }])).toMatch(/unknown time zone "Mars\/Base"/);
+    expect(refused([{ waitUntil: 'next friday', timeZone: 'UTC' }])).toMatch(/must be a local time such as 2027-03-01T09:00/);
+    expect(refused([{ notify: '' }])).not.toBe('accepted');
+    expect(gateway.definition({ goal: 'g', steps: [{ waitUntil: '2027-03-01T09:00', timeZone: 'Europe/Berlin' }] }).steps).toEqual([
+      { kind: 'wait', until: '2027-03-01T09:00:00+01:00', timeZone: 'Europe/Berlin' },
+    ]);
+
+    // Past the gateway (a start straight at the frontend, even with a genuine proof): one non-retryable failure.
+    const def = definition([{ kind: 'wait', for: 'soon' }]);
+    const handle = await start(def);
+    const err = await handle.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(String((err as WorkflowFailedError).cause?.message)).toMatch(/step 1: invalid duration "soon"/);
+  }, 120_000);
+});
