@@ -7,6 +7,7 @@ import type { TurnOutcome } from '../core/outcomes.js';
 import type { TaintPolicy } from '../core/taint.js';
 import type { TrustedPlaces } from './taint-labels.js';
 import type { ChannelEvent } from '../core/channel.js';
+import type { MissionDefinition } from '../workflows/mission-messages.js';
 
 /** Appends audit entries idempotently by key. */
 export interface AuditPort {
@@ -140,6 +141,12 @@ export type EscalatedOutcome = Extract<TurnOutcome, { status: 'Escalated' }>;
 export interface ConfirmationPort {
   /** Opens (or finds) the gate; resolves with its id. */
   open(req: TurnRequest, outcome: EscalatedOutcome): Promise<{ gateId: string }>;
+}
+
+/** Starts a mission the worker vouches for (a `mission.create` call a person approved). */
+export interface MissionStartPort {
+  /** Starts `def` attested by the worker; a second start of the same id is a no-op (a retried call). */
+  start(def: MissionDefinition): Promise<void>;
 }
 
 /** What the agent itself holds, before a tier ceiling narrows it. */

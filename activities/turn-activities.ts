@@ -13,7 +13,7 @@ import { Context } from '@temporalio/activity';
 import type { AuthorityProof, ToolCallProofBody, ToolResultProofBody } from '../core/authority.js';
 import { CapabilitySet, Scope, channelTrustTier, tierCeiling, type TrustTier } from '../core/capability/index.js';
 import { turnProofBody } from '../core/authority.js';
-import type { OneShotGrant, TurnRequest } from '../core/channel.js';
+import type { ChannelFacts, OneShotGrant, ReplyRoute, TurnRequest } from '../core/channel.js';
 import { AivyxError, type AivyxErrorData, type AivyxErrorKind, isAivyxErrorKind } from '../core/errors.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../core/llm.js';
 import { messageText } from '../core/message.js';
@@ -96,6 +96,9 @@ export interface TurnAuthority {
   requestHash: string;
   /** The untrusted sources in the turn's context when it opened (runTool re-checks the workflow's taint against them). */
   taint?: string[];
+  /** The verified request's channel facts and reply route (tools that act for the asker read them). */
+  channel?: ChannelFacts;
+  replyRoute?: ReplyRoute;
 }
 
 /** Input of `runTool`. */
@@ -325,6 +328,8 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         ...(req.oneShotGrant ? { grant: req.oneShotGrant } : {}),
         requestHash: sha256Hex(canonicalJson(turnProofBody(req))),
         taint,
+        channel: req.channel,
+        ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),
       };
       const claim = await deps.claims.claim({ kind: 'turn', subject: req.turnId, workflowId, runId, data: authority });
       if (claim.status === 'taken')
@@ -498,6 +503,8 @@ export function createTurnActivities(deps: TurnActivityDeps) {
                 idemKey: key,
                 turnId,
                 sessionId: authority.sessionId,
+                ...(authority.channel ? { channel: authority.channel } : {}),
+                ...(authority.replyRoute ? { replyRoute: authority.replyRoute } : {}),
                 held: authority.effective,
                 taint: taint.sources,
                 recordMemoryAccess: async (entry) => {

@@ -7,7 +7,7 @@
  * gates move only by the mission's Update, validated against this approver list.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { ConfirmationPort, EscalatedOutcome } from '../activities/ports.js';
+import type { ConfirmationPort, EscalatedOutcome, MissionStartPort } from '../activities/ports.js';
 import { LOCAL_APPROVER, startMission } from '../channels/mission-gateway.js';
 import type { TurnRequest } from '../core/channel.js';
 import { messageText } from '../core/message.js';
@@ -58,18 +58,26 @@ export function confirmationDefinition(
   };
 }
 
+/** Starts `def` once: a retried activity must not start a second run, even after the first one ended. */
+async function startOnce(deps: ConfirmationDeps, def: MissionDefinition): Promise<void> {
+  try {
+    await startMission(deps, def, 'REJECT_DUPLICATE');
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
 /** A confirmation port that starts confirmation missions over the Temporal client. */
 export function createConfirmations(deps: ConfirmationDeps): ConfirmationPort {
   return {
     async open(req, outcome) {
-      const def = confirmationDefinition(req, outcome, deps);
-      try {
-        // A retried activity must not open a second confirmation, even after the first one ended.
-        await startMission(deps, def, 'REJECT_DUPLICATE');
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(deps, confirmationDefinition(req, outcome, deps));
       return { gateId: confirmationGateId(req.turnId) };
     },
   };
+}
+
+/** The port `mission.create` starts its (approved, worker-built) missions through. */
+export function createMissionStarts(deps: ConfirmationDeps): MissionStartPort {
+  return { start: (def) => startOnce(deps, def) };
 }

@@ -14,7 +14,7 @@ import { createMcpClientPool } from '../activities/mcp/mcp-client.js';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
 import { DeliveryRegistry, routingMissionNotifier } from '../activities/delivery-activities.js';
 import { streamMissionNotifier } from '../activities/mission-activities.js';
-import { createConfirmations } from './confirmations.js';
+import { createConfirmations, createMissionStarts } from './confirmations.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
 import { CHANNELS } from '../channels/registry.js';
@@ -289,13 +289,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       cleanups.push(() => digest.stop());
     }
     // Confirm-first in conversations: an escalated channel turn opens a confirmation mission's gate.
-    const confirmations = createConfirmations({
-      client,
-      taskQueue: config.taskQueue,
-      attestor,
-      capabilities: config.capabilities,
-      dashboard: true,
-    });
+    const starter = { client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true };
+    const confirmations = createConfirmations(starter);
+    // Missions the assistant drafted and a person approved (mission.create).
+    const missionStarts = createMissionStarts(starter);
     // Gate notices go to the stream hub (by mission id) and the approvers' channels.
     const notifier = routingMissionNotifier(
       deliveries,
@@ -307,6 +304,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       hub,
       deliveries,
       confirmations,
+      missionStarts,
       notifier,
       ...(mcp ? { mcp } : {}),
       llm,

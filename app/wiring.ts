@@ -1,7 +1,7 @@
 /** Wiring the turn activities to real adapters: shared by `aivyx up`, `aivyx chat`, tests and benchmarks. */
 import type { Kysely } from 'kysely';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
-import type { AgentConfig, ConfirmationPort } from '../activities/ports.js';
+import type { AgentConfig, ConfirmationPort, MissionStartPort } from '../activities/ports.js';
 import { createAuditReadTool } from '../activities/tools/audit-read.js';
 import { createConfigTools } from '../activities/tools/config-tools.js';
 import { createGitTools } from '../activities/tools/git-tools.js';
@@ -9,6 +9,7 @@ import { createMcpCallTool } from '../activities/tools/mcp-call.js';
 import type { McpClientPool } from '../activities/mcp/mcp-client.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
+import { createMissionCreateTool } from '../activities/tools/mission-create.js';
 import { createMemoryStore } from '../infra/memory-store.js';
 import type { MemoryStore } from '../activities/tools/memory-port.js';
 import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
@@ -42,6 +43,8 @@ export interface WiringInput {
   mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
   /** Opens confirmation gates for channel turns that end `Escalated` (confirm-first); none in bare tests. */
   confirmations?: ConfirmationPort;
+  /** Starts the missions `mission.create` calls create; none: the tool says this worker cannot. */
+  missionStarts?: MissionStartPort;
   /** Channels' outbound sides (`deliverReply`); default an empty registry. */
   deliveries?: DeliveryRegistry;
   /** Replaces the starter tools (tests add slow or failing tools here). */
@@ -128,6 +131,7 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
     createShellSpawnTool({ intents, ...confined }),
     // Without a registry no channel can send: every call fails with "no channel named ...".
     createChannelSendTool({ sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()) }),
+    createMissionCreateTool(input.missionStarts ? { starts: input.missionStarts } : {}),
     // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];
 }

@@ -21,6 +21,7 @@ import { auditReadTool, configReadTool, configWriteTool } from './tools/config-t
 import { mcpCallTool } from './tools/mcp-tools.js';
 import { shellSpawnTool } from './tools/shell-spawn.js';
 import { channelSendTool } from './tools/channel-send.js';
+import { missionCreateTool } from './tools/mission-create.js';
 
 /** Every tool, in the order the model is shown them. */
 export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
@@ -43,6 +44,7 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   mcpCallTool,
   shellSpawnTool,
   channelSendTool,
+  missionCreateTool,
   // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
 ] as ToolDefinition[]);
 

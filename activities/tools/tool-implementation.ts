@@ -1,5 +1,6 @@
 /** The contract every tool activity implementation satisfies (the Node-side half of a tool). */
 import type { MemoryOperation } from '../../core/audit-events.js';
+import type { ChannelFacts, ReplyRoute } from '../../core/channel.js';
 import type { Verification } from '../../core/outcomes.js';
 import type { ToolDescriptor } from '../../core/tools.js';
 
@@ -15,6 +16,10 @@ export interface ToolRunContext {
   turnId: string;
   /** The session of the turn (its attested channel facts); tools that read "this conversation only" filter by it. */
   sessionId?: string;
+  /** The turn's verified channel facts (who asked, on which channel, at which tier). */
+  channel?: ChannelFacts;
+  /** Where the turn's reply goes, if it has a route (a mission it starts reports there too). */
+  replyRoute?: ReplyRoute;
   /** The capabilities the turn holds (scope strings), for tools whose effect depends on them. */
   held: readonly string[];
   /** Appends the dedicated `MemoryAccess` audit entry (seed D4); idempotent per call and operation. */

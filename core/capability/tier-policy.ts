@@ -19,6 +19,8 @@ export const SEMITRUSTED_POLICY_BASES = Object.freeze([
   'memory.forget',
   'channel.send',
   'channel.receive',
+  // Decided (issue 12): what SemiTrusted may create, e.g. `notify` (reminders: waits and notices only).
+  'mission.create',
 ] as const);
 
 /** One of {@link SEMITRUSTED_POLICY_BASES}. */

@@ -95,6 +95,8 @@ function firstRefusal(tool: string, error: z.ZodError): AivyxError {
     return refusal(tool, message!, hint || undefined);
   }
   const field = issue.path.map(String).join('.') || 'input';
+  // A custom check's message is ours already (e.g. a mission step's "must be a duration such as 90s").
+  if (issue.code === 'custom') return refusal(tool, `"${field}" ${issue.message}`, "see the tool's input schema");
   return refusal(tool, `"${field}" is not valid here`, "see the tool's input schema");
 }
 

@@ -15,6 +15,7 @@ import { parseMemoryWriteInput } from './memory-write.js';
 import { parseShellExecInput } from './shell-exec.js';
 import { type MemoryFilter } from './memory-fields.js';
 import { parseChannelSendInput } from './channel-send.js';
+import { parseMissionCreateInput } from './mission-create.js';
 import { parseAuditReadInput, parseConfigReadInput, parseConfigWriteInput } from './config-tools.js';
 import { parseFsDeleteInput } from './fs-delete.js';
 import { parseFsMetadataInput } from './fs-metadata.js';
@@ -251,6 +252,26 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
   'channel.send': (i) => {
     const p = parseChannelSendInput(i);
     return [`channel: ${word(p.channel)}`, `to: ${word(p.to)}`, `text: ${utf8Length(p.text)} bytes: ${quoted(p.text)}`];
+  },
+  // The whole mission, as it will run: every step, wait and notice, and what its task steps may use.
+  'mission.create': (i) => {
+    const p = parseMissionCreateInput(i);
+    return [
+      `goal: ${quoted(p.goal)}`,
+      ...p.steps.map(
+        (s, n) =>
+          `step ${n + 1}: ${
+            typeof s === 'string'
+              ? `task ${quoted(s)}`
+              : 'wait' in s
+                ? `wait ${word(String(s.wait))}`
+                : 'notify' in s
+                  ? `notify the owner ${quoted(s.notify)}`
+                  : `wait until ${word(s.waitUntil)}${s.timeZone ? ` (${word(s.timeZone)})` : ''}`
+          }`,
+      ),
+      `capabilities: ${p.capabilities.length > 0 ? p.capabilities.map(word).join(' ') : 'none (it runs no tools)'}`,
+    ];
   },
   'mcp.call': (i) => {
     const p = parseMcpCallInput(i);

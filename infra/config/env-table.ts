@@ -295,6 +295,12 @@ export const ENV_TABLE = {
     meaning: 'memory partitions a SemiTrusted turn may forget (docs/MEMORY.md)',
     schema: text(),
   }),
+  AIVYX_SEMITRUSTED_MISSION_CREATE: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'the missions a SemiTrusted turn may create: `notify` (reminders: waits and notices only) or `turns` (docs/MISSIONS.md)',
+    schema: text(),
+  }),
   // --- the audit log (docs/AUDIT.md)
   AIVYX_AUDIT_CHECKPOINT_EVERY: envVar({
     group: 'agent',

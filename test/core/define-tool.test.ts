@@ -156,7 +156,15 @@ describe('a definition is checked when its module loads', () => {
 describe('what derives from the definitions', () => {
   it('the interruptible and confirm-first sets', () => {
     expect([...INTERRUPTIBLE_TOOLS]).toEqual(['shell.spawn']);
-    expect([...DEFAULT_CONFIRM_FIRST].sort()).toEqual(['channel.send', 'fs.delete', 'git.commit', 'net.post', 'shell.exec', 'shell.spawn']);
+    expect([...DEFAULT_CONFIRM_FIRST].sort()).toEqual([
+      'channel.send',
+      'fs.delete',
+      'git.commit',
+      'mission.create',
+      'net.post',
+      'shell.exec',
+      'shell.spawn',
+    ]);
   });
 
   it('the retry story and provenance of each tool', () => {

@@ -50,6 +50,21 @@ const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
     input: { channel: 'email', to: 'bob@example.com', text: 'see you at 5' },
     expect: ['channel: email', 'to: bob@example.com', 'text: 12 bytes: "see you at 5"'],
   },
+  'mission.create': {
+    input: {
+      goal: 'passport',
+      steps: [{ waitUntil: '2027-03-01T09:00', timeZone: 'Europe/Berlin' }, { notify: 'renew the passport' }, { wait: '3d' }, 'check mail'],
+      capabilities: ['fs.read:/home/u/mail/**'],
+    },
+    expect: [
+      'goal: "passport"',
+      'step 1: wait until 2027-03-01T09:00 (Europe/Berlin)',
+      'step 2: notify the owner "renew the passport"',
+      'step 3: wait 3d',
+      'step 4: task "check mail"',
+      'capabilities: "fs.read:/home/u/mail/**"',
+    ],
+  },
   'mcp.call': {
     input: { server: 'files', tool: 'search', arguments: { query: 'q3 report', limit: 3 } },
     expect: ['tool: files/search', 'arguments: {"limit":3,"query":"q3 report"}'],

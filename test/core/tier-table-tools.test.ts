@@ -51,6 +51,7 @@ const POLICY: TierPolicy = {
     'memory.forget': ['session:s1'],
     'channel.send': ['telegram'],
     'channel.receive': ['telegram'],
+    'mission.create': ['notify'],
   },
 };
 
@@ -79,7 +80,7 @@ const TABLE: Readonly<Record<string, Row>> = {
   // Decided in core/capability/trust-tier.ts and the amendments (the seed's table predates them).
   'git.read': row('✓', '▲', '⊘', undefined, 'decided'),
   'git.write': row('✓', '⊘', '⊘', undefined, 'decided'),
-  'mission.create': row('✓', '⊘', '⊘', undefined, 'decided'),
+  'mission.create': row('✓', '▲', '⊘', undefined, 'decided'),
   'mission.gate': row('✓', '⊘', '⊘', undefined, 'decided'),
   'mcp.call': row('⊘', '⊘', '⊘', undefined, 'decided'),
   'kernel.data_dir': row('⊘', '⊘', '⊘', undefined, 'decided'),
@@ -118,6 +119,10 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   'audit.read': [{}, { type: 'ToolCall' }, { allSessions: true }, { allSessions: true, type: 'ToolCall' }],
   'mcp.call': [{ server: 'files', tool: 'list' }],
   'shell.spawn': [{ argv: ['npm', 'test'] }, { argv: ['sleep', '30'], cwd: '/tmp', maxDurationMs: 60_000 }],
+  'mission.create': [
+    { goal: 'passport', steps: [{ waitUntil: '2027-03-01T09:00', timeZone: 'Europe/Berlin' }, { notify: 'renew the passport' }] },
+    { goal: 'weekly', steps: ['summarise what is waiting for me'], capabilities: ['audit.read'] },
+  ],
   'channel.send': [
     { channel: 'telegram', to: '12345', text: 'hi' },
     { channel: 'email', to: 'me@example.com', text: 'hi' },

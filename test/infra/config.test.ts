@@ -40,7 +40,15 @@ describe('loadConfig', () => {
       mcpTiers: {},
     });
     expect(c.capabilities).toContain('fs.read');
-    expect([...c.confirmFirst].sort()).toEqual(['channel.send', 'fs.delete', 'git.commit', 'net.post', 'shell.exec', 'shell.spawn']);
+    expect([...c.confirmFirst].sort()).toEqual([
+      'channel.send',
+      'fs.delete',
+      'git.commit',
+      'mission.create',
+      'net.post',
+      'shell.exec',
+      'shell.spawn',
+    ]);
   });
 
   it('takes what is set: lists (an empty one too), ports, on/off', () => {

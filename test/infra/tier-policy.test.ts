@@ -33,6 +33,7 @@ describe('tierPolicyFromEnv', () => {
       'channel.send': [],
       'channel.receive': [],
       'memory.forget': [],
+      'mission.create': [],
     });
   });
 

@@ -15,7 +15,7 @@ import type { AuditEvent } from '../../core/audit-events.js';
 import { createAttestor, type Attestor } from '../../infra/attestation.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
-import { createConfirmations } from '../../app/confirmations.js';
+import { createConfirmations, createMissionStarts } from '../../app/confirmations.js';
 import { openKeyring } from '../../infra/keyring.js';
 import type { MasterKey } from '../../infra/crypto/index.js';
 import { StreamHub } from '../../infra/stream-hub.js';
@@ -94,9 +94,9 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
   const attestor = createAttestor(master.subkey('attestation'));
-  const confirmations = opts.confirmWith
-    ? createConfirmations({ client: opts.confirmWith, taskQueue, attestor, capabilities: agent.capabilities })
-    : undefined;
+  const starter = opts.confirmWith ? { client: opts.confirmWith, taskQueue, attestor, capabilities: agent.capabilities } : undefined;
+  const confirmations = starter ? createConfirmations(starter) : undefined;
+  const missionStarts = starter ? createMissionStarts(starter) : undefined;
   const activities = wireTurnActivities({
     db,
     master,
@@ -105,6 +105,7 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     agent,
     deliveries,
     ...(confirmations ? { confirmations } : {}),
+    ...(missionStarts ? { missionStarts } : {}),
     notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = opts.codec

@@ -18,6 +18,7 @@ import { MissionGateway } from '../../channels/mission-gateway.js';
 import { startTelegramChannel, type TelegramChannel } from '../../channels/telegram/index.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import type { AuditEvent } from '../../core/audit-events.js';
+import { localToInstant } from '../../core/local-time.js';
 import { createAttestor } from '../../infra/attestation.js';
 import { GateTokens, gateTokenKey } from '../../infra/gate-tokens.js';
 import { openKeyring } from '../../infra/keyring.js';
@@ -29,6 +30,8 @@ import { testConnection, type TestConnection } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
 
 const HOOK_SECRET = 'hk-live-9f8e7d6c5b4a3f2e1d0c';
+/** "Tomorrow at 9", on a shortened clock: a Berlin wall-clock time 15 s from now, as the model would draft it. */
+const remindAt = new Date(Date.now() + 15_000).toLocaleString('sv-SE', { timeZone: 'Europe/Berlin', hour12: false }).replace(' ', 'T');
 // Where a SemiTrusted Telegram chat may write (the operator's ▲ policy); fs.write is confirm-first.
 const NOTES = mkdtempSync(join(tmpdir(), 'aivyx-tg-notes-'));
 const script = {
@@ -74,6 +77,23 @@ const script = {
         { say: 'posted' },
       ],
     },
+    {
+      match: 'remind me',
+      steps: [
+        {
+          call: [
+            {
+              tool: 'mission.create',
+              input: {
+                goal: 'remind Alice to call the bank',
+                steps: [{ waitUntil: remindAt, timeZone: 'Europe/Berlin' }, { notify: 'Reminder: call the bank' }],
+              },
+            },
+          ],
+        },
+        { say: 'reminder set: {{results}}', sayOnFailure: 'no reminder: {{results}}' },
+      ],
+    },
     { steps: [{ say: 'step done' }] },
   ],
 };
@@ -98,9 +118,10 @@ beforeAll(async () => {
       script,
       deliveries,
       agent: {
-        capabilities: ['fs.read', 'fs.write', 'shell.exec', 'net.post', 'llm.call'],
-        confirmFirst: ['shell.exec', 'net.post', 'fs.write'],
-        tierPolicy: { semiTrusted: { 'fs.write': [`${NOTES}/**`] } },
+        capabilities: ['fs.read', 'fs.write', 'shell.exec', 'net.post', 'llm.call', 'mission.create'],
+        confirmFirst: ['shell.exec', 'net.post', 'fs.write', 'mission.create'],
+        // The operator lets SemiTrusted chats set reminders (missions that only wait and notify).
+        tierPolicy: { semiTrusted: { 'fs.write': [`${NOTES}/**`], 'mission.create': ['notify'] } },
       },
       confirmWith: tc.client,
     },
@@ -185,6 +206,20 @@ async function command(user: TgUser, text: string, marker: RegExp): Promise<stri
   return messagesTo(user.id)
     .slice(before)
     .find((m) => marker.test(m.text))!.text;
+}
+
+/** The mission `mission.create` started since `since` (its id derives from the call's key: found by its goal). */
+async function reminderMission(since: Date): Promise<string> {
+  const query = `WorkflowType = 'missionWorkflow' AND StartTime > '${since.toISOString()}'`;
+  for (let i = 0; i < 200; i++) {
+    for await (const wf of tc.client.workflow.list({ query })) {
+      if (wf.workflowId.startsWith('mission-confirm')) continue;
+      const d = await tc.client.workflow.getHandle(wf.workflowId).describe();
+      if ((await d.staticSummary()) === 'Mission: remind Alice to call the bank') return wf.workflowId;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the reminder mission was never listed');
 }
 
 const buttons = (m: SentMessage) => {
@@ -369,4 +404,47 @@ describe('Telegram approvals', () => {
     expect(existsSync(join(NOTES, 'memo.txt'))).toBe(false);
     expect(messagesTo(ALICE.id).some((m) => m.text.startsWith('memo saved'))).toBe(false);
   });
+
+  it('"remind me tomorrow at 9 to call the bank" in a DM: the whole reminder is shown for approval, and once approved it arrives in that DM at 9, audited', async () => {
+    await start();
+    const startedAt = new Date();
+    const before = messagesTo(ALICE.id).length;
+    tg.textUpdate(ALICE, 'remind me tomorrow at 9 to call the bank');
+    const isRequest = (m: SentMessage) => m.replyMarkup !== undefined && m.text.includes('Tool: mission.create');
+    await tg.waitFor(() => messagesTo(ALICE.id).slice(before).some(isRequest), 45_000, 'the reminder’s approval request');
+    const req = messagesTo(ALICE.id).slice(before).find(isRequest)!;
+    // The approver sees the whole mission: the wait (as said, with its zone), the notice, what it may use.
+    expect(req.text).toContain(`step 1: wait until ${remindAt} (Europe/Berlin)`);
+    expect(req.text).toContain('step 2: notify the owner "Reminder: call the bank"');
+    expect(req.text).toContain('capabilities: none (it runs no tools)');
+    expect(await press(ALICE, req, buttons(req).approve)).toMatch(/^Approved by Alice/);
+
+    await tg.waitFor(
+      () =>
+        messagesTo(ALICE.id)
+          .slice(before)
+          .some((m) => m.text.startsWith('reminder set:')),
+      45_000,
+      'reminder set',
+    );
+    expect(messagesTo(ALICE.id).find((m) => m.text.startsWith('reminder set:'))!.text).toContain('mission.create: Completed');
+    const missionId = await reminderMission(startedAt);
+    const notice = (m: SentMessage) => m.text === 'Reminder: call the bank';
+
+    await tg.waitFor(() => messagesTo(ALICE.id).some(notice), 60_000, 'the reminder in the DM');
+    expect(messagesTo(ALICE.id).filter(notice)).toHaveLength(1);
+    // Sent at its time, not before (the instant the Berlin wall-clock time names).
+    const sent = tg.calls.find((c) => c.method === 'sendMessage' && c.status === 200 && c.params.text === 'Reminder: call the bank')!;
+    const instant = Date.parse(localToInstant(remindAt, 'Europe/Berlin'));
+    expect(sent.at).toBeGreaterThanOrEqual(instant);
+    await result(missionId!);
+    const audit = await mh.audit(missionId!);
+    expect(audit.map((e) => e.type)).toEqual(['MissionStarted', 'MissionStepFinished', 'MissionStepFinished', 'MissionEnded']);
+    expect(audit.filter((e) => e.type === 'MissionStepFinished').map((e) => (e as { outcome: string }).outcome)).toEqual([
+      'Waited',
+      'Notified',
+    ]);
+    const status = await tc.client.workflow.getHandle(missionId!).describe();
+    expect(status.status.name).toBe('COMPLETED');
+  }, 180_000);
 });

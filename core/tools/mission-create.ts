@@ -1,0 +1,69 @@
+/**
+ * `mission.create` as the core knows it (pure, workflow-safe): the model drafts a mission — a goal
+ * and its steps (turns, waits, notices; core/mission-spec.ts) and the capabilities its turn steps
+ * may use — and the owner approves it once (confirm-first: the approver sees every step, wait and
+ * capability). The scope is `mission.create:<kind>`: `notify` for a mission of waits and notices
+ * only (a reminder: it runs no tools), `turns` when a step runs the model; Trusted holds the bare
+ * base, and a tier policy can grant less.
+ */
+import { z } from 'zod';
+import { Scope } from '../capability/scope.js';
+import { missionStepSpecSchema, type MissionStepSpec } from '../mission-spec.js';
+import { defineTool, fieldError } from './define-tool.js';
+import { textField } from './fields.js';
+
+/** Validated input of `mission.create`. */
+export interface MissionCreateInput {
+  goal: string;
+  steps: MissionStepSpec[];
+  /** Canonical scopes the mission's turn steps may use (none: a reminder). */
+  capabilities: string[];
+}
+
+/** Most steps a drafted mission may have. */
+export const MISSION_MAX_STEPS = 50;
+
+/** Whether a mission of these steps runs the model (a turn step) or only waits and notifies. */
+export const missionKind = (steps: readonly MissionStepSpec[]): 'turns' | 'notify' =>
+  steps.some((s) => typeof s === 'string') ? 'turns' : 'notify';
+
+/** `mission.create`: start a mission the owner approves first. */
+export const missionCreateTool = defineTool({
+  id: 'mission.create',
+  description:
+    'Start a long-running mission for the owner, e.g. a reminder or a recurring check. The owner approves the whole mission first. ' +
+    'Steps run in order; each is a task for the assistant ("summarise my inbox"), {"wait": "3d"}, ' +
+    '{"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"} or {"notify": "text for the owner"}. ' +
+    'A reminder is [{"waitUntil": …, "timeZone": …}, {"notify": …}]. Returns {missionId}.',
+  input: z.strictObject({
+    goal: textField('goal', 500, 'What the mission is for, in one sentence.'),
+    steps: z
+      .array(missionStepSpecSchema)
+      .min(1)
+      .max(MISSION_MAX_STEPS)
+      .describe('The steps in order: a task (string), {wait}, {waitUntil, timeZone} or {notify}.'),
+    capabilities: z
+      .array(z.string().max(2048))
+      .max(32)
+      .optional()
+      .describe('Scopes the task steps may use, e.g. "fs.read:/home/me/notes/**"; omit for a reminder.'),
+  }),
+  canonical: (p): MissionCreateInput => {
+    const capabilities = (p.capabilities ?? []).map((c) => {
+      try {
+        return Scope.parse(c).toString();
+      } catch (e) {
+        throw fieldError(`"capabilities" holds "${c}", which is not a scope: ${(e as Error).message}`, 'e.g. fs.read:/home/me/notes/**');
+      }
+    });
+    if (capabilities.length > 0 && missionKind(p.steps) === 'notify')
+      throw fieldError('"capabilities" are for task steps; this mission only waits and notifies', 'omit "capabilities"');
+    return { goal: p.goal, steps: p.steps, capabilities: [...new Set(capabilities)] };
+  },
+  scope: { base: 'mission.create', qualifier: (i) => missionKind(i.steps) },
+  idempotency: 'keyed',
+  confirmFirst: true,
+  provenance: { output: 'trusted', effect: true },
+});
+
+export const parseMissionCreateInput = missionCreateTool.parse;

@@ -1,0 +1,92 @@
+/**
+ * The `mission.create` implementation over a recording start port: the definition is built from the
+ * verified turn (asker and owner approve, notices go to the asking chat, a local time becomes an
+ * instant with its offset), a retried call names the same mission, and a mission that asks for more
+ * than the conversation holds is refused before anything starts.
+ */
+import { describe, expect, it } from 'vitest';
+import type { MissionStartPort } from '../../activities/ports.js';
+import { createMissionCreateTool } from '../../activities/tools/mission-create.js';
+import type { ToolRunContext } from '../../activities/tools/index.js';
+import type { ChannelFacts } from '../../core/channel.js';
+import { AivyxError } from '../../core/errors.js';
+import type { MissionDefinition } from '../../workflows/mission-messages.js';
+
+const alice: ChannelFacts = { name: 'telegram', platform: 'Telegram', trustTier: 'SemiTrusted', sessionId: 'tg-42', sender: '42' };
+
+function ctx(over: Partial<ToolRunContext> = {}): ToolRunContext {
+  return {
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    idemKey: 'turn/telegram/42-7/run-1/5',
+    turnId: 'turn/telegram/42-7',
+    held: ['mission.create:notify', 'fs.read:/home/u/notes/**'],
+    channel: alice,
+    replyRoute: { botId: 1, chatId: 42, replyTo: 7 },
+    recordMemoryAccess: async () => undefined,
+    ...over,
+  };
+}
+
+function recording(): MissionStartPort & { started: MissionDefinition[] } {
+  const started: MissionDefinition[] = [];
+  return { started, start: async (def) => void started.push(def) };
+}
+
+const reminder = {
+  goal: 'call the bank',
+  steps: [{ waitUntil: '2027-03-01T09:00', timeZone: 'Europe/Berlin' }, { notify: 'Reminder: call the bank' }],
+};
+
+describe('mission.create', () => {
+  it('builds the mission from the verified turn and starts it once per call', async () => {
+    const starts = recording();
+    const tool = createMissionCreateTool({ starts });
+    const first = await tool.run(reminder, ctx());
+    const again = await tool.run(reminder, ctx());
+    expect(first).toEqual(again);
+    expect(starts.started[0]).toEqual(starts.started[1]);
+    const def = starts.started[0]!;
+    expect(def.missionId).toMatch(/^mission-[0-9a-f]{32}$/);
+    expect(first).toMatchObject({ kind: 'completed', output: { missionId: def.missionId, steps: 2 }, verified: 'Verified' });
+    expect(def.steps).toEqual([
+      { kind: 'wait', until: '2027-03-01T09:00:00+01:00', timeZone: 'Europe/Berlin' },
+      { kind: 'notify', text: 'Reminder: call the bank' },
+    ]);
+    expect(def.approvers).toEqual([
+      { identity: '42', channel: 'telegram' },
+      { identity: 'local-user', channel: 'cli' },
+    ]);
+    expect(def.channel).toEqual({ ...alice, sessionId: def.missionId });
+    expect(def.replyRoute).toEqual({ botId: 1, chatId: 42, replyTo: 7 });
+    expect(def.capabilities).toEqual([]);
+    // Another call (another key) is another mission.
+    await tool.run(reminder, ctx({ idemKey: 'turn/telegram/42-8/run-1/5' }));
+    expect(starts.started[2]!.missionId).not.toBe(def.missionId);
+  });
+
+  it('a mission asking for more than the conversation holds is refused and nothing starts', async () => {
+    const starts = recording();
+    const tool = createMissionCreateTool({ starts });
+    const greedy = { goal: 'tidy', steps: ['delete my old notes'], capabilities: ['fs.delete:/home/u/**'] };
+    const err = await tool.run(greedy, ctx({ held: ['mission.create', 'fs.read:/home/u/notes/**'] })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AivyxError);
+    expect(err).toMatchObject({ kind: 'CapabilityDenied' });
+    expect((err as Error).message).toMatch(/asks for fs\.delete:\/home\/u\/\*\*, which this conversation does not hold/);
+    expect(starts.started).toEqual([]);
+    // Within what it holds: started, with exactly that set.
+    await tool.run(
+      { ...greedy, capabilities: ['fs.read:/home/u/notes/**'] },
+      ctx({ held: ['mission.create', 'fs.read:/home/u/notes/**'] }),
+    );
+    expect(starts.started[0]!.capabilities).toEqual(['fs.read:/home/u/notes/**']);
+  });
+
+  it('a bad step is refused naming it; a worker without a start port says so', async () => {
+    const tool = createMissionCreateTool({ starts: recording() });
+    await expect(tool.run({ goal: 'g', steps: [{ waitUntil: '2027-03-01T09:00', timeZone: 'Mars/Base' }] }, ctx())).rejects.toThrow(
+      /mission\.create: "steps\.0\.timeZone" unknown time zone "Mars\/Base"/,
+    );
+    await expect(createMissionCreateTool({}).run(reminder, ctx())).rejects.toThrow(/this worker cannot start missions/);
+  });
+});
