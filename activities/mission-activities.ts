@@ -13,7 +13,7 @@ import { channelTrustTier } from '../core/capability/index.js';
 import type { OneShotGrant, TurnRequest } from '../core/channel.js';
 import { textContent } from '../core/message.js';
 import { APPROVING_TIERS, isTurnStep, type GateApproverRef, type StepGrant } from '../machines/index.js';
-import type { GateDecisionRequest, MissionArgs, MissionDefinition } from '../workflows/mission-messages.js';
+import type { GateDecisionRequest, MissionArgs, MissionDefinition, ScheduledMissionArgs } from '../workflows/mission-messages.js';
 import type { ChannelEvent } from '../core/channel.js';
 import { errorData, toApplicationFailure } from './failure.js';
 import { activityKey, currentExecution, inputHash } from './turn-activities.js';
@@ -56,6 +56,19 @@ export interface MissionActivityDeps {
   proofs: ProofPort;
   claims: ClaimPort;
   notifier: MissionNotifier;
+  /** What the Temporal Schedules say they started (recurring missions); none: scheduled runs are refused. */
+  schedules?: ScheduleRecordPort;
+}
+
+/** The Schedules' own record of what they started (the server's, not the workflow's word). */
+export interface ScheduleRecordPort {
+  /** Whether schedule `scheduleId` started run `runId` of workflow `workflowId`. */
+  started(scheduleId: string, workflowId: string, runId: string): Promise<boolean>;
+}
+
+/** The mission id of one scheduled run: the schedule id and the run's scheduled time, as id characters. */
+export function scheduledRunMissionId(scheduleId: string, workflowId: string): string {
+  return `${scheduleId}-run-${workflowId.slice(scheduleId.length + 1).replace(/[^0-9A-Za-z]/g, '')}`;
 }
 
 /** What a verified mission's claim holds. */
@@ -198,6 +211,42 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         carriedHash: inputHash(input.carried ?? null),
       };
       return deps.proofs.seal('mission-continue', workflowId, body);
+    },
+
+    /**
+     * One run of a recurring mission: checks the template's proof (bound to its schedule id), that
+     * the Schedule itself started exactly this run, and claims the run once; then attests the run's
+     * own mission (the template under the run's mission id, its own session).
+     */
+    async instantiateScheduledRun(input: ScheduledMissionArgs): Promise<{ ok: true; args: MissionArgs } | { ok: false; reason: string }> {
+      const { workflowId, runId } = currentExecution();
+      const scheduleId = input.template.missionId;
+      const reject = async (reason: string) => {
+        await audit({ type: 'MissionRejected', turnId: workflowId, missionId: scheduleId, reason });
+        return { ok: false as const, reason };
+      };
+      const verdict = deps.proofs.check('mission-schedule', scheduleId, input.template, input.proof);
+      if (!verdict.ok) return reject(`template: ${verdict.reason}`);
+      if (!workflowId.startsWith(`${scheduleId}-`)) return reject(`workflow ${workflowId} is not a run of schedule ${scheduleId}`);
+      if (!deps.schedules) return reject('this worker cannot check schedules');
+      if (!(await deps.schedules.started(scheduleId, workflowId, runId)))
+        return reject(`schedule ${scheduleId} did not start ${workflowId} (a copied template runs nothing)`);
+      const claim = await deps.claims.claim({ kind: 'schedule-run', subject: workflowId, workflowId, runId, data: {} });
+      if (claim.status === 'taken') return reject(`run ${workflowId} was already started by run ${claim.by.runId}`);
+      const missionId = scheduledRunMissionId(scheduleId, workflowId);
+      const definition: MissionDefinition = {
+        ...input.template,
+        missionId,
+        channel: { ...input.template.channel, sessionId: missionId },
+      };
+      return {
+        ok: true as const,
+        args: {
+          definition,
+          proof: deps.proofs.seal('mission', missionId, definition),
+          ...(input.dashboard ? { dashboard: true } : {}),
+        },
+      };
     },
 
     /**

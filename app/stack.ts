@@ -15,6 +15,7 @@ import type { LlmProvider } from '../activities/llm/llm-provider.js';
 import { DeliveryRegistry, routingMissionNotifier } from '../activities/delivery-activities.js';
 import { streamMissionNotifier } from '../activities/mission-activities.js';
 import { createConfirmations, createMissionStarts } from './confirmations.js';
+import { createScheduleRecords } from './schedules.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
 import { CHANNELS } from '../channels/registry.js';
@@ -305,6 +306,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       deliveries,
       confirmations,
       missionStarts,
+      schedules: createScheduleRecords(client),
       notifier,
       ...(mcp ? { mcp } : {}),
       llm,

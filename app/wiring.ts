@@ -16,7 +16,12 @@ import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
-import { createMissionActivities, streamMissionNotifier, type MissionNotifier } from '../activities/mission-activities.js';
+import {
+  createMissionActivities,
+  streamMissionNotifier,
+  type MissionNotifier,
+  type ScheduleRecordPort,
+} from '../activities/mission-activities.js';
 import { createAttestor } from '../infra/attestation.js';
 import { createClaimPort } from '../infra/authority-claims.js';
 import { createToolCallLog } from '../infra/tool-call-log.js';
@@ -45,6 +50,8 @@ export interface WiringInput {
   confirmations?: ConfirmationPort;
   /** Starts the missions `mission.create` calls create; none: the tool says this worker cannot. */
   missionStarts?: MissionStartPort;
+  /** The Schedules' record of their runs (recurring missions); none: scheduled runs are refused. */
+  schedules?: ScheduleRecordPort;
   /** Channels' outbound sides (`deliverReply`); default an empty registry. */
   deliveries?: DeliveryRegistry;
   /** Replaces the starter tools (tests add slow or failing tools here). */
@@ -82,6 +89,7 @@ export function wireTurnActivities(input: WiringInput) {
     proofs,
     claims,
     notifier: input.notifier ?? streamMissionNotifier((key, e) => input.hub.publish(key, e)),
+    ...(input.schedules ? { schedules: input.schedules } : {}),
   });
   return {
     ...turn,

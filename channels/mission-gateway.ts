@@ -11,7 +11,14 @@ import { AivyxError } from '../core/errors.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
 import { z } from 'zod';
-import { defineStep, durationSpec, missionStepSpecSchema } from '../core/mission-spec.js';
+import {
+  defineStep,
+  durationSpec,
+  missionScheduleSpecSchema,
+  missionStepSpecSchema,
+  type MissionScheduleSpec,
+} from '../core/mission-spec.js';
+import { durationMs } from '../core/duration.js';
 import type { GateApprover, GateApproverRef } from '../machines/index.js';
 import { parseBody } from './zod-errors.js';
 import type { Attestor } from '../infra/attestation.js';
@@ -26,6 +33,7 @@ import {
   type MissionArgs,
   type MissionDefinition,
   type MissionStatus,
+  type ScheduledMissionArgs,
 } from '../workflows/mission-messages.js';
 import type { missionWorkflow } from '../workflows/mission-workflow.js';
 
@@ -61,6 +69,8 @@ export const missionSpecSchema = z
     reminderAfter: duration.optional(),
     expireAfter: duration.optional(),
     onExpire: z.enum(['fail', 'skip-step']).optional(),
+    /** Makes it a recurring mission: each run is a mission of its own (core/mission-spec.ts). */
+    schedule: missionScheduleSpecSchema.optional(),
   })
   .strict();
 
@@ -73,7 +83,7 @@ export function parseMissionSpec(input: unknown): MissionSpec {
     missionSpecSchema,
     input,
     'mission',
-    'fields: goal, steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step)',
+    'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step)',
   );
 }
 
@@ -186,11 +196,63 @@ export class MissionGateway {
     };
   }
 
-  /** Starts a mission; resolves with its id. */
+  /** Starts a mission; resolves with its id. A spec with a `schedule` is for {@link schedule}. */
   async create(spec: MissionSpec): Promise<{ missionId: string }> {
+    if (spec.schedule) throw new AivyxError('Config', 'a recurring mission is created with schedule(), not create()');
     const def = this.definition(spec);
     await startMission(this.deps, def, 'ALLOW_DUPLICATE');
     return { missionId: def.missionId };
+  }
+
+  /** Creates a recurring mission (the spec's `schedule`); resolves with its schedule id. */
+  async schedule(spec: MissionSpec): Promise<{ scheduleId: string }> {
+    const parsed = parseMissionSpec(spec);
+    if (!parsed.schedule) throw new AivyxError('Config', 'a recurring mission needs a "schedule"', { hint: 'e.g. {"every": "7d"}' });
+    return { scheduleId: await this.createSchedule(this.definition(parsed), parsed.schedule) };
+  }
+
+  /**
+   * A recurring mission: a Schedule whose action starts `scheduledMissionWorkflow` with the template
+   * and this gateway's proof over it (bound to the schedule id). Each run becomes a mission of its
+   * own, attested by the worker only for a run the Schedule itself started.
+   */
+  private async createSchedule(template: MissionDefinition, s: MissionScheduleSpec): Promise<string> {
+    const scheduleId = template.missionId;
+    const args: ScheduledMissionArgs = {
+      template,
+      proof: this.deps.attestor.seal('mission-schedule', scheduleId, template),
+      ...(this.deps.dashboard ? { dashboard: true } : {}),
+    };
+    await this.deps.client.schedule.create({
+      scheduleId,
+      spec: {
+        ...(s.every !== undefined ? { intervals: [{ every: durationMs(s.every) }] } : { cronExpressions: [s.cron!] }),
+        ...(s.timeZone ? { timezone: s.timeZone } : {}),
+      },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'scheduledMissionWorkflow',
+        workflowId: scheduleId,
+        taskQueue: this.deps.taskQueue,
+        args: [args],
+        staticSummary: `Recurring mission: ${template.goal}`.slice(0, 200),
+      },
+      policies: {
+        overlap: s.overlap === 'allow-all' ? 'ALLOW_ALL' : s.overlap === 'buffer-one' ? 'BUFFER_ONE' : 'SKIP',
+        catchupWindow: durationMs(s.catchupWindow ?? '1m'),
+      },
+      state: { paused: s.paused ?? false, note: `created by ${LOCAL_APPROVER.identity}` },
+    });
+    return scheduleId;
+  }
+
+  /** Pauses, resumes or deletes a recurring mission's schedule (its runs so far are untouched). */
+  async scheduleAction(scheduleId: string, action: 'pause' | 'resume' | 'delete'): Promise<{ scheduleId: string; state: string }> {
+    const handle = this.deps.client.schedule.getHandle(checkId(scheduleId));
+    if (action === 'pause') await handle.pause('paused by the owner');
+    else if (action === 'resume') await handle.unpause('resumed by the owner');
+    else await handle.delete();
+    return { scheduleId, state: action === 'pause' ? 'paused' : action === 'resume' ? 'active' : 'deleted' };
   }
 
   /** Missions by visibility (dashboard attributes), newest first; `state` filters on AivyxMissionState. */

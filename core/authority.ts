@@ -17,6 +17,8 @@ export type AuthorityPurpose =
   | 'turn'
   /** A mission definition from the gateway that authenticated its creator (or a confirmation, from the worker). */
   | 'mission'
+  /** A recurring mission's template, bound to its schedule id, from the gateway that authenticated its creator. */
+  | 'mission-schedule'
   /** The hand-over of a verified mission run to the run it continues as new. */
   | 'mission-continue'
   /** One person's decision on one gate. */

@@ -87,3 +87,28 @@ export function defineStep(s: MissionStepSpec): DefinedStep {
   const until = INSTANT.test(s.waitUntil) ? s.waitUntil : localToInstant(s.waitUntil, s.timeZone!);
   return { kind: 'wait', until, ...(s.timeZone ? { timeZone: s.timeZone } : {}) };
 }
+
+/** A 5-field cron expression (minute hour day-of-month month day-of-week); Temporal checks the rest. */
+const CRON = /^[0-9*/,A-Za-z?-]+(\s+[0-9*/,A-Za-z?-]+){4}$/;
+
+/** When a recurring mission runs: every interval or on a cron, in a time zone, with an overlap policy. */
+export const missionScheduleSpecSchema = z
+  .strictObject({
+    every: durationSpec.optional(),
+    cron: z.string().max(100).regex(CRON, 'must be a 5-field cron expression such as "0 8 * * MON"').optional(),
+    timeZone: timeZone.optional(),
+    /** What a run due while the last one still runs does: skip it (default), wait for it, or run beside it. */
+    overlap: z.enum(['skip', 'buffer-one', 'allow-all']).optional(),
+    /** How late a missed run may still start (after the server was down); default 1 minute. */
+    catchupWindow: durationSpec.optional(),
+    paused: z.boolean().optional(),
+  })
+  .superRefine((s, ctx) => {
+    if ((s.every === undefined) === (s.cron === undefined))
+      ctx.addIssue({ code: 'custom', message: 'needs exactly one of "every" (e.g. 7d) and "cron" (e.g. "0 8 * * MON")' });
+    if (s.every !== undefined && durationSpec.safeParse(s.every).success && durationMs(s.every) < 60_000)
+      ctx.addIssue({ code: 'custom', path: ['every'], message: 'must be at least 1m' });
+  });
+
+/** A recurring mission's schedule as written. */
+export type MissionScheduleSpec = z.infer<typeof missionScheduleSpecSchema>;

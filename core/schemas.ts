@@ -12,7 +12,7 @@ const id = z.string().min(1).max(1024);
 export const authorityProofSchema = z.strictObject({
   v: z.literal(1),
   keyId: z.string().min(1).max(64),
-  purpose: z.enum(['turn', 'mission', 'mission-continue', 'gate-decision', 'tool-call', 'tool-result']),
+  purpose: z.enum(['turn', 'mission', 'mission-schedule', 'mission-continue', 'gate-decision', 'tool-call', 'tool-result']),
   boundTo: id,
   issuedAt: z.number().int().nonnegative(),
   expiresAt: z.number().int().nonnegative().optional(),
@@ -115,6 +115,13 @@ export const missionDefinitionSchema = z.strictObject({
     .strictObject({ turnId: id, tool: z.string().min(1).max(200), input: z.unknown(), reason: z.string().max(10_000) })
     .optional(),
   replyRoute: replyRouteSchema.optional(),
+});
+
+/** The arguments of `scheduledMissionWorkflow` (what a Temporal Schedule's action carries). */
+export const scheduledMissionArgsSchema = z.strictObject({
+  template: missionDefinitionSchema,
+  proof: authorityProofSchema,
+  dashboard: z.boolean().optional(),
 });
 
 /** The arguments of `missionWorkflow`. */

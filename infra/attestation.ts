@@ -16,6 +16,7 @@ export const ATTESTATION_KEY_ID = 'att-v1';
 const PURPOSES: ReadonlySet<string> = new Set<AuthorityPurpose>([
   'turn',
   'mission',
+  'mission-schedule',
   'mission-continue',
   'gate-decision',
   'tool-call',

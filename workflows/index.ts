@@ -2,3 +2,4 @@
 export { sessionWorkflow } from './session-workflow.js';
 export { turnWorkflow } from './turn-workflow.js';
 export { missionWorkflow } from './mission-workflow.js';
+export { scheduledMissionWorkflow } from './scheduled-mission-workflow.js';

@@ -9,8 +9,14 @@ import type { z } from 'zod';
 import type { TurnActivities } from '../activities/turn-activities.js';
 import type { TurnRequest } from '../core/channel.js';
 import { refusedPayloadReason } from '../core/refused-payload.js';
-import { describeIssues, gateDecisionRequestSchema, missionArgsSchema, turnRequestSchema } from '../core/schemas.js';
-import type { GateDecisionRequest, MissionArgs } from './mission-messages.js';
+import {
+  describeIssues,
+  gateDecisionRequestSchema,
+  missionArgsSchema,
+  scheduledMissionArgsSchema,
+  turnRequestSchema,
+} from '../core/schemas.js';
+import type { GateDecisionRequest, MissionArgs, ScheduledMissionArgs } from './mission-messages.js';
 
 /** The non-retryable failure of an input that cannot be used. */
 export function inputFailure(what: string, problem: string, kind: 'Config' | 'Crypto' = 'Config'): ApplicationFailure {
@@ -42,6 +48,11 @@ export async function admitTurnRequest(value: unknown): Promise<TurnRequest> {
 /** A mission workflow's arguments. */
 export async function admitMissionArgs(value: unknown): Promise<MissionArgs> {
   return (await admitInput(missionArgsSchema, value, 'mission definition')) as MissionArgs;
+}
+
+/** The arguments of `scheduledMissionWorkflow`, admitted like a mission definition. */
+export async function admitScheduledMissionArgs(value: unknown): Promise<ScheduledMissionArgs> {
+  return (await admitInput(scheduledMissionArgsSchema, value, 'scheduled mission')) as ScheduledMissionArgs;
 }
 
 /** A gate decision Update's argument (thrown as a plain error: an Update validator rejects with it). */

@@ -40,6 +40,16 @@ export interface PendingGate {
   reason: string;
 }
 
+/**
+ * What a recurring mission's Schedule starts each time (`scheduledMissionWorkflow`): the template
+ * (its `missionId` is the schedule id) and the gateway's proof over it (purpose `mission-schedule`).
+ */
+export interface ScheduledMissionArgs {
+  template: MissionDefinition;
+  proof: AuthorityProof;
+  dashboard?: boolean;
+}
+
 /** State carried through continue-as-new. */
 export interface MissionCarry {
   snapshot: unknown;

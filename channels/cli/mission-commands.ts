@@ -2,7 +2,8 @@
  * `aivyx mission …`: missions through the REST channel of a running `aivyx up` (or a stack
  * started for the command). Approvals are by `local-user` on the `cli` channel, tier Trusted.
  *
- *   mission create --goal TEXT [--step TEXT …] [--approver IDENTITY …] | <file.json>
+ *   mission create --goal TEXT [--step TEXT …] [--notify TEXT] [--every D | --cron C [--time-zone TZ]] [--approver IDENTITY …] | <file.json>
+ *   mission pause|resume|delete <schedule id>   a recurring mission's schedule
  *   mission list [--state S] [--json]
  *   mission show <id> [--json]
  *   mission approve <gate> [--mission ID] [--reason R]
@@ -16,7 +17,9 @@ import type { MissionSummary } from '../mission-gateway.js';
 import type { MissionStatus } from '../../workflows/mission-messages.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
-export const MISSION_USAGE = `  aivyx mission create --goal TEXT [--step TEXT ...] [--approver ID]   start a mission (or: mission create FILE.json)
+export const MISSION_USAGE = `  aivyx mission create --goal TEXT [--step TEXT ...] [--notify TEXT] [--approver ID]   start a mission (or: mission create FILE.json)
+      [--every 7d | --cron "0 8 * * MON" [--time-zone Europe/Berlin]]   … as a recurring mission (each run a mission)
+  aivyx mission pause|resume|delete SCHEDULE    pause, resume or delete a recurring mission's schedule
   aivyx mission list [--state S] [--json]       missions, by dashboard state (running, waiting, completed, …)
   aivyx mission show ID [--json]                a mission's state, step and open gate
   aivyx mission approve GATE [--mission ID] [--reason R]   approve a gate as local-user
@@ -62,6 +65,10 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
     options: {
       goal: { type: 'string' },
       step: { type: 'string', multiple: true },
+      notify: { type: 'string' },
+      every: { type: 'string' },
+      cron: { type: 'string' },
+      'time-zone': { type: 'string' },
       approver: { type: 'string', multiple: true },
       state: { type: 'string' },
       mission: { type: 'string' },
@@ -87,14 +94,38 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
         }
       } else {
         if (!values.goal) throw new AivyxError('Config', 'mission create needs --goal TEXT (or a JSON file)', { hint: MISSION_USAGE });
+        const steps = [...(values.step ?? []), ...(values.notify ? [{ notify: values.notify }] : [])];
+        const recurring = values.every !== undefined || values.cron !== undefined;
         spec = {
           goal: values.goal,
-          ...(values.step ? { steps: values.step } : {}),
+          ...(steps.length > 0 ? { steps } : {}),
           ...(values.approver ? { approvers: values.approver } : {}),
+          ...(recurring
+            ? {
+                schedule: {
+                  ...(values.every !== undefined ? { every: values.every } : {}),
+                  ...(values.cron !== undefined ? { cron: values.cron } : {}),
+                  ...(values['time-zone'] !== undefined ? { timeZone: values['time-zone'] } : {}),
+                },
+              }
+            : {}),
         };
       }
-      const r = (await restJson(target, 'POST', '/v1/missions', spec)) as { missionId: string };
-      out(values.json ? `${JSON.stringify(r)}\n` : `${r.missionId}\n`);
+      const r = (await restJson(target, 'POST', '/v1/missions', spec)) as { missionId?: string; scheduleId?: string };
+      out(values.json ? `${JSON.stringify(r)}\n` : r.scheduleId ? `recurring mission ${r.scheduleId}\n` : `${r.missionId}\n`);
+      return 0;
+    }
+    case 'pause':
+    case 'resume':
+    case 'delete': {
+      const id = one('schedule id');
+      const r = (await restJson(
+        target,
+        sub === 'delete' ? 'DELETE' : 'POST',
+        `/v1/schedules/${encodeURIComponent(id)}${sub === 'delete' ? '' : `/${sub}`}`,
+        sub === 'delete' ? undefined : {},
+      )) as { state: string };
+      out(`recurring mission ${id}: ${r.state}\n`);
       return 0;
     }
     case 'list': {
@@ -127,6 +158,7 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
         return 0;
       }
       const lines = [`mission ${s.missionId}: ${s.state} (${s.status.toLowerCase()})`, `  step ${s.step + 1}, ${s.stepsRun} step runs`];
+      if (s.waiting) lines.push(`  waiting: ${s.waiting}`);
       if (s.gate) lines.push(...gateLines(s.gate));
       if (s.result?.reason) lines.push(`  reason: ${s.result.reason}`);
       out(`${lines.join('\n')}\n`);

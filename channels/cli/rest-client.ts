@@ -79,7 +79,7 @@ export async function* turnEvents(target: RestTarget, turnId: string, signal?: A
 }
 
 /** GET or POST a JSON endpoint of the REST channel (POST with an optional JSON body). */
-export async function restJson(target: RestTarget, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+export async function restJson(target: RestTarget, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
   const res = await request(target, path, {
     method,
     ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),

@@ -13,7 +13,8 @@
  *   GET  /v1/audit/pubkey            {vkey, origin, keyId}: the checkpoint verifier key
  *   GET  /v1/audit/prove?seq=N       inclusion proof of entry N against a fresh checkpoint
  *   POST /v1/audit/consistency       {checkpoint} → consistency proof from that checkpoint to a fresh one
- *   POST /v1/missions                {goal, steps?, approvers?, secondApprovers?, escalateAfter?, reminderAfter?, expireAfter?, onExpire?} → 201 {missionId}
+ *   POST /v1/missions                {goal, steps?, schedule?, approvers?, secondApprovers?, escalateAfter?, reminderAfter?, expireAfter?, onExpire?} → 201 {missionId} (with a schedule: {scheduleId})
+ *   POST /v1/schedules/:id/pause|resume, DELETE /v1/schedules/:id   a recurring mission's schedule
  *   GET  /v1/sessions                the open conversations (session workflows Running)
  *   GET  /v1/missions?state=S        missions by AivyxMissionState (visibility)
  *   GET  /v1/missions/:id            the mission's status query
@@ -31,7 +32,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
@@ -127,6 +128,14 @@ const consistencyBody = z
   .strict();
 
 /** Compares tokens in constant time (digests, so the length does not leak either). */
+/**
+ * `mw` for POST requests only: our bodies are POST bodies, and hono's body limit re-wraps a
+ * DELETE's empty stream into a Request that @hono/node-server cannot build (an Internal error).
+ */
+function onlyForPost(mw: MiddlewareHandler): MiddlewareHandler {
+  return (c, next) => (c.req.method === 'POST' ? mw(c, next) : next());
+}
+
 function sameToken(given: string, want: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(given), digest(want));
@@ -293,14 +302,16 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
       invalidAuthenticationHeader: { message: message('malformed Authorization header (want: Bearer <token>)') },
       invalidToken: { message: message('wrong bearer token') },
     }),
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) =>
-        c.json(
-          errorBody({ kind: 'Channel', message: `request body exceeds ${MAX_BODY_BYTES} bytes`, hint: 'send a shorter message' }),
-          413,
-        ),
-    }),
+    onlyForPost(
+      bodyLimit({
+        maxSize: MAX_BODY_BYTES,
+        onError: (c) =>
+          c.json(
+            errorBody({ kind: 'Channel', message: `request body exceeds ${MAX_BODY_BYTES} bytes`, hint: 'send a shorter message' }),
+            413,
+          ),
+      }),
+    ),
   );
 
   app.post('/v1/messages', (c) => postMessage(c, d));
@@ -370,7 +381,14 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   };
   app.get('/v1/inbox', async (c) => c.json({ replies: await inbox().list() }));
   app.post('/v1/inbox/:id/dismiss', async (c) => c.json({ dismissed: await inbox().dismiss(c.req.param('id')) }));
-  app.post('/v1/missions', async (c) => c.json(await missions().create(parseMissionSpec(await jsonBody(c))), 201));
+  app.post('/v1/missions', async (c) => {
+    const spec = parseMissionSpec(await jsonBody(c));
+    return c.json(spec.schedule ? await missions().schedule(spec) : await missions().create(spec), 201);
+  });
+  app.post('/v1/schedules/:id/:action{pause|resume}', async (c) =>
+    c.json(await missions().scheduleAction(c.req.param('id'), c.req.param('action') as 'pause' | 'resume')),
+  );
+  app.delete('/v1/schedules/:id', async (c) => c.json(await missions().scheduleAction(c.req.param('id'), 'delete')));
   app.get('/v1/sessions', async (c) => c.json(await d.gateway.sessions()));
   app.get('/v1/missions', async (c) => c.json(await missions().list(c.req.query('state'))));
   app.get('/v1/missions/:id', async (c) => c.json(await missions().show(c.req.param('id'))));

@@ -51,7 +51,7 @@ afterAll(async () => {
 });
 
 async function call(
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   path: string,
   body?: unknown,
 ): Promise<{ status: number; json: { error?: { kind: string; message: string } } & Record<string, unknown> }> {
@@ -109,6 +109,30 @@ describe('POST /v1/missions validates its body', () => {
 
 describe('missions and gates that do not exist', () => {
   const unknown = `mission-${randomUUID()}`;
+
+  it('a recurring mission: 201 with its schedule id; pause, resume and delete its schedule; a bad schedule or step is a 400 that creates nothing', async () => {
+    const bad = await call('POST', '/v1/missions', { goal: 'g', steps: [{ wait: 'soon' }], schedule: { cron: 'mondays' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error?.message).toMatch(
+      /field "steps\.0\.wait": must be a duration.*field "schedule\.cron": must be a 5-field cron expression/,
+    );
+    const r = await call('POST', '/v1/missions', {
+      goal: 'weekly digest',
+      steps: [{ notify: 'digest' }],
+      schedule: { cron: '0 8 * * MON', timeZone: 'Europe/Berlin', paused: true },
+    });
+    expect(r.status).toBe(201);
+    const scheduleId = r.json.scheduleId as string;
+    expect(scheduleId).toMatch(/^mission-[0-9a-f-]{36}$/);
+    const desc = await tc.client.schedule.getHandle(scheduleId).describe();
+    expect(desc.spec.timezone).toBe('Europe/Berlin');
+    expect(desc.state.paused).toBe(true);
+    expect((await call('POST', `/v1/schedules/${scheduleId}/resume`, {})).json).toEqual({ scheduleId, state: 'active' });
+    expect((await tc.client.schedule.getHandle(scheduleId).describe()).state.paused).toBe(false);
+    expect((await call('POST', `/v1/schedules/${scheduleId}/pause`, {})).json).toEqual({ scheduleId, state: 'paused' });
+    expect((await call('DELETE', `/v1/schedules/${scheduleId}`)).json).toEqual({ scheduleId, state: 'deleted' });
+    await expect(tc.client.schedule.getHandle(scheduleId).describe()).rejects.toThrow();
+  });
 
   it('404 for an unknown mission on show, cancel and a gate decision', async () => {
     const show = await call('GET', `/v1/missions/${unknown}`);

@@ -16,6 +16,7 @@ import { createAttestor, type Attestor } from '../../infra/attestation.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
 import { createConfirmations, createMissionStarts } from '../../app/confirmations.js';
+import { createScheduleRecords } from '../../app/schedules.js';
 import { openKeyring } from '../../infra/keyring.js';
 import type { MasterKey } from '../../infra/crypto/index.js';
 import { StreamHub } from '../../infra/stream-hub.js';
@@ -106,6 +107,7 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     deliveries,
     ...(confirmations ? { confirmations } : {}),
     ...(missionStarts ? { missionStarts } : {}),
+    ...(opts.confirmWith ? { schedules: createScheduleRecords(opts.confirmWith) } : {}),
     notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = opts.codec
