@@ -8,6 +8,7 @@ import type { TaintPolicy } from '../core/taint.js';
 import type { TrustedPlaces } from './taint-labels.js';
 import type { ChannelEvent } from '../core/channel.js';
 import type { MissionDefinition } from '../workflows/mission-messages.js';
+import type { MissionScheduleSpec } from '../core/mission-spec.js';
 
 /** Appends audit entries idempotently by key. */
 export interface AuditPort {
@@ -147,6 +148,8 @@ export interface ConfirmationPort {
 export interface MissionStartPort {
   /** Starts `def` attested by the worker; a second start of the same id is a no-op (a retried call). */
   start(def: MissionDefinition): Promise<void>;
+  /** Creates the Schedule of a recurring mission (`def` is its template); a second create of the same id is a no-op. */
+  schedule(def: MissionDefinition, when: MissionScheduleSpec): Promise<void>;
 }
 
 /** What the agent itself holds, before a tier ceiling narrows it. */

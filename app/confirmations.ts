@@ -8,7 +8,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ConfirmationPort, EscalatedOutcome, MissionStartPort } from '../activities/ports.js';
-import { LOCAL_APPROVER, startMission } from '../channels/mission-gateway.js';
+import { createMissionSchedule, LOCAL_APPROVER, startMission } from '../channels/mission-gateway.js';
 import type { TurnRequest } from '../core/channel.js';
 import { messageText } from '../core/message.js';
 import { APPROVING_TIERS, type GateApproverRef } from '../machines/index.js';
@@ -77,7 +77,12 @@ export function createConfirmations(deps: ConfirmationDeps): ConfirmationPort {
   };
 }
 
-/** The port `mission.create` starts its (approved, worker-built) missions through. */
+/** The port `mission.create` starts its (approved, worker-built) missions and schedules through. */
 export function createMissionStarts(deps: ConfirmationDeps): MissionStartPort {
-  return { start: (def) => startOnce(deps, def) };
+  return {
+    start: (def) => startOnce(deps, def),
+    schedule: async (def, when) => {
+      await createMissionSchedule(deps, def, when, `${def.channel.sender ?? '?'}@${def.channel.name}`);
+    },
+  };
 }

@@ -5,7 +5,7 @@
  * update validator still decides whether that approver may decide the gate.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import { gateDecisionBody } from '../activities/mission-activities.js';
 import { AivyxError } from '../core/errors.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
@@ -211,39 +211,8 @@ export class MissionGateway {
     return { scheduleId: await this.createSchedule(this.definition(parsed), parsed.schedule) };
   }
 
-  /**
-   * A recurring mission: a Schedule whose action starts `scheduledMissionWorkflow` with the template
-   * and this gateway's proof over it (bound to the schedule id). Each run becomes a mission of its
-   * own, attested by the worker only for a run the Schedule itself started.
-   */
-  private async createSchedule(template: MissionDefinition, s: MissionScheduleSpec): Promise<string> {
-    const scheduleId = template.missionId;
-    const args: ScheduledMissionArgs = {
-      template,
-      proof: this.deps.attestor.seal('mission-schedule', scheduleId, template),
-      ...(this.deps.dashboard ? { dashboard: true } : {}),
-    };
-    await this.deps.client.schedule.create({
-      scheduleId,
-      spec: {
-        ...(s.every !== undefined ? { intervals: [{ every: durationMs(s.every) }] } : { cronExpressions: [s.cron!] }),
-        ...(s.timeZone ? { timezone: s.timeZone } : {}),
-      },
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'scheduledMissionWorkflow',
-        workflowId: scheduleId,
-        taskQueue: this.deps.taskQueue,
-        args: [args],
-        staticSummary: `Recurring mission: ${template.goal}`.slice(0, 200),
-      },
-      policies: {
-        overlap: s.overlap === 'allow-all' ? 'ALLOW_ALL' : s.overlap === 'buffer-one' ? 'BUFFER_ONE' : 'SKIP',
-        catchupWindow: durationMs(s.catchupWindow ?? '1m'),
-      },
-      state: { paused: s.paused ?? false, note: `created by ${LOCAL_APPROVER.identity}` },
-    });
-    return scheduleId;
+  private createSchedule(template: MissionDefinition, s: MissionScheduleSpec): Promise<string> {
+    return createMissionSchedule(this.deps, template, s, LOCAL_APPROVER.identity);
   }
 
   /** Pauses, resumes or deletes a recurring mission's schedule (its runs so far are untouched). */
@@ -349,6 +318,51 @@ export interface MissionStarter {
   taskQueue: string;
   attestor: Pick<Attestor, 'seal'>;
   dashboard?: boolean;
+}
+
+/**
+ * A recurring mission: a Schedule (id = the template's mission id) whose action starts
+ * `scheduledMissionWorkflow` with the template and `deps.attestor`'s proof over it (bound to the
+ * schedule id). Each run becomes a mission of its own, attested by the worker only for a run the
+ * Schedule itself started. An existing schedule of that id is left as it is (a retried create).
+ */
+export async function createMissionSchedule(
+  deps: MissionStarter,
+  template: MissionDefinition,
+  s: MissionScheduleSpec,
+  createdBy: string,
+): Promise<string> {
+  const scheduleId = template.missionId;
+  const args: ScheduledMissionArgs = {
+    template,
+    proof: deps.attestor.seal('mission-schedule', scheduleId, template),
+    ...(deps.dashboard ? { dashboard: true } : {}),
+  };
+  try {
+    await deps.client.schedule.create({
+      scheduleId,
+      spec: {
+        ...(s.every !== undefined ? { intervals: [{ every: durationMs(s.every) }] } : { cronExpressions: [s.cron!] }),
+        ...(s.timeZone ? { timezone: s.timeZone } : {}),
+      },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'scheduledMissionWorkflow',
+        workflowId: scheduleId,
+        taskQueue: deps.taskQueue,
+        args: [args],
+        staticSummary: `Recurring mission: ${template.goal}`.slice(0, 200),
+      },
+      policies: {
+        overlap: s.overlap === 'allow-all' ? 'ALLOW_ALL' : s.overlap === 'buffer-one' ? 'BUFFER_ONE' : 'SKIP',
+        catchupWindow: durationMs(s.catchupWindow ?? '1m'),
+      },
+      state: { paused: s.paused ?? false, note: `created by ${createdBy}` },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  return scheduleId;
 }
 
 /** The arguments of `missionWorkflow` for `def`, vouched for by `attestor` (the proof is bound to the mission id). */

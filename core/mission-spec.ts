@@ -95,7 +95,11 @@ const CRON = /^[0-9*/,A-Za-z?-]+(\s+[0-9*/,A-Za-z?-]+){4}$/;
 export const missionScheduleSpecSchema = z
   .strictObject({
     every: durationSpec.optional(),
-    cron: z.string().max(100).regex(CRON, 'must be a 5-field cron expression such as "0 8 * * MON"').optional(),
+    cron: z
+      .string()
+      .max(100)
+      .refine((c) => CRON.test(c), 'must be a 5-field cron expression such as "0 8 * * MON"')
+      .optional(),
     timeZone: timeZone.optional(),
     /** What a run due while the last one still runs does: skip it (default), wait for it, or run beside it. */
     overlap: z.enum(['skip', 'buffer-one', 'allow-all']).optional(),

@@ -55,6 +55,10 @@ export function createMissionCreateTool(deps: { starts?: MissionStartPort }): To
         channel: { ...channel, sessionId: missionId },
         ...(ctx.replyRoute ? { replyRoute: ctx.replyRoute } : {}),
       };
+      if (input.schedule) {
+        await deps.starts.schedule(def, input.schedule);
+        return { kind: 'completed', output: { scheduleId: missionId, steps: def.steps.length }, verified: 'Verified' };
+      }
       await deps.starts.start(def);
       return { kind: 'completed', output: { missionId, steps: def.steps.length }, verified: 'Verified' };
     },

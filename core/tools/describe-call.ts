@@ -271,6 +271,13 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
           }`,
       ),
       `capabilities: ${p.capabilities.length > 0 ? p.capabilities.map(word).join(' ') : 'none (it runs no tools)'}`,
+      ...(p.schedule
+        ? [
+            `recurring: ${p.schedule.cron !== undefined ? `cron ${quoted(p.schedule.cron)}` : `every ${word(String(p.schedule.every))}`}${
+              p.schedule.timeZone ? ` (${word(p.schedule.timeZone)})` : ''
+            }, each run a mission of its own`,
+          ]
+        : []),
     ];
   },
   'mcp.call': (i) => {

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { Scope } from '../capability/scope.js';
-import { missionStepSpecSchema, type MissionStepSpec } from '../mission-spec.js';
+import { missionScheduleSpecSchema, missionStepSpecSchema, type MissionScheduleSpec, type MissionStepSpec } from '../mission-spec.js';
 import { defineTool, fieldError } from './define-tool.js';
 import { textField } from './fields.js';
 
@@ -18,6 +18,8 @@ export interface MissionCreateInput {
   steps: MissionStepSpec[];
   /** Canonical scopes the mission's turn steps may use (none: a reminder). */
   capabilities: string[];
+  /** Makes it recurring: each run (every interval, or on the cron, in the zone) is a mission of its own. */
+  schedule?: MissionScheduleSpec;
 }
 
 /** Most steps a drafted mission may have. */
@@ -34,7 +36,8 @@ export const missionCreateTool = defineTool({
     'Start a long-running mission for the owner, e.g. a reminder or a recurring check. The owner approves the whole mission first. ' +
     'Steps run in order; each is a task for the assistant ("summarise my inbox"), {"wait": "3d"}, ' +
     '{"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"} or {"notify": "text for the owner"}. ' +
-    'A reminder is [{"waitUntil": …, "timeZone": …}, {"notify": …}]. Returns {missionId}.',
+    'A reminder is [{"waitUntil": …, "timeZone": …}, {"notify": …}]. For a recurring mission add ' +
+    '"schedule": {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}. Returns {missionId} or {scheduleId}.',
   input: z.strictObject({
     goal: textField('goal', 500, 'What the mission is for, in one sentence.'),
     steps: z
@@ -47,6 +50,9 @@ export const missionCreateTool = defineTool({
       .max(32)
       .optional()
       .describe('Scopes the task steps may use, e.g. "fs.read:/home/me/notes/**"; omit for a reminder.'),
+    schedule: missionScheduleSpecSchema
+      .optional()
+      .describe('For a recurring mission: {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}.'),
   }),
   canonical: (p): MissionCreateInput => {
     const capabilities = (p.capabilities ?? []).map((c) => {
@@ -58,7 +64,7 @@ export const missionCreateTool = defineTool({
     });
     if (capabilities.length > 0 && missionKind(p.steps) === 'notify')
       throw fieldError('"capabilities" are for task steps; this mission only waits and notifies', 'omit "capabilities"');
-    return { goal: p.goal, steps: p.steps, capabilities: [...new Set(capabilities)] };
+    return { goal: p.goal, steps: p.steps, capabilities: [...new Set(capabilities)], ...(p.schedule ? { schedule: p.schedule } : {}) };
   },
   scope: { base: 'mission.create', qualifier: (i) => missionKind(i.steps) },
   idempotency: 'keyed',

@@ -9,6 +9,8 @@ import type { MissionStartPort } from '../../activities/ports.js';
 import { createMissionCreateTool } from '../../activities/tools/mission-create.js';
 import type { ToolRunContext } from '../../activities/tools/index.js';
 import type { ChannelFacts } from '../../core/channel.js';
+import type { MissionScheduleSpec } from '../../core/mission-spec.js';
+import { describeCall } from '../../core/tools/describe-call.js';
 import { AivyxError } from '../../core/errors.js';
 import type { MissionDefinition } from '../../workflows/mission-messages.js';
 
@@ -28,9 +30,15 @@ function ctx(over: Partial<ToolRunContext> = {}): ToolRunContext {
   };
 }
 
-function recording(): MissionStartPort & { started: MissionDefinition[] } {
+function recording(): MissionStartPort & { started: MissionDefinition[]; scheduled: [MissionDefinition, MissionScheduleSpec][] } {
   const started: MissionDefinition[] = [];
-  return { started, start: async (def) => void started.push(def) };
+  const scheduled: [MissionDefinition, MissionScheduleSpec][] = [];
+  return {
+    started,
+    scheduled,
+    start: async (def) => void started.push(def),
+    schedule: async (def, when) => void scheduled.push([def, when]),
+  };
 }
 
 const reminder = {
@@ -80,6 +88,29 @@ describe('mission.create', () => {
       ctx({ held: ['mission.create', 'fs.read:/home/u/notes/**'] }),
     );
     expect(starts.started[0]!.capabilities).toEqual(['fs.read:/home/u/notes/**']);
+  });
+
+  it('"every Monday at 8 summarise what waits for me": a recurring mission, shown to the approver with its schedule, becomes a Schedule (not a run)', async () => {
+    const starts = recording();
+    const weekly = {
+      goal: 'weekly digest',
+      steps: ['summarise what is waiting for me'],
+      capabilities: ['fs.read:/home/u/notes/**'],
+      schedule: { cron: '0 8 * * MON', timeZone: 'Europe/Berlin' },
+    };
+    expect(describeCall('mission.create', weekly).lines.at(-1)).toBe(
+      'recurring: cron "0 8 * * MON" (Europe/Berlin), each run a mission of its own',
+    );
+    const out = await createMissionCreateTool({ starts }).run(weekly, ctx({ held: ['mission.create', 'fs.read:/home/u/notes/**'] }));
+    expect(starts.started).toEqual([]);
+    expect(starts.scheduled).toHaveLength(1);
+    const [template, when] = starts.scheduled[0]!;
+    expect(when).toEqual({ cron: '0 8 * * MON', timeZone: 'Europe/Berlin' });
+    expect(out).toMatchObject({ output: { scheduleId: template.missionId } });
+    expect(template.capabilities).toEqual(['fs.read:/home/u/notes/**']);
+    await expect(
+      createMissionCreateTool({ starts }).run({ ...weekly, schedule: { cron: 'mondays' } }, ctx({ held: ['mission.create'] })),
+    ).rejects.toThrow(/"schedule\.cron" must be a 5-field cron expression/);
   });
 
   it('a bad step is refused naming it; a worker without a start port says so', async () => {
