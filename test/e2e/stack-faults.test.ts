@@ -83,6 +83,13 @@ describe('the dev server dies under aivyx up', () => {
     expect(created.status, created.stderr).toBe(0);
     const missionId = created.stdout.trim();
     await untilAivyx(['mission', 'list', '--state', 'waiting'], env, (s) => s.includes(missionId), 60_000);
+    // A reminder whose timer is running when the server dies (issue 12): it fires after the restart, once.
+    const reminderFile = join(h.dir, 'reminder.json');
+    writeFileSync(reminderFile, JSON.stringify({ goal: 'passport', steps: [{ wait: '25s' }, { notify: 'renew the passport' }] }));
+    const reminder = aivyx(['mission', 'create', reminderFile], env);
+    expect(reminder.status, reminder.stderr).toBe(0);
+    const reminderId = reminder.stdout.trim();
+    await untilAivyx(['mission', 'show', reminderId], env, (s) => s.includes('waiting: a timer until'), 60_000);
 
     process.kill(devServerPid, 'SIGKILL');
     // Noticed within seconds, on stderr.
@@ -111,6 +118,10 @@ describe('the dev server dies under aivyx up', () => {
     const approved = aivyx(['mission', 'approve', `${missionId}/gate-1`], env);
     expect(approved.stdout, approved.stderr).toContain('approved');
     await untilAivyx(['mission', 'show', missionId], env, (s) => s.includes(': completed (completed)'), 90_000);
+    // The reminder's timer survived the restart: its notice is in the owner's inbox, once.
+    await untilAivyx(['mission', 'show', reminderId], env, (s) => s.includes(': completed (completed)'), 90_000);
+    const inbox = aivyx(['inbox'], env).stdout;
+    expect(inbox.split('renew the passport').length - 1, inbox).toBe(1);
     expect(aivyx(['audit', 'verify'], env).stdout).toMatch(/audit chain OK/);
 
     up.child.kill('SIGINT');
