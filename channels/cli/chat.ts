@@ -5,6 +5,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { AivyxError, describeError } from '../../core/errors.js';
 import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
+import { outcomeReplyText } from '../outcome-text.js';
+import { watchInbox } from './inbox-watch.js';
 import { createRestartDedupe } from './restart-dedupe.js';
 import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
 import {
@@ -242,6 +244,11 @@ export async function chatRepl(target: () => RestTarget, sessionId = `cli-${rand
   rl.on('SIGINT', onSigint);
   process.on('SIGINT', onSigint);
   io.err(`session ${sessionId} — type a message; Ctrl-C cancels a running turn\n`);
+  // Notices for the owner (a reminder, a mission's report) show up as they arrive; `aivyx inbox` keeps them.
+  const stopWatching = watchInbox(target, (r) => {
+    io.out(`\n· inbox ${r.id} (${r.channel}, ${r.turnId}): ${outcomeReplyText(r.outcome, r.turnId)}\n`);
+    if (!busy) rl.prompt(true);
+  });
   rl.prompt();
   for await (const line of rl) {
     const text = line.trim();
@@ -285,6 +292,7 @@ export async function chatRepl(target: () => RestTarget, sessionId = `cli-${rand
     }
     rl.prompt();
   }
+  stopWatching();
   process.off('SIGINT', onSigint);
   rl.close();
 }

@@ -27,6 +27,8 @@ export const DEFAULT_AGENT_CAPABILITIES = [
   'memory.forget',
   'audit.read',
   'config.read',
+  // Confirm-first, and Trusted only unless AIVYX_SEMITRUSTED_MISSION_CREATE says otherwise: "remind me…" works out of the box.
+  'mission.create',
 ];
 
 /**

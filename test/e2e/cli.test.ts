@@ -210,6 +210,45 @@ describe('aivyx chat REPL', () => {
   }, 180_000);
 });
 
+describe('aivyx chat REPL: notices as they arrive', () => {
+  it('"remind me in a few seconds to stretch": the whole reminder is asked about inline, and its notice appears in the REPL when it fires', async () => {
+    const env = await baseEnv();
+    useScript(env, 'remind-script.json', {
+      rules: [
+        {
+          match: 'remind me',
+          steps: [
+            {
+              call: [{ tool: 'mission.create', input: { goal: 'stretch', steps: [{ wait: '4s' }, { notify: 'time to stretch' }] } }],
+            },
+            { say: 'reminder set' },
+          ],
+        },
+        { steps: [{ say: 'ok' }] },
+      ],
+    });
+    // mission.create is in the default capabilities and confirm-first by default.
+    const repl = spawnAivyx(['chat', '--standalone'], env, { pty: true });
+    const type = (line: string) => repl.child.stdin?.write(`${line}\r`);
+    try {
+      await repl.waitFor('type a message', 120_000);
+      type('remind me in a few seconds to stretch');
+      await repl.waitFor('approve? [y/N/details]');
+      expect(repl.output()).toContain('step 1: wait 4s');
+      expect(repl.output()).toContain('step 2: notify the owner "time to stretch"');
+      type('y');
+      await repl.waitFor('reminder set');
+      const before = repl.output().length;
+      await repl.waitFor('· inbox', 60_000);
+      expect(repl.output().slice(before)).toMatch(/· inbox [0-9a-f]+ \(cli, mission-[0-9a-f]{32}\/step-1\/notice\): time to stretch/);
+      type('/exit');
+      expect(await new Promise<number | null>((r) => repl.child.once('exit', r))).toBe(0);
+    } finally {
+      repl.child.kill('SIGKILL');
+    }
+  }, 240_000);
+});
+
 describe('aivyx chat REPL at a terminal: approving inline', () => {
   it('run uname -a → the exact call and a prompt → y: the output appears in the same session; n: denied, nothing runs', async () => {
     const env = await baseEnv();
