@@ -62,8 +62,12 @@ export interface MissionActivityDeps {
 
 /** The Schedules' own record of what they started (the server's, not the workflow's word). */
 export interface ScheduleRecordPort {
-  /** Whether schedule `scheduleId` started run `runId` of workflow `workflowId`. */
-  started(scheduleId: string, workflowId: string, runId: string): Promise<boolean>;
+  /**
+   * Why schedule `scheduleId` does not vouch for run `runId` of `workflowId`, or undefined when it
+   * does: it started exactly that run, and it was created when its template was signed (`signedAt`)
+   * — a schedule re-created later under a deleted one's id, with a copied template, vouches for nothing.
+   */
+  refusal(scheduleId: string, workflowId: string, runId: string, signedAt: number): Promise<string | undefined>;
 }
 
 /** The mission id of one scheduled run: the schedule id and the run's scheduled time, as id characters. */
@@ -229,8 +233,8 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       if (!verdict.ok) return reject(`template: ${verdict.reason}`);
       if (!workflowId.startsWith(`${scheduleId}-`)) return reject(`workflow ${workflowId} is not a run of schedule ${scheduleId}`);
       if (!deps.schedules) return reject('this worker cannot check schedules');
-      if (!(await deps.schedules.started(scheduleId, workflowId, runId)))
-        return reject(`schedule ${scheduleId} did not start ${workflowId} (a copied template runs nothing)`);
+      const why = await deps.schedules.refusal(scheduleId, workflowId, runId, input.proof.issuedAt);
+      if (why) return reject(why);
       const claim = await deps.claims.claim({ kind: 'schedule-run', subject: workflowId, workflowId, runId, data: {} });
       if (claim.status === 'taken') return reject(`run ${workflowId} was already started by run ${claim.by.runId}`);
       const missionId = scheduledRunMissionId(scheduleId, workflowId);

@@ -1,7 +1,8 @@
 /**
  * Recurring missions on a real Temporal Schedule (issue 12), on the shared dev server: five weeks of
  * a weekly schedule (backfilled) are five missions and five notices, with a worker restart among
- * them and no run twice; a copied template started by hand under a made-up run id runs nothing; a
+ * them and no run twice; a copied template started by hand under a made-up run id runs nothing, nor
+ * does a schedule re-created under the deleted one's id carrying that template; a
  * malformed schedule is refused before any schedule exists.
  */
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -23,7 +24,7 @@ beforeAll(async () => {
   tc = await testConnection();
   mh = await startMissionHarness(
     { nativeConnection: tc.connection, namespace: tc.namespace },
-    { script: { rules: [{ steps: [{ say: 'step done' }] }] }, confirmWith: tc.client },
+    { script: { rules: [{ steps: [{ say: 'step done' }] }] }, confirmWith: tc.client, scheduleSkewMs: 3_000 },
   );
   gateway = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, capabilities: [] });
 }, 120_000);
@@ -87,7 +88,30 @@ describe('recurring missions', () => {
     expect((await inbox().list()).filter((r) => r.turnId.startsWith(scheduleId))).toHaveLength(5);
     expect(await mh.audit(scheduledRunMissionId(scheduleId, `${scheduleId}-2020-01-06T00:00:00Z`))).toEqual([]);
 
+    // Deleted by the owner; later the attacker re-creates a schedule of that id carrying the copied template.
     await gateway.scheduleAction(scheduleId, 'delete');
+    await new Promise((r) => setTimeout(r, 3_500));
+    const revived = await tc.client.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: '7d' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'scheduledMissionWorkflow',
+        workflowId: scheduleId,
+        taskQueue: mh.taskQueue,
+        args: [copied],
+      },
+      state: { paused: true },
+    });
+    await revived.trigger();
+    const [revivedRun] = (await runsOf(scheduleId, 1)).slice(-1);
+    const refused = await tc.client.workflow
+      .getHandle(revivedRun!)
+      .result()
+      .catch((e: { cause?: Error }) => e.cause?.message);
+    expect(refused).toMatch(/not when its template was signed \(a re-created schedule runs nothing\)/);
+    expect((await inbox().list()).filter((r) => r.turnId.startsWith(scheduleId))).toHaveLength(5);
+    await revived.delete();
   }, 180_000);
 
   it('a malformed schedule is refused before any schedule exists', async () => {

@@ -40,6 +40,8 @@ export interface MissionHarnessOptions {
   deliveries?: DeliveryRegistry;
   /** Open confirmation missions (confirm-first in conversations) with this client. */
   confirmWith?: Client;
+  /** How far a schedule's creation may lie from its template's signature (default: production's). */
+  scheduleSkewMs?: number;
   /**
    * Encrypt payloads as production does: the worker refuses what is not encrypted for the workflow
    * it arrives at, and the harness's `client` encrypts (default false: mission logic tests start
@@ -107,7 +109,7 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     deliveries,
     ...(confirmations ? { confirmations } : {}),
     ...(missionStarts ? { missionStarts } : {}),
-    ...(opts.confirmWith ? { schedules: createScheduleRecords(opts.confirmWith) } : {}),
+    ...(opts.confirmWith ? { schedules: createScheduleRecords(opts.confirmWith, opts.scheduleSkewMs) } : {}),
     notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = opts.codec
