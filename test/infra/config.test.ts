@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
+import { DEFAULT_CONFIRM_FIRST } from '../../core/tool-catalog.js';
 import { describeEnv, ENV_TABLE, envMarkdownTable, loadConfig, parseEnv } from '../../infra/config.js';
 import { aivyx, cliEnv } from '../support/cli-process.js';
 
@@ -40,15 +41,8 @@ describe('loadConfig', () => {
       mcpTiers: {},
     });
     expect(c.capabilities).toContain('fs.read');
-    expect([...c.confirmFirst].sort()).toEqual([
-      'channel.send',
-      'fs.delete',
-      'git.commit',
-      'mission.create',
-      'net.post',
-      'shell.exec',
-      'shell.spawn',
-    ]);
+    // The catalog's confirm-first tools (their list is pinned in test/core/define-tool.test.ts).
+    expect([...c.confirmFirst].sort()).toEqual([...DEFAULT_CONFIRM_FIRST].sort());
   });
 
   it('takes what is set: lists (an empty one too), ports, on/off', () => {
