@@ -124,4 +124,22 @@ describe('mission dashboard fields', () => {
     expect(done.typedSearchAttributes.get(AivyxOpenGate)).toBeUndefined();
     expect(done.typedSearchAttributes.get(AivyxApprover)).toBe('alice');
   }, 60_000);
+
+  it('a mission on a timer is found as waiting, with what it waits for in its details, and its wait shown in the start details', async () => {
+    const def = { ...definition([]), steps: [{ kind: 'wait' as const, for: '1h' }, { text: 'after the wait' }] };
+    const handle = await tc.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+      workflowId: def.missionId,
+      taskQueue: h.taskQueue,
+      args: [signedMissionArgs(h.attestor, def, { dashboard: true })],
+      ...missionStartMetadata(def),
+    });
+    await listed(`WorkflowId = '${def.missionId}' AND AivyxMissionState = 'waiting'`, def.missionId);
+    const desc = await handle.describe();
+    expect(desc.typedSearchAttributes.get(AivyxOpenGate)).toBeUndefined();
+    expect(await desc.staticDetails()).toContain('1. wait 1h');
+    const meta = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(meta.currentDetails).toMatch(/- waiting: a timer until \S+Z \(wait 1h\)/);
+    await handle.cancel();
+    expect(await handle.result()).toMatchObject({ state: 'cancelled', stepsRun: 0 });
+  }, 60_000);
 });
