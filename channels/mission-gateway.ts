@@ -87,6 +87,15 @@ export function parseMissionSpec(input: unknown): MissionSpec {
   );
 }
 
+/** One recurring mission, as `schedules` lists it. */
+export interface ScheduleRow {
+  scheduleId: string;
+  paused: boolean;
+  /** The next run times (up to three; none while paused). */
+  next: string[];
+  lastRun?: { at: string; workflowId: string };
+}
+
 /** One row of `list`. */
 export interface MissionSummary {
   missionId: string;
@@ -213,6 +222,24 @@ export class MissionGateway {
 
   private createSchedule(template: MissionDefinition, s: MissionScheduleSpec): Promise<string> {
     return createMissionSchedule(this.deps, template, s, LOCAL_APPROVER.identity);
+  }
+
+  /** The recurring missions (schedules of `scheduledMissionWorkflow`): paused or not, their next runs and their last one. Visibility: a new one is listed within seconds. */
+  async schedules(limit = 100): Promise<ScheduleRow[]> {
+    const out: ScheduleRow[] = [];
+    for await (const s of this.deps.client.schedule.list({ pageSize: Math.min(limit, 100) })) {
+      const a = s.action;
+      if (!a || a.type !== 'startWorkflow' || a.workflowType !== 'scheduledMissionWorkflow' || !MISSION_ID.test(s.scheduleId)) continue;
+      const last = s.info.recentActions.at(-1);
+      out.push({
+        scheduleId: s.scheduleId,
+        paused: s.state.paused,
+        next: s.info.nextActionTimes.slice(0, 3).map((d) => d.toISOString()),
+        ...(last ? { lastRun: { at: last.takenAt.toISOString(), workflowId: last.action.workflow.workflowId } } : {}),
+      });
+      if (out.length >= limit) break;
+    }
+    return out;
   }
 
   /** Pauses, resumes or deletes a recurring mission's schedule (its runs so far are untouched). */

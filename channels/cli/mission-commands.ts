@@ -13,12 +13,13 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AivyxError } from '../../core/errors.js';
-import type { MissionSummary } from '../mission-gateway.js';
+import type { MissionSummary, ScheduleRow } from '../mission-gateway.js';
 import type { MissionStatus } from '../../workflows/mission-messages.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
 export const MISSION_USAGE = `  aivyx mission create --goal TEXT [--step TEXT ...] [--notify TEXT] [--approver ID]   start a mission (or: mission create FILE.json)
       [--every 7d | --cron "0 8 * * MON" [--time-zone Europe/Berlin]]   … as a recurring mission (each run a mission)
+  aivyx mission schedules [--json]              the recurring missions: paused or not, next runs, last run
   aivyx mission pause|resume|delete SCHEDULE    pause, resume or delete a recurring mission's schedule
   aivyx mission list [--state S] [--json]       missions, by dashboard state (running, waiting, completed, …)
   aivyx mission show ID [--json]                a mission's state, step and open gate
@@ -113,6 +114,21 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
       }
       const r = (await restJson(target, 'POST', '/v1/missions', spec)) as { missionId?: string; scheduleId?: string };
       out(values.json ? `${JSON.stringify(r)}\n` : r.scheduleId ? `recurring mission ${r.scheduleId}\n` : `${r.missionId}\n`);
+      return 0;
+    }
+    case 'schedules': {
+      const rows = (await restJson(target, 'GET', '/v1/schedules')) as ScheduleRow[];
+      if (values.json) out(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      else if (rows.length === 0) out('no recurring missions\n');
+      else
+        out(
+          rows
+            .map(
+              (r) =>
+                `${r.scheduleId}  ${r.paused ? 'paused' : `next ${r.next[0] ?? '?'}`}${r.lastRun ? `  (last run ${r.lastRun.at}: ${r.lastRun.workflowId})` : ''}\n`,
+            )
+            .join(''),
+        );
       return 0;
     }
     case 'pause':

@@ -14,6 +14,7 @@
  *   GET  /v1/audit/prove?seq=N       inclusion proof of entry N against a fresh checkpoint
  *   POST /v1/audit/consistency       {checkpoint} → consistency proof from that checkpoint to a fresh one
  *   POST /v1/missions                {goal, steps?, schedule?, approvers?, secondApprovers?, escalateAfter?, reminderAfter?, expireAfter?, onExpire?} → 201 {missionId} (with a schedule: {scheduleId})
+ *   GET  /v1/schedules               the recurring missions (paused?, next runs, last run)
  *   POST /v1/schedules/:id/pause|resume, DELETE /v1/schedules/:id   a recurring mission's schedule
  *   GET  /v1/sessions                the open conversations (session workflows Running)
  *   GET  /v1/missions?state=S        missions by AivyxMissionState (visibility)
@@ -385,6 +386,7 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
     const spec = parseMissionSpec(await jsonBody(c));
     return c.json(spec.schedule ? await missions().schedule(spec) : await missions().create(spec), 201);
   });
+  app.get('/v1/schedules', async (c) => c.json(await missions().schedules()));
   app.post('/v1/schedules/:id/:action{pause|resume}', async (c) =>
     c.json(await missions().scheduleAction(c.req.param('id'), c.req.param('action') as 'pause' | 'resume')),
   );

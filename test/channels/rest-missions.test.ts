@@ -129,6 +129,17 @@ describe('missions and gates that do not exist', () => {
     expect(desc.state.paused).toBe(true);
     expect((await call('POST', `/v1/schedules/${scheduleId}/resume`, {})).json).toEqual({ scheduleId, state: 'active' });
     expect((await tc.client.schedule.getHandle(scheduleId).describe()).state.paused).toBe(false);
+    // The schedule list is visibility (eventually consistent): a new schedule shows up within seconds.
+    let listed: { scheduleId: string; paused: boolean; next: string[] }[] = [];
+    for (let i = 0; i < 100 && !listed.some((s) => s.scheduleId === scheduleId && !s.paused); i++) {
+      listed = (await call('GET', '/v1/schedules')).json as unknown as typeof listed;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const row = listed.find((s) => s.scheduleId === scheduleId);
+    expect(row?.paused).toBe(false);
+    // Monday 08:00 in Berlin is 06:00 or 07:00 UTC.
+    expect(row?.next[0]).toMatch(/T0[67]:00:00\.000Z$/);
+    expect(new Date(row!.next[0]!).getUTCDay()).toBe(1);
     expect((await call('POST', `/v1/schedules/${scheduleId}/pause`, {})).json).toEqual({ scheduleId, state: 'paused' });
     expect((await call('DELETE', `/v1/schedules/${scheduleId}`)).json).toEqual({ scheduleId, state: 'deleted' });
     await expect(tc.client.schedule.getHandle(scheduleId).describe()).rejects.toThrow();

@@ -121,6 +121,22 @@ describe('aivyx mission', () => {
     expect(aivyx(['mission', 'cancel', cancelled], env).status).toBe(0);
     await until(['mission', 'list', '--state', 'cancelled'], env, (s) => s.includes(cancelled));
 
+    // A recurring mission: created with --cron, listed with its next run, paused, deleted.
+    const weekly = aivyx(
+      ['mission', 'create', '--goal', 'weekly digest', '--notify', 'digest', '--cron', '0 8 * * MON', '--time-zone', 'Europe/Berlin'],
+      env,
+    );
+    expect(weekly.status, weekly.stderr).toBe(0);
+    const scheduleId = /^recurring mission (mission-[0-9a-f-]{36})$/.exec(weekly.stdout.trim())?.[1];
+    expect(scheduleId, weekly.stdout).toBeDefined();
+    await until(['mission', 'schedules'], env, (s) => new RegExp(`${scheduleId}  next \\S+T0[67]:00:00`).test(s));
+    expect(aivyx(['mission', 'pause', scheduleId!], env).stdout).toBe(`recurring mission ${scheduleId}: paused\n`);
+    await until(['mission', 'schedules'], env, (s) => s.includes(`${scheduleId}  paused`));
+    expect(aivyx(['mission', 'delete', scheduleId!], env).stdout).toBe(`recurring mission ${scheduleId}: deleted\n`);
+    const badCron = aivyx(['mission', 'create', '--goal', 'g', '--cron', 'mondays'], env);
+    expect(badCron.status).not.toBe(0);
+    expect(badCron.stderr).toMatch(/schedule\.cron.*must be a 5-field cron expression/);
+
     up.kill('SIGINT');
     await new Promise((r) => up?.once('exit', r));
   }, 300_000);
