@@ -173,6 +173,46 @@ describe('a keyless client at the frontend (no master key, no payload key)', () 
 });
 
 describe('an insider with the payload key but not the attestation key', () => {
+  it("a forged recurring-mission run — unencrypted, no proof, another install's proof, or a mission proof in its place — runs nothing", async () => {
+    const def = forgedMission('scheduled-run');
+    const runId = `${def.missionId}-2026-12-04T08:00:00Z`;
+    const start = (client: Client, id: string, args: unknown) =>
+      client.workflow.start('scheduledMissionWorkflow', { workflowId: id, taskQueue: missions.taskQueue, args: [args] });
+    const other = createAttestor(new Uint8Array(32).fill(7));
+
+    // Keyless: refused at the codec before anything reads it (only the owner's client can read why).
+    await start(keyless, runId, { template: def, proof: other.seal('mission-schedule', def.missionId, def) });
+    expect(await failure(insider.workflow.getHandle(runId))).toMatchObject({
+      type: 'Crypto',
+      message: expect.stringMatching(/scheduled mission refused: it is not encrypted/),
+    });
+    expect(await missions.audit(runId)).toEqual([
+      expect.objectContaining({
+        type: 'InputRefused',
+        workflowType: 'scheduledMissionWorkflow',
+        reason: expect.stringMatching(/not encrypted/),
+      }),
+    ]);
+    // Insider (payload key, no attestation key): no proof, a foreign proof, a proof of another purpose.
+    const h1 = await start(insider, `${runId}-a`, { template: def });
+    expect(await failure(h1)).toMatchObject({
+      type: 'Config',
+      message: expect.stringMatching(/scheduled mission refused: malformed \(proof/),
+    });
+    const h2 = await start(insider, `${runId}-b`, { template: def, proof: other.seal('mission-schedule', def.missionId, def) });
+    expect(await failure(h2)).toMatchObject({
+      type: 'CapabilityDenied',
+      message: expect.stringMatching(/template: .*proof does not match/),
+    });
+    const asMission = signedMissionArgs(other, def).proof;
+    const h3 = await start(insider, `${runId}-c`, { template: def, proof: asMission });
+    expect(await failure(h3)).toMatchObject({ type: 'CapabilityDenied', message: expect.stringMatching(/template: /) });
+    // Each refusal is audited under the run's workflow id; no mission of the schedule ever started.
+    for (const id of [`${runId}-b`, `${runId}-c`]) expect(types(await missions.audit(id)), id).toEqual(['MissionRejected']);
+    expect(types(await missions.audit(def.missionId))).toEqual([]);
+    expect(existsSync(pwned('scheduled-run'))).toBe(false);
+  });
+
   it('a forged mission — no proof, or a proof from another install — is refused and audited as MissionRejected; nothing runs', async () => {
     const bare = forgedMission('insider-mission');
     const h1 = await insider.workflow.start('missionWorkflow', {
