@@ -217,11 +217,7 @@ export class MissionGateway {
   async schedule(spec: MissionSpec): Promise<{ scheduleId: string }> {
     const parsed = parseMissionSpec(spec);
     if (!parsed.schedule) throw new AivyxError('Config', 'a recurring mission needs a "schedule"', { hint: 'e.g. {"every": "7d"}' });
-    return { scheduleId: await this.createSchedule(this.definition(parsed), parsed.schedule) };
-  }
-
-  private createSchedule(template: MissionDefinition, s: MissionScheduleSpec): Promise<string> {
-    return createMissionSchedule(this.deps, template, s, LOCAL_APPROVER.identity);
+    return { scheduleId: await createMissionSchedule(this.deps, this.definition(parsed), parsed.schedule, LOCAL_APPROVER.identity) };
   }
 
   /** The recurring missions (schedules of `scheduledMissionWorkflow`): paused or not, their next runs and their last one. Visibility: a new one is listed within seconds. */
