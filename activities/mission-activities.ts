@@ -8,16 +8,23 @@
  */
 import { AivyxError } from '../core/errors.js';
 import type { AuditEvent } from '../core/audit-events.js';
-import type { GateDecisionBody, MissionContinuationBody } from '../core/authority.js';
+import type { GateDecisionBody, MissionContinuationBody, MissionEventProofBody } from '../core/authority.js';
 import { channelTrustTier } from '../core/capability/index.js';
 import type { OneShotGrant, TurnRequest } from '../core/channel.js';
 import { textContent } from '../core/message.js';
-import { APPROVING_TIERS, isTurnStep, type GateApproverRef, type StepGrant } from '../machines/index.js';
-import type { GateDecisionRequest, MissionArgs, MissionDefinition, ScheduledMissionArgs } from '../workflows/mission-messages.js';
+import { APPROVING_TIERS, eventMatches, isTurnStep, type GateApproverRef, type StepGrant } from '../machines/index.js';
+import {
+  missionWaitKey,
+  type GateDecisionRequest,
+  type MissionArgs,
+  type MissionDefinition,
+  type MissionEventRequest,
+  type ScheduledMissionArgs,
+} from '../workflows/mission-messages.js';
 import type { ChannelEvent } from '../core/channel.js';
 import { errorData, toApplicationFailure } from './failure.js';
 import { activityKey, currentExecution, inputHash } from './turn-activities.js';
-import type { AuditPort, ClaimPort, ProofPort } from './ports.js';
+import type { AuditPort, ClaimPort, MissionWaitsPort, ProofPort } from './ports.js';
 
 /** Who is told about a gate. */
 export interface MissionNotice {
@@ -58,6 +65,8 @@ export interface MissionActivityDeps {
   notifier: MissionNotifier;
   /** What the Temporal Schedules say they started (recurring missions); none: scheduled runs are refused. */
   schedules?: ScheduleRecordPort;
+  /** The index of open waits the channel adapters read; none: a `waitFor` step can only time out. */
+  waits?: MissionWaitsPort;
 }
 
 /** The Schedules' own record of what they started (the server's, not the workflow's word). */
@@ -384,6 +393,68 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         ...(req.reason ? { reasonHash: textHash(req.reason) } : {}),
       };
       await audit(input.kind === 'approve' ? { type: 'GateApproved', ...event } : { type: 'GateDenied', ...event });
+      return { ok: true };
+    },
+
+    /**
+     * Opens step `step`'s wait (a `waitFor` step of the verified definition): indexes it for the
+     * channel adapters, until `until` (epoch ms, the workflow's clock). Returns the wait's key.
+     */
+    async openWait(input: { definition: MissionDefinition; step: number; until: number }): Promise<{ waitKey: string }> {
+      const def = input.definition;
+      await heldMission(def);
+      const step = def.steps[input.step];
+      if (step?.kind !== 'waitFor')
+        throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no waitFor step ${input.step}`));
+      const waitKey = missionWaitKey(def.missionId, input.step);
+      await deps.waits?.open({ waitKey, missionId: def.missionId, step: input.step, match: step.event, until: input.until });
+      return { waitKey };
+    },
+
+    /** Removes a wait from the index (it ended: an event, a timeout or a cancel). */
+    async closeWait(input: { waitKey: string }): Promise<void> {
+      await deps.waits?.close(input.waitKey);
+    },
+
+    /**
+     * Checks an event sent to step `step`'s wait before the wait ends: its proof (made by the channel
+     * adapter that authenticated the sender; bound to this mission, this wait, this event and its
+     * facts), that the facts satisfy the step as the verified definition states it, and that it is
+     * the wait's first event. Audits `MissionEventReceived`, or `MissionEventRejected` with the reason.
+     */
+    async verifyMissionEvent(input: { definition: MissionDefinition; step: number; request: MissionEventRequest }): Promise<Verdict> {
+      const def = input.definition;
+      await heldMission(def);
+      const { workflowId, runId } = currentExecution();
+      const req = input.request;
+      const reject = async (reason: string): Promise<Verdict> => {
+        await audit({ type: 'MissionEventRejected', turnId: workflowId, missionId: workflowId, waitKey: String(req.waitKey), reason });
+        return { ok: false, reason };
+      };
+      const body: MissionEventProofBody = { waitKey: req.waitKey, eventId: req.eventId, facts: req.facts };
+      const verdict = deps.proofs.check('mission-event', workflowId, body, req.proof);
+      if (!verdict.ok) return reject(verdict.reason);
+      const step = def.steps[input.step];
+      if (req.waitKey !== missionWaitKey(workflowId, input.step) || step?.kind !== 'waitFor')
+        return reject(`mission ${workflowId} is not waiting at ${req.waitKey}`);
+      if (!eventMatches(step.event, req.facts)) return reject(`the event does not match what step ${input.step + 1} waits for`);
+      const claim = await deps.claims.claim<{ eventId: string }>({
+        kind: 'mission-event',
+        subject: req.waitKey,
+        workflowId,
+        runId,
+        data: { eventId: req.eventId },
+      });
+      if (claim.data.eventId !== req.eventId) return reject(`wait ${req.waitKey} already took another event: a wait ends once`);
+      await audit({
+        type: 'MissionEventReceived',
+        turnId: workflowId,
+        missionId: workflowId,
+        waitKey: req.waitKey,
+        source: req.facts.source,
+        from: req.facts.from,
+        eventId: req.eventId,
+      });
       return { ok: true };
     },
 

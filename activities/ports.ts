@@ -9,6 +9,7 @@ import type { TrustedPlaces } from './taint-labels.js';
 import type { ChannelEvent } from '../core/channel.js';
 import type { MissionDefinition } from '../workflows/mission-messages.js';
 import type { MissionScheduleSpec } from '../core/mission-spec.js';
+import type { MissionEventMatch } from '../machines/index.js';
 
 /** Appends audit entries idempotently by key. */
 export interface AuditPort {
@@ -166,4 +167,24 @@ export interface AgentConfig {
   taintPolicy?: TaintPolicy;
   /** The owner's own files and vouched-for MCP servers: their results do not taint a turn. */
   trustedPlaces?: TrustedPlaces;
+}
+
+/**
+ * A mission's open wait as channel adapters find it: an index, not authority (the worker re-checks
+ * every event against its verified definition, so a forged row only misroutes an event it refuses).
+ */
+export interface MissionWait {
+  waitKey: string;
+  missionId: string;
+  step: number;
+  match: MissionEventMatch;
+  /** Epoch ms when the wait times out. */
+  until: number;
+}
+
+/** The index of open waits (written by the worker, read by channel adapters). */
+export interface MissionWaitsPort {
+  open(wait: MissionWait): Promise<void>;
+  close(waitKey: string): Promise<void>;
+  list(source: MissionEventMatch['source']): Promise<MissionWait[]>;
 }

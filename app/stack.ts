@@ -17,6 +17,7 @@ import { streamMissionNotifier } from '../activities/mission-activities.js';
 import { createConfirmations, createMissionStarts } from './confirmations.js';
 import { createScheduleRecords } from './schedules.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
+import { createMissionWaits } from '../infra/mission-waits.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
 import { CHANNELS } from '../channels/registry.js';
 import { AivyxError } from '../core/errors.js';
@@ -341,15 +342,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
     // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
+    // Chat channels keep their state sealed in channel_state; approval buttons and reply tokens are MACed and single use.
+    const channelState = storage.domain('channel_state');
     const missions = new MissionGateway({
       client,
       taskQueue: config.taskQueue,
       attestor,
       capabilities: config.capabilities,
       dashboard: true,
+      // Telegram and e-mail offer what they receive to missions waiting for it (waitFor steps).
+      events: { waits: createMissionWaits(channelState), store: channelState },
     });
-    // Chat channels keep their state sealed in channel_state; approval buttons and reply tokens are MACed and single use.
-    const channelState = storage.domain('channel_state');
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
     const channels = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
     // Every chat channel the registry knows that is configured (Telegram: a bot token secret; email: AIVYX_EMAIL_ADDRESS).

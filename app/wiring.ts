@@ -31,6 +31,7 @@ import { createAuditPort } from '../infra/audit-port.js';
 import type { MasterKey } from '../infra/crypto/index.js';
 import type { Database } from '../infra/db/index.js';
 import { createDeliveryActivities, DeliveryRegistry } from '../activities/delivery-activities.js';
+import { createMissionWaits } from '../infra/mission-waits.js';
 import { createInbox } from '../infra/inbox.js';
 import { createSessionHistory } from '../infra/session-history.js';
 import { SealedStorage } from '../infra/storage/index.js';
@@ -90,6 +91,8 @@ export function wireTurnActivities(input: WiringInput) {
     claims,
     notifier: input.notifier ?? streamMissionNotifier((key, e) => input.hub.publish(key, e)),
     ...(input.schedules ? { schedules: input.schedules } : {}),
+    // Open waits are indexed where the channels (in this install's database) look them up.
+    waits: createMissionWaits(storage.domain('channel_state')),
   });
   return {
     ...turn,

@@ -21,6 +21,7 @@ import {
 import { durationMs } from '../core/duration.js';
 import type { GateApprover, GateApproverRef } from '../machines/index.js';
 import { parseBody } from './zod-errors.js';
+import { offerMissionEvent, type InboundEvent, type MissionEventDeps } from './kit/mission-events.js';
 import type { Attestor } from '../infra/attestation.js';
 import {
   approveGateUpdate,
@@ -121,6 +122,8 @@ export interface MissionGatewayDeps {
   capabilities: string[];
   /** Upsert the dashboard search attributes (true on a server that has them). */
   dashboard?: boolean;
+  /** Missions' open waits and the channels' state: inbound events for `waitFor` steps; none: channels offer none. */
+  events?: Pick<MissionEventDeps, 'waits' | 'store'>;
 }
 
 const MISSION_ID = /^mission-[A-Za-z0-9-]{1,80}$/;
@@ -293,6 +296,13 @@ export class MissionGateway {
    */
   decideAs(kind: 'approve' | 'deny', gateId: string, approver: GateApprover, reason?: string): Promise<GateDecisionResult> {
     return this.decide(kind, gateId, reason, undefined, approver);
+  }
+
+  /** Offers an inbound message, as its channel authenticated it, to missions waiting for one; returns the missions that took it. */
+  offerEvent(event: InboundEvent): Promise<string[]> {
+    const events = this.deps.events;
+    if (!events) return Promise.resolve([]);
+    return offerMissionEvent({ client: this.deps.client, attestor: this.deps.attestor, ...events }, event);
   }
 
   /** Cancels a mission: an open gate is withdrawn. */

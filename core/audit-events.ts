@@ -143,6 +143,10 @@ export type AuditEvent =
     }
   | { type: 'GateExpired'; turnId: string; missionId: string; gateId: string; afterMs: number }
   | { type: 'GateWithdrawn'; turnId: string; missionId: string; gateId: string }
+  /** An inbound event ended a `waitFor` step: who sent it as the adapter authenticated them, never its text. */
+  | { type: 'MissionEventReceived'; turnId: string; missionId: string; waitKey: string; source: string; from: string; eventId: string }
+  /** An event sent to a wait that did not verify or did not match: the wait goes on. */
+  | { type: 'MissionEventRejected'; turnId: string; missionId: string; waitKey: string; reason: string }
   | { type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string };
 
 /** The `type` names of audit events. */

@@ -21,12 +21,26 @@ export type AuthorityPurpose =
   | 'mission-schedule'
   /** The hand-over of a verified mission run to the run it continues as new. */
   | 'mission-continue'
+  /** An inbound event (an e-mail, a Telegram message) for one mission's wait, from the adapter that authenticated its sender. */
+  | 'mission-event'
   /** One person's decision on one gate. */
   | 'gate-decision'
   /** A tool call the worker's own LLM step produced for one turn run and step. */
   | 'tool-call'
   /** A tool result the worker's own `runTool` produced (what the audit records as the call's outcome). */
   | 'tool-result';
+
+/** Every purpose, once (the proof schema and the attestor's check both use it). */
+export const AUTHORITY_PURPOSES = [
+  'turn',
+  'mission',
+  'mission-schedule',
+  'mission-continue',
+  'mission-event',
+  'gate-decision',
+  'tool-call',
+  'tool-result',
+] as const satisfies readonly AuthorityPurpose[];
 
 /** A MAC over `{ v, keyId, purpose, boundTo, issuedAt, expiresAt?, body }` (RFC 8785 canonical JSON). */
 export interface AuthorityProof {
@@ -118,4 +132,11 @@ export interface MissionContinuationBody {
 /** Why an input was refused at the boundary, as the audit log records it (never the input itself). */
 export function describeProofFailure(what: string, verdict: Extract<ProofVerdict, { ok: false }>): string {
   return `${what} refused: ${verdict.reason}`;
+}
+
+/** The body of a mission-event proof: one event, as the adapter authenticated it, for one wait of the mission. */
+export interface MissionEventProofBody {
+  waitKey: string;
+  eventId: string;
+  facts: object;
 }

@@ -5,7 +5,11 @@
  * - `{ "wait": "3d" }` — wait for a duration;
  * - `{ "waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin" }` — wait until a local time
  *   in a time zone (or an instant with its offset, e.g. `2027-03-01T09:00:00+01:00`);
- * - `{ "notify": "renew the passport" }` — tell the mission's owner.
+ * - `{ "notify": "renew the passport" }` — tell the mission's owner;
+ * - `{ "waitFor": { "email": { "from": "bob@example.com", "thread": "<id@host>" } }, "within": "5d",
+ *   "onEvent": "end", "onTimeout": "continue" }` — wait for an inbound event (an e-mail, or
+ *   `{ "telegram": { "from": "@bob", "contains": "done" } }`), at most `within`; each outcome goes on
+ *   with the next step or ends the mission (defaults: an event continues, a timeout ends).
  * Everything is checked here, at the edge, so a bad step is refused before any workflow starts.
  */
 import { z } from 'zod';
@@ -42,6 +46,16 @@ const timeZone = z
     }
   });
 
+const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
+const MESSAGE_ID = /^<?[^\s<>]+@[^\s<>]+>?$/;
+const TELEGRAM_FROM = /^(\d{1,20}|@[A-Za-z0-9_]{4,32})$/;
+/** What a wait's outcome does: go on with the next step, or end the mission (a refinement, so a union names the field). */
+const branch = z
+  .string()
+  .max(16)
+  .refine((b) => b === 'continue' || b === 'end', 'must be "continue" or "end"');
+type Branch = 'continue' | 'end';
+
 /** One step as written. */
 export const missionStepSpecSchema = z.union([
   nonEmpty(100_000),
@@ -67,6 +81,38 @@ export const missionStepSpecSchema = z.union([
     }
   }),
   z.strictObject({ notify: nonEmpty(NOTICE_MAX) }),
+  z.strictObject({
+    waitFor: z.union([
+      z.strictObject({
+        email: z.strictObject({
+          from: z
+            .string()
+            .max(320)
+            .refine((a) => EMAIL_ADDRESS.test(a), 'must be an e-mail address such as bob@example.com'),
+          thread: z
+            .string()
+            .max(998)
+            .refine((t) => MESSAGE_ID.test(t), 'must be a Message-ID such as <abc@example.com>')
+            .optional(),
+        }),
+      }),
+      z.strictObject({
+        telegram: z
+          .strictObject({
+            from: z
+              .string()
+              .max(64)
+              .refine((f) => TELEGRAM_FROM.test(f), 'must be a Telegram user id (digits) or an @username')
+              .optional(),
+            contains: nonEmpty(200).optional(),
+          })
+          .refine((t) => t.from !== undefined || t.contains !== undefined, 'needs "from" or "contains"'),
+      }),
+    ]),
+    within: durationSpec,
+    onEvent: branch.optional(),
+    onTimeout: branch.optional(),
+  }),
 ]);
 
 /** One step as written. */
@@ -77,13 +123,38 @@ export type DefinedStep =
   | { text: string }
   | { kind: 'wait'; for: string | number }
   | { kind: 'wait'; until: string; timeZone?: string }
-  | { kind: 'notify'; text: string };
+  | { kind: 'notify'; text: string }
+  | {
+      kind: 'waitFor';
+      event: { source: 'email'; from: string; thread?: string } | { source: 'telegram'; from?: string; contains?: string };
+      within: string | number;
+      onEvent?: 'continue' | 'end';
+      onTimeout?: 'continue' | 'end';
+    };
 
 /** The canonical definition step of a checked spec step (a local time becomes an instant with its offset). */
 export function defineStep(s: MissionStepSpec): DefinedStep {
   if (typeof s === 'string') return { text: s };
   if ('wait' in s) return { kind: 'wait', for: s.wait };
   if ('notify' in s) return { kind: 'notify', text: s.notify };
+  if ('waitFor' in s) {
+    const w = s.waitFor;
+    const event =
+      'email' in w
+        ? {
+            source: 'email' as const,
+            from: w.email.from.toLowerCase(),
+            ...(w.email.thread ? { thread: w.email.thread.replace(/^<|>$/g, '') } : {}),
+          }
+        : { source: 'telegram' as const, ...w.telegram };
+    return {
+      kind: 'waitFor',
+      event,
+      within: s.within,
+      ...(s.onEvent ? { onEvent: s.onEvent as Branch } : {}),
+      ...(s.onTimeout ? { onTimeout: s.onTimeout as Branch } : {}),
+    };
+  }
   const until = INSTANT.test(s.waitUntil) ? s.waitUntil : localToInstant(s.waitUntil, s.timeZone!);
   return { kind: 'wait', until, ...(s.timeZone ? { timeZone: s.timeZone } : {}) };
 }

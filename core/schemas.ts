@@ -5,6 +5,7 @@
  * Temporal would retry forever. Authority is not decided here — proofs are checked by activities.
  */
 import { z } from 'zod';
+import { AUTHORITY_PURPOSES } from './authority.js';
 
 const id = z.string().min(1).max(1024);
 
@@ -12,7 +13,7 @@ const id = z.string().min(1).max(1024);
 export const authorityProofSchema = z.strictObject({
   v: z.literal(1),
   keyId: z.string().min(1).max(64),
-  purpose: z.enum(['turn', 'mission', 'mission-schedule', 'mission-continue', 'gate-decision', 'tool-call', 'tool-result']),
+  purpose: z.enum(AUTHORITY_PURPOSES),
   boundTo: id,
   issuedAt: z.number().int().nonnegative(),
   expiresAt: z.number().int().nonnegative().optional(),
@@ -96,6 +97,20 @@ const missionStepSchema = z.union([
   z.strictObject({ kind: z.literal('wait'), for: durationSchema }),
   z.strictObject({ kind: z.literal('wait'), until: z.string().regex(INSTANT), timeZone: z.string().min(1).max(64).optional() }),
   z.strictObject({ kind: z.literal('notify'), text: z.string().min(1).max(4096) }),
+  z.strictObject({
+    kind: z.literal('waitFor'),
+    event: z.discriminatedUnion('source', [
+      z.strictObject({ source: z.literal('email'), from: z.string().min(3).max(320), thread: z.string().min(1).max(998).optional() }),
+      z.strictObject({
+        source: z.literal('telegram'),
+        from: z.string().min(1).max(64).optional(),
+        contains: z.string().min(1).max(200).optional(),
+      }),
+    ]),
+    within: durationSchema,
+    onEvent: z.enum(['continue', 'end']).optional(),
+    onTimeout: z.enum(['continue', 'end']).optional(),
+  }),
 ]);
 
 /** A mission definition (durations and instants are checked by `checkSteps`/`durationMs` when the mission starts). */
@@ -146,6 +161,20 @@ export const gateDecisionRequestSchema = z.strictObject({
   }),
   reason: z.string().max(2000).optional(),
   nonce: z.string().min(16).max(128),
+  proof: authorityProofSchema,
+});
+
+/** A mission event Update's argument: what a channel adapter authenticated, with its proof. */
+export const missionEventRequestSchema = z.strictObject({
+  waitKey: id,
+  eventId: id,
+  facts: z.strictObject({
+    source: z.enum(['email', 'telegram']),
+    from: z.string().min(1).max(320),
+    username: z.string().min(1).max(64).optional(),
+    threadIds: z.array(z.string().min(1).max(998)).max(50).optional(),
+    contains: z.string().min(1).max(200).optional(),
+  }),
   proof: authorityProofSchema,
 });
 

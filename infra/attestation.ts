@@ -6,22 +6,14 @@
  * under; the worker recomputes it in an activity before the input has any effect.
  */
 import type { AuthorityProof, AuthorityPurpose, ProofVerdict } from '../core/authority.js';
-import { turnProofBody } from '../core/authority.js';
+import { AUTHORITY_PURPOSES, turnProofBody } from '../core/authority.js';
 import type { TurnRequest } from '../core/channel.js';
 import { canonicalJson, hmacSha256Hex, timingSafeEqualHex } from './crypto/index.js';
 
 /** Key id written into proofs made with the v1 key schedule. */
 export const ATTESTATION_KEY_ID = 'att-v1';
 
-const PURPOSES: ReadonlySet<string> = new Set<AuthorityPurpose>([
-  'turn',
-  'mission',
-  'mission-schedule',
-  'mission-continue',
-  'gate-decision',
-  'tool-call',
-  'tool-result',
-]);
+const PURPOSES: ReadonlySet<string> = new Set<AuthorityPurpose>(AUTHORITY_PURPOSES);
 
 /** Options of `seal`. */
 export interface SealOptions {

@@ -24,12 +24,18 @@ export {
 export { durationMs } from './duration.js';
 export {
   checkSteps,
+  eventLabel,
+  eventMatches,
   instantMs,
   isTurnStep,
   stepLabel,
   waitEndsAt,
+  type MissionEventFacts,
+  type MissionEventMatch,
   type MissionStep,
   type NotifyStep,
+  type WaitBranch,
+  type WaitForEventStep,
   type TurnStep,
   type WaitForStep,
   type WaitUntilStep,

@@ -36,6 +36,8 @@ export interface MissionContext extends MissionMachineInput {
 export type MissionEvent =
   | { type: 'START' }
   | { type: 'STEP_DONE' }
+  /** The step is done and ends the mission (a `waitFor` branch that says so). */
+  | { type: 'FINISH' }
   | { type: 'STEP_ESCALATED'; gateId: string }
   | { type: 'STEP_FAILED'; reason: string }
   | { type: 'GATE_APPROVED'; grant: StepGrant }
@@ -85,6 +87,7 @@ export const missionMachine = setup({
           { guard: 'isLastStep', target: 'completed', actions: 'advance' },
           { target: 'running', reenter: true, actions: 'advance' },
         ],
+        FINISH: { target: 'completed', actions: 'advance' },
         STEP_ESCALATED: { target: 'waiting', actions: 'openGate' },
         STEP_FAILED: { target: 'failed', actions: 'recordFailure' },
         CANCEL: 'cancelled',

@@ -5,7 +5,10 @@
  *   (`{ kind: 'wait', until: '2027-03-01T09:00:00+01:00', timeZone: 'Europe/Berlin' }`; the
  *   instant always carries its UTC offset — the edge resolves a local time in a time zone — so
  *   the workflow never needs time-zone data);
- * - `notify`: one message to the mission's owner on the channel it came from (or their inbox).
+ * - `notify`: one message to the mission's owner on the channel it came from (or their inbox);
+ * - `waitFor`: an inbound event — an e-mail from a person (in a thread), a Telegram message from a
+ *   person or containing some words — delivered by the channel adapter that authenticated it, or a
+ *   timeout; each outcome either continues with the next step or ends the mission.
  */
 import { INSTANT } from '../core/schemas.js';
 import { durationMs } from './duration.js';
@@ -31,8 +34,30 @@ export interface NotifyStep {
   kind: 'notify';
   text: string;
 }
+/**
+ * What a `waitFor` step waits for. E-mail: a mail whose From the channel authenticated (DKIM/SPF
+ * aligned) as `from`, and, with `thread`, a reply in that thread (the Message-ID is in its
+ * In-Reply-To or References). Telegram: a message from `from` (a user id or `@username`) and/or
+ * whose text contains `contains` (case-insensitive; no regular expressions: the pattern is drafted
+ * by a model and run against anyone's text).
+ */
+export type MissionEventMatch =
+  { source: 'email'; from: string; thread?: string } | { source: 'telegram'; from?: string; contains?: string };
+
+/** What a `waitFor` step does next: go on with the next step, or end the mission (completed). */
+export type WaitBranch = 'continue' | 'end';
+
+/** Waits for an inbound event, at most `within`; `onEvent` (default continue) and `onTimeout` (default end) say what follows. */
+export interface WaitForEventStep {
+  kind: 'waitFor';
+  event: MissionEventMatch;
+  within: string | number;
+  onEvent?: WaitBranch;
+  onTimeout?: WaitBranch;
+}
+
 /** One step of a mission. */
-export type MissionStep = TurnStep | WaitForStep | WaitUntilStep | NotifyStep;
+export type MissionStep = TurnStep | WaitForStep | WaitUntilStep | NotifyStep | WaitForEventStep;
 
 /** True for a step that runs as a turn. */
 export const isTurnStep = (s: MissionStep): s is TurnStep => s.kind === undefined || s.kind === 'turn';
@@ -54,16 +79,62 @@ export function checkSteps(steps: readonly MissionStep[]): void {
   steps.forEach((s, i) => {
     try {
       if (s.kind === 'wait') waitEndsAt(s, 0);
+      if (s.kind === 'waitFor') {
+        durationMs(s.within);
+        if (s.event.source === 'telegram' && s.event.from === undefined && s.event.contains === undefined)
+          throw new Error('a Telegram wait needs "from" or "contains"');
+      }
     } catch (e) {
       throw new Error(`step ${i + 1}: ${e instanceof Error ? e.message : String(e)}`);
     }
   });
 }
 
+/** What a `waitFor` step waits for, in words. */
+export function eventLabel(e: MissionEventMatch): string {
+  return e.source === 'email'
+    ? `an e-mail from ${e.from}${e.thread ? ` in thread <${e.thread}>` : ''}`
+    : `a Telegram message${e.from ? ` from ${e.from}` : ''}${e.contains ? ` containing "${e.contains}"` : ''}`;
+}
+
 /** One line saying what a step does (approvers, the UI, `mission show`). */
 export function stepLabel(s: MissionStep): string {
   if (isTurnStep(s)) return s.text;
   if (s.kind === 'notify') return `notify the owner: ${s.text}`;
+  if (s.kind === 'waitFor') {
+    const within = typeof s.within === 'number' ? `${s.within} ms` : s.within;
+    return `wait up to ${within} for ${eventLabel(s.event)}; then ${s.onEvent ?? 'continue'}, on timeout ${s.onTimeout ?? 'end'}`;
+  }
   if ('until' in s) return `wait until ${s.until}${s.timeZone ? ` (${s.timeZone})` : ''}`;
   return `wait ${typeof s.for === 'number' ? `${s.for} ms` : s.for}`;
+}
+
+/**
+ * What a channel adapter authenticated about an inbound event: who sent it (an e-mail address, lower
+ * case, or a Telegram user id), their Telegram @username, the thread ids an e-mail refers to, and
+ * (Telegram) which `contains` words it found in the text. Never the text itself.
+ */
+export interface MissionEventFacts {
+  source: MissionEventMatch['source'];
+  from: string;
+  username?: string;
+  threadIds?: string[];
+  contains?: string;
+}
+
+/**
+ * Whether `facts` satisfy `match`. The adapter calls it with the message `text` (for `contains`);
+ * the worker re-checks the facts the adapter signed, without the text (the adapter's `contains`
+ * must name exactly the step's words).
+ */
+export function eventMatches(match: MissionEventMatch, facts: MissionEventFacts, text?: string): boolean {
+  if (facts.source !== match.source) return false;
+  if (match.source === 'email')
+    return facts.from === match.from.toLowerCase() && (match.thread === undefined || (facts.threadIds ?? []).includes(match.thread));
+  if (match.from !== undefined) {
+    const byName = match.from.startsWith('@') && facts.username !== undefined;
+    if (byName ? match.from.slice(1).toLowerCase() !== facts.username!.toLowerCase() : match.from !== facts.from) return false;
+  }
+  if (match.contains === undefined) return true;
+  return text !== undefined ? text.toLowerCase().includes(match.contains.toLowerCase()) : facts.contains === match.contains;
 }

@@ -13,10 +13,11 @@ import {
   describeIssues,
   gateDecisionRequestSchema,
   missionArgsSchema,
+  missionEventRequestSchema,
   scheduledMissionArgsSchema,
   turnRequestSchema,
 } from '../core/schemas.js';
-import type { GateDecisionRequest, MissionArgs, ScheduledMissionArgs } from './mission-messages.js';
+import type { GateDecisionRequest, MissionArgs, MissionEventRequest, ScheduledMissionArgs } from './mission-messages.js';
 
 /** The non-retryable failure of an input that cannot be used. */
 export function inputFailure(what: string, problem: string, kind: 'Config' | 'Crypto' = 'Config'): ApplicationFailure {
@@ -55,11 +56,19 @@ export async function admitScheduledMissionArgs(value: unknown): Promise<Schedul
   return (await admitInput(scheduledMissionArgsSchema, value, 'scheduled mission')) as ScheduledMissionArgs;
 }
 
-/** A gate decision Update's argument (thrown as a plain error: an Update validator rejects with it). */
-export function parseGateDecision(value: unknown): GateDecisionRequest {
+/** An Update's argument parsed by `schema` (thrown as a plain error: an Update validator rejects with it). */
+function parseUpdateArg<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const refused = refusedPayloadReason(value);
-  if (refused !== undefined) throw new Error(`decision refused: ${refused}`);
-  const parsed = gateDecisionRequestSchema.safeParse(value);
-  if (!parsed.success) throw new Error(`decision refused: malformed (${describeIssues(parsed.error)})`);
-  return parsed.data as GateDecisionRequest;
+  if (refused !== undefined) throw new Error(`${what} refused: ${refused}`);
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new Error(`${what} refused: malformed (${describeIssues(parsed.error)})`);
+  return parsed.data;
 }
+
+/** A gate decision Update's argument. */
+export const parseGateDecision = (value: unknown): GateDecisionRequest =>
+  parseUpdateArg(gateDecisionRequestSchema, value, 'decision') as GateDecisionRequest;
+
+/** A mission event Update's argument. */
+export const parseMissionEvent = (value: unknown): MissionEventRequest =>
+  parseUpdateArg(missionEventRequestSchema, value, 'event') as MissionEventRequest;

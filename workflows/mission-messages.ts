@@ -2,7 +2,14 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AuthorityProof } from '../core/authority.js';
 import type { ChannelFacts, ReplyRoute } from '../core/channel.js';
-import { stepLabel, type GateApprover, type GateApproverRef, type MissionStep, type OnExpire } from '../machines/index.js';
+import {
+  stepLabel,
+  type GateApprover,
+  type GateApproverRef,
+  type MissionEventFacts,
+  type MissionStep,
+  type OnExpire,
+} from '../machines/index.js';
 
 /** A mission as a person defines it (docs/MISSIONS.md). */
 export interface MissionDefinition {
@@ -123,10 +130,29 @@ export interface GateCallView {
   askedBy: { identity: string; channel: string };
 }
 
+/**
+ * An inbound event for one of the mission's waits, as the channel adapter that authenticated its
+ * sender sends it: the proof (purpose `mission-event`, bound to the mission id) covers the wait, the
+ * event id and the facts. The worker checks it, and that the facts satisfy the step, before the wait ends.
+ */
+export interface MissionEventRequest {
+  /** `<missionId>/wait-<step>`: the wait the event is for. */
+  waitKey: string;
+  /** The event's own id (a hashed Message-ID, a Telegram message id): a wait takes its first event only. */
+  eventId: string;
+  facts: MissionEventFacts;
+  proof: AuthorityProof;
+}
+
+/** The key of step `step`'s wait in mission `missionId`. */
+export const missionWaitKey = (missionId: string, step: number): string => `${missionId}/wait-${step}`;
+
 /** Approve the open gate (validator: gate open, approver listed, tier may approve). */
 export const approveGateUpdate = defineUpdate<GateDecisionResult, [GateDecisionRequest]>('approveGate');
 /** Deny the open gate (same validator as approve). */
 export const denyGateUpdate = defineUpdate<GateDecisionResult, [GateDecisionRequest]>('denyGate');
+/** Deliver an inbound event to the open wait (validator: that wait is open). */
+export const missionEventUpdate = defineUpdate<{ accepted: boolean; reason?: string }, [MissionEventRequest]>('missionEvent');
 /** Cancel the mission: open gates are withdrawn and their approvers told. */
 export const cancelMissionSignal = defineSignal<[{ reason?: string }]>('cancelMission');
 /** The mission's current state. */

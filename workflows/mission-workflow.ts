@@ -31,6 +31,7 @@ import {
   checkSteps,
   currentApprovers,
   durationMs,
+  eventLabel,
   gateMachine,
   isTurnStep,
   stepLabel,
@@ -42,6 +43,7 @@ import {
   approveGateUpdate,
   cancelMissionSignal,
   denyGateUpdate,
+  missionEventUpdate,
   missionStatusQuery,
   type GateCallView,
   type GateDecisionRequest,
@@ -49,7 +51,7 @@ import {
   type MissionArgs,
   type MissionResult,
 } from './mission-messages.js';
-import { admitMissionArgs, inputFailure, parseGateDecision } from './inputs.js';
+import { admitMissionArgs, inputFailure, parseGateDecision, parseMissionEvent } from './inputs.js';
 import { machineFailure, restoreMission } from './mission-restore.js';
 import { deliverOrHold, holdInInbox } from './deliver-or-hold.js';
 import { turnWorkflow } from './turn-workflow.js';
@@ -207,6 +209,34 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     validator: validateDecision,
     description: 'Deny the open gate: { gateId, approver, reason?, nonce, proof }',
   });
+  // The wait a `waitFor` step holds open, and events being checked by the worker (the wait does not time out under them).
+  let openWait: { waitKey: string; step: number; arrived: boolean } | undefined;
+  let checkingEvents = 0;
+  setHandler(
+    missionEventUpdate,
+    async (req) => {
+      const w = openWait!;
+      checkingEvents++;
+      try {
+        // The wait ends only on an event the worker verified (proof, match against the verified step, first event).
+        const verdict = await acts.verifyMissionEvent({ definition: def, step: w.step, request: req });
+        if (!verdict.ok)
+          throw ApplicationFailure.create({ type: 'CapabilityDenied', nonRetryable: true, message: `event refused: ${verdict.reason}` });
+        w.arrived = true;
+        return { accepted: true };
+      } finally {
+        checkingEvents--;
+      }
+    },
+    {
+      validator: (value) => {
+        const req = parseMissionEvent(value);
+        if (!openWait || openWait.waitKey !== req.waitKey || openWait.arrived)
+          throw new Error(`mission ${missionId} is not waiting at ${req.waitKey}`);
+      },
+      description: 'An inbound event for the open wait: { waitKey, eventId, facts, proof } — the proof comes from the channel adapter',
+    },
+  );
   setHandler(
     cancelMissionSignal,
     ({ reason }) => {
@@ -280,7 +310,25 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       if (stepDef && !isTurnStep(stepDef) && !seeded) {
         // A wait or a notice: no turn, no tools, nothing to escalate.
         const stepId = `${missionId}/step-${step}`;
-        if (stepDef.kind === 'wait') {
+        let outcome = stepDef.kind === 'wait' ? 'Waited' : 'Notified';
+        let ends = false;
+        if (stepDef.kind === 'waitFor') {
+          const until = Date.now() + durationMs(stepDef.within);
+          const { waitKey } = await acts.openWait({ definition: def, step, until });
+          const w = (openWait = { waitKey, step, arrived: false });
+          waitingFor = `${eventLabel(stepDef.event)}, until ${new Date(until).toISOString()}`;
+          publish();
+          await condition(() => w.arrived || cancelled() !== undefined, Math.max(1, until - Date.now()));
+          // An event the worker is checking right now settles first.
+          await condition(() => checkingEvents === 0);
+          openWait = undefined;
+          waitingFor = undefined;
+          publish();
+          await acts.closeWait({ waitKey });
+          if (cancelled() && !w.arrived) continue;
+          outcome = w.arrived ? 'EventArrived' : 'TimedOut';
+          ends = (w.arrived ? (stepDef.onEvent ?? 'continue') : (stepDef.onTimeout ?? 'end')) === 'end';
+        } else if (stepDef.kind === 'wait') {
           const until = waitEndsAt(stepDef, Date.now());
           waitingFor = `a timer until ${new Date(until).toISOString()} (${stepLabel(stepDef)})`;
           publish();
@@ -301,14 +349,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         }
         stepsRun++;
         stepsThisRun++;
-        await audit({
-          type: 'MissionStepFinished',
-          step,
-          attempt,
-          stepTurnId: stepId,
-          outcome: stepDef.kind === 'wait' ? 'Waited' : 'Notified',
-        });
-        mission.send({ type: 'STEP_DONE' });
+        await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: stepId, outcome });
+        mission.send({ type: ends ? 'FINISH' : 'STEP_DONE' });
         checked();
         continue;
       }

@@ -27,9 +27,9 @@ import {
 import { verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js';
 
 /** What the channel needs of missions (a `MissionGateway` satisfies it). */
-export type EmailMissionPort = Pick<MissionGateway, 'decideAs'>;
+export type EmailMissionPort = Pick<MissionGateway, 'decideAs' | 'offerEvent'>;
 
-type InboundKind = 'turn' | 'approval' | 'refused' | 'ignored';
+type InboundKind = 'turn' | 'approval' | 'mission-event' | 'refused' | 'ignored';
 
 export interface EmailInboundDeps {
   address: string;
@@ -176,6 +176,21 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     return 'turn';
   }
 
+  /**
+   * Offers a mail whose From the channel authenticated (aligned DKIM or SPF; allowlisted or not) to
+   * missions waiting for it (`waitFor` an e-mail from that sender, in that thread); true when one took it.
+   */
+  async function offerToMissions(verdict: MailVerdict, parsed: ParsedMail, mid: string): Promise<boolean> {
+    if (!deps.missions || !verdict.authenticated || !verdict.from) return false;
+    const inReplyTo = bareMessageId(parsed.inReplyTo);
+    const threadIds = [...new Set([...(inReplyTo ? [inReplyTo] : []), ...referenceList(parsed.references).slice(-40)])];
+    const taken = await deps.missions.offerEvent({
+      facts: { source: 'email', from: verdict.from, ...(threadIds.length > 0 ? { threadIds } : {}) },
+      eventId: emailMessageId(mid),
+    });
+    return taken.length > 0;
+  }
+
   /** Handles one fetched mail, at most once per Message-ID; throws when it could not be handled (retry later). */
   async function handleMail(raw: Buffer, truncated: boolean): Promise<void> {
     const parsed = await simpleParser(raw);
@@ -206,7 +221,11 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
             .map((a) => GateTokens.find(a))
             .find(Boolean) ??
           viaThread;
-        kind = token ? await handleApproval(token, verdict, parsed, mid) : await handleTurn(verdict, parsed, mid);
+        kind = token
+          ? await handleApproval(token, verdict, parsed, mid)
+          : (await offerToMissions(verdict, parsed, mid))
+            ? 'mission-event'
+            : await handleTurn(verdict, parsed, mid);
         log(`${mid}: ${kind} (${verdict.tier}${verdict.reasons.length ? `: ${verdict.reasons.join('; ')}` : ''})`);
       }
     }

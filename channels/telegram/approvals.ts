@@ -20,7 +20,7 @@ import type { Context } from 'grammy';
 import { resolveTelegramTier, type TelegramTier, type TelegramTrustPolicy } from './trust.js';
 
 /** What the channel needs of the mission gateway (a `MissionGateway` satisfies it). */
-export type TelegramMissionPort = Pick<MissionGateway, 'decideAs' | 'show'>;
+export type TelegramMissionPort = Pick<MissionGateway, 'decideAs' | 'show' | 'offerEvent'>;
 
 /** A decision kind. */
 export type GateDecisionKind = 'approve' | 'deny';

@@ -9,6 +9,7 @@ import { AivyxError } from '../../core/errors.js';
 import type { ContentPart, Message } from '../../core/message.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
+import type { MissionGateway } from '../mission-gateway.js';
 import type { TurnGateway } from '../turn-gateway.js';
 import { editText, toReplyRoute } from './delivery.js';
 import { streamView } from './render.js';
@@ -36,6 +37,8 @@ export interface TelegramInboundDeps {
   editInterval: number;
   gateway: TurnGateway;
   tierOf(ctx: Context): TelegramTier;
+  /** Offers a message to missions waiting for one (`waitFor`); the missions that took it (then no turn runs). */
+  offerEvent?: MissionGateway['offerEvent'];
   log(line: string): void;
   isStopped(): boolean;
 }
@@ -213,6 +216,15 @@ export function createTelegramInbound(deps: TelegramInboundDeps): {
       throw err;
     }
     if (content.length === 0) return; // stickers, service messages: nothing to answer
+    // A message a mission waits for (from this person, with these words) is the mission's, not a turn's.
+    if (deps.offerEvent && ctx.from && !ctx.from.is_bot) {
+      const from = {
+        source: 'telegram' as const,
+        from: String(ctx.from.id),
+        ...(ctx.from.username ? { username: ctx.from.username } : {}),
+      };
+      if ((await deps.offerEvent({ facts: from, eventId: messageId, text: m.text ?? m.caption ?? '' })).length > 0) return;
+    }
     const sender = String(ctx.from?.id ?? chat.id);
     const facts: ChannelFacts = {
       name: TELEGRAM_CHANNEL_NAME,

@@ -99,6 +99,7 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
     editInterval,
     gateway: opts.gateway,
     tierOf,
+    ...(opts.missions ? { offerEvent: opts.missions.offerEvent.bind(opts.missions) } : {}),
     log,
     isStopped: () => stopped,
   });

@@ -267,7 +267,15 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
                 ? `wait ${word(String(s.wait))}`
                 : 'notify' in s
                   ? `notify the owner ${quoted(s.notify)}`
-                  : `wait until ${word(s.waitUntil)}${s.timeZone ? ` (${word(s.timeZone)})` : ''}`
+                  : 'waitFor' in s
+                    ? `wait up to ${word(String(s.within))} for ${
+                        'email' in s.waitFor
+                          ? `an e-mail from ${word(s.waitFor.email.from)}${s.waitFor.email.thread ? ` in thread ${word(s.waitFor.email.thread)}` : ''}`
+                          : `a Telegram message${s.waitFor.telegram.from ? ` from ${word(s.waitFor.telegram.from)}` : ''}${
+                              s.waitFor.telegram.contains ? ` containing ${quoted(s.waitFor.telegram.contains)}` : ''
+                            }`
+                      }; if it comes: ${s.onEvent ?? 'continue'}; if not: ${s.onTimeout ?? 'end'} the mission`
+                    : `wait until ${word(s.waitUntil)}${s.timeZone ? ` (${word(s.timeZone)})` : ''}`
           }`,
       ),
       `capabilities: ${p.capabilities.length > 0 ? p.capabilities.map(word).join(' ') : 'none (it runs no tools)'}`,

@@ -109,7 +109,7 @@ describe('mission dashboard fields', () => {
         };
       }
     ).definition;
-    expect(defs?.updateDefinitions?.map((d) => d.name).sort()).toEqual(['approveGate', 'denyGate']);
+    expect(defs?.updateDefinitions?.map((d) => d.name).sort()).toEqual(['approveGate', 'denyGate', 'missionEvent']);
     for (const d of [
       ...(defs?.updateDefinitions ?? []),
       ...(defs?.signalDefinitions ?? []),

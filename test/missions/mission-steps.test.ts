@@ -116,6 +116,19 @@ describe('mission step kinds', () => {
     expect(refused([{ waitUntil: '2027-03-01T09:00', timeZone: 'Mars/Base' }])).toMatch(/unknown time zone "Mars\/Base"/);
     expect(refused([{ waitUntil: 'next friday', timeZone: 'UTC' }])).toMatch(/must be a local time such as 2027-03-01T09:00/);
     expect(refused([{ notify: '' }])).not.toBe('accepted');
+    const email = (e: object, more: object = {}) => [{ waitFor: { email: e }, within: '5d', ...more }];
+    expect(refused(email({ from: 'bob' }))).toMatch(/"steps\.0\.waitFor\.email\.from": must be an e-mail address/);
+    expect(refused(email({ from: 'bob@example.com', thread: 'no id' }))).toMatch(/must be a Message-ID/);
+    expect(refused(email({ from: 'bob@example.com' }, { within: 'a while' }))).toMatch(/"steps\.0\.within": must be a duration/);
+    expect(refused(email({ from: 'bob@example.com' }, { onTimeout: 'retry' }))).toMatch(/steps\.0\.onTimeout/);
+    expect(refused([{ waitFor: { telegram: {} }, within: '1d' }])).toMatch(/needs "from" or "contains"/);
+    expect(refused([{ waitFor: { telegram: { from: 'bob' } }, within: '1d' }])).toMatch(/a Telegram user id \(digits\) or an @username/);
+    expect(
+      gateway.definition({ goal: 'g', steps: email({ from: 'Bob@Example.com', thread: '<t.1@x.test>' }, { onEvent: 'end' }) as never })
+        .steps,
+    ).toEqual([
+      { kind: 'waitFor', event: { source: 'email', from: 'bob@example.com', thread: 't.1@x.test' }, within: '5d', onEvent: 'end' },
+    ]);
     expect(gateway.definition({ goal: 'g', steps: [{ waitUntil: '2027-03-01T09:00', timeZone: 'Europe/Berlin' }] }).steps).toEqual([
       { kind: 'wait', until: '2027-03-01T09:00:00+01:00', timeZone: 'Europe/Berlin' },
     ]);
@@ -126,5 +139,8 @@ describe('mission step kinds', () => {
     const err = await handle.result().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     expect(String((err as WorkflowFailedError).cause?.message)).toMatch(/step 1: invalid duration "soon"/);
+    const forged = definition([{ kind: 'waitFor', event: { source: 'telegram' }, within: '1d' }]);
+    const err2 = await (await start(forged)).result().catch((e: unknown) => e);
+    expect(String((err2 as WorkflowFailedError).cause?.message)).toMatch(/step 1: a Telegram wait needs "from" or "contains"/);
   }, 120_000);
 });

@@ -5,7 +5,7 @@
  * start / restart the email channel on one sealed `channel_state`.
  */
 import { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
 import { dkimSign } from 'mailauth';
 import nodemailer from 'nodemailer';
@@ -27,6 +27,7 @@ import type { MasterKey } from '../../infra/crypto/index.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
 import { GateTokens, gateTokenKey } from '../../infra/gate-tokens.js';
 import { openKeyring } from '../../infra/keyring.js';
+import { createMissionWaits } from '../../infra/mission-waits.js';
 import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
 import { StreamHub } from '../../infra/stream-hub.js';
 import { wireTurnActivities } from '../../app/wiring.js';
@@ -72,6 +73,8 @@ export interface MailHarnessOptions {
   agent?: Partial<AgentConfig>;
   /** Allowlisted sender addresses. */
   allowlist: string[];
+  /** Run on this server (a time-skipping environment) instead of the shared dev server. */
+  server?: { nativeConnection: NativeConnection; client: Client; namespace?: string | undefined };
 }
 
 /** A running mail test stack. */
@@ -107,7 +110,9 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
   const pg = await createTestDatabase('email');
   const { db, close } = await openDatabase({ databaseUrl: pg.url });
   const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
-  const shared = await testConnection();
+  const shared = opts.server
+    ? { client: opts.server.client, connection: opts.server.nativeConnection, namespace: opts.server.namespace ?? 'default' }
+    : await testConnection();
   const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
   const client = new Client({ connection: shared.client.connection, namespace: shared.namespace, dataConverter });
   const taskQueue = uniqueTaskQueue('email');
@@ -144,8 +149,14 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
   });
   const running = worker.run();
   const gateway = new TurnGateway({ client, taskQueue, attestor, hub });
-  const missions = new MissionGateway({ client, taskQueue, attestor, capabilities: agent.capabilities });
   const state = SealedStorage.open(db, master).domain('channel_state');
+  const missions = new MissionGateway({
+    client,
+    taskQueue,
+    attestor,
+    capabilities: agent.capabilities,
+    events: { waits: createMissionWaits(state), store: state },
+  });
 
   const dovecot = await startDovecot();
   // Exim's format: the one whose parentheses hold the client's HELO (the spoofed-HELO attack).
