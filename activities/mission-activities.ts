@@ -22,7 +22,10 @@ import {
   type ScheduledMissionArgs,
 } from '../workflows/mission-messages.js';
 import type { ChannelEvent } from '../core/channel.js';
+import { Context } from '@temporalio/activity';
 import { errorData, toApplicationFailure } from './failure.js';
+import type { LlmProvider } from './llm/llm-provider.js';
+import { checkPlan, draftPlan, PLAN_TOOL, plannedMission, type MissionPlan } from './mission-plan.js';
 import { activityKey, currentExecution, inputHash } from './turn-activities.js';
 import type { AuditPort, ClaimPort, MissionWaitsPort, ProofPort } from './ports.js';
 
@@ -67,6 +70,8 @@ export interface MissionActivityDeps {
   schedules?: ScheduleRecordPort;
   /** The index of open waits the channel adapters read; none: a `waitFor` step can only time out. */
   waits?: MissionWaitsPort;
+  /** The model that drafts plans (plan steps); none: a plan step fails saying so. */
+  llm?: LlmProvider;
 }
 
 /** The Schedules' own record of what they started (the server's, not the workflow's word). */
@@ -157,7 +162,73 @@ export function createMissionActivities(deps: MissionActivityDeps) {
     return held.data;
   }
 
+  /** The grant, when its gate in this mission was opened for exactly that call and approved; else a CapabilityDenied failure. */
+  async function approvedGrant(def: MissionDefinition, g: StepGrant): Promise<OneShotGrant> {
+    const gate = await deps.claims.read<GateAuthority>('gate', g.gateId);
+    const decision = await deps.claims.read<DecisionAuthority>('gate-decision', g.gateId);
+    const genuine =
+      gate?.workflowId === def.missionId &&
+      gate.data.tool === g.tool &&
+      gate.data.inputHash === g.inputHash &&
+      decision?.workflowId === def.missionId &&
+      decision.data.kind === 'approve';
+    if (!genuine)
+      throw toApplicationFailure(
+        new AivyxError('CapabilityDenied', `mission ${def.missionId}: gate ${g.gateId} did not approve ${g.tool} with that input`),
+      );
+    return { missionId: def.missionId, gateId: g.gateId, tool: g.tool, inputHash: g.inputHash };
+  }
+
+  /** Step `step` of the verified definition, when it is a plan step; else an Internal failure. */
+  async function planStepOf(def: MissionDefinition, step: number): Promise<void> {
+    await heldMission(def);
+    if (def.steps[step]?.kind !== 'plan')
+      throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no plan step ${step}`));
+  }
+
   return {
+    /**
+     * Asks the model for the plan of a mission that starts from its goal (its plan step), and checks
+     * it like any model-drafted mission, within the capabilities the mission holds. A plan that does
+     * not pass is the step's failure (nothing runs); the model's own failures are retried.
+     */
+    async draftMissionPlan(input: {
+      definition: MissionDefinition;
+      step: number;
+    }): Promise<{ ok: true; plan: MissionPlan } | { ok: false; reason: string }> {
+      const def = input.definition;
+      await planStepOf(def, input.step);
+      if (!deps.llm) return { ok: false, reason: 'this worker has no model to plan with' };
+      const ctx = Context.current();
+      const drafted = await draftPlan(deps.llm, def, ctx.cancellationSignal, () => ctx.heartbeat());
+      try {
+        return { ok: true, plan: checkPlan(drafted, def) };
+      } catch (e) {
+        if (e instanceof AivyxError) return { ok: false, reason: `the plan was refused: ${e.message}` };
+        throw e;
+      }
+    },
+
+    /**
+     * The planned mission, once the plan gate approved exactly this plan: checked again (within what
+     * the mission holds), built from the verified definition, and attested here for its own workflow.
+     */
+    async adoptMissionPlan(input: { definition: MissionDefinition; step: number; grant: StepGrant; plan: unknown }): Promise<MissionArgs> {
+      const def = input.definition;
+      await planStepOf(def, input.step);
+      const grant = await approvedGrant(def, input.grant);
+      if (grant.tool !== PLAN_TOOL.id || grant.inputHash !== inputHash(input.plan))
+        throw toApplicationFailure(new AivyxError('CapabilityDenied', `gate ${grant.gateId} did not approve this plan`));
+      let plan: MissionPlan;
+      try {
+        plan = checkPlan(input.plan, def);
+      } catch (e) {
+        throw toApplicationFailure(e);
+      }
+      const planned = plannedMission(def, plan);
+      return { definition: planned, proof: deps.proofs.seal('mission', planned.missionId, planned) };
+    },
+
     /**
      * Checks the definition's proof and its binding to this workflow, then claims it for this run
      * (a fresh start) or takes the claim over from the verified run this one continues; audits
@@ -272,23 +343,7 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       const step = def.steps[input.step];
       if (!step || !isTurnStep(step) || !Number.isInteger(input.attempt) || input.attempt < 1)
         throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no turn step ${input.step}`));
-      let grant: OneShotGrant | undefined;
-      if (input.grant) {
-        const g = input.grant;
-        const gate = await deps.claims.read<GateAuthority>('gate', g.gateId);
-        const decision = await deps.claims.read<DecisionAuthority>('gate-decision', g.gateId);
-        const genuine =
-          gate?.workflowId === def.missionId &&
-          gate.data.tool === g.tool &&
-          gate.data.inputHash === g.inputHash &&
-          decision?.workflowId === def.missionId &&
-          decision.data.kind === 'approve';
-        if (!genuine)
-          throw toApplicationFailure(
-            new AivyxError('CapabilityDenied', `mission ${def.missionId}: gate ${g.gateId} did not approve ${g.tool} with that input`),
-          );
-        grant = { missionId: def.missionId, gateId: g.gateId, tool: g.tool, inputHash: g.inputHash };
-      }
+      const grant = input.grant ? await approvedGrant(def, input.grant) : undefined;
       const turnId = `${def.missionId}/step-${input.step}/run-${input.attempt}`;
       return deps.proofs.attest({
         turnId,

@@ -93,6 +93,7 @@ export function wireTurnActivities(input: WiringInput) {
     ...(input.schedules ? { schedules: input.schedules } : {}),
     // Open waits are indexed where the channels (in this install's database) look them up.
     waits: createMissionWaits(storage.domain('channel_state')),
+    llm: input.llm,
   });
   return {
     ...turn,

@@ -16,6 +16,7 @@ import {
   durationSpec,
   missionScheduleSpecSchema,
   missionStepSpecSchema,
+  type DefinedStep,
   type MissionScheduleSpec,
 } from '../core/mission-spec.js';
 import { durationMs } from '../core/duration.js';
@@ -72,8 +73,11 @@ export const missionSpecSchema = z
     onExpire: z.enum(['fail', 'skip-step']).optional(),
     /** Makes it a recurring mission: each run is a mission of its own (core/mission-spec.ts). */
     schedule: missionScheduleSpecSchema.optional(),
+    /** Start from the goal alone: the model plans the steps, and the plan is approved before any of it runs. */
+    plan: z.boolean().optional(),
   })
-  .strict();
+  .strict()
+  .refine((s) => !(s.plan && s.steps && s.steps.length > 0), { message: 'give "steps" or "plan": true, not both', path: ['plan'] });
 
 /** What a person gives to create a mission; the rest is filled in. */
 export type MissionSpec = z.infer<typeof missionSpecSchema>;
@@ -189,14 +193,16 @@ export class MissionGateway {
   /** Builds the definition for a spec (validated) without starting it. */
   definition(input: MissionSpec): MissionDefinition {
     const spec = parseMissionSpec(input);
-    const steps = spec.steps && spec.steps.length > 0 ? spec.steps : [spec.goal];
+    const steps: DefinedStep[] = spec.plan
+      ? [{ kind: 'plan' }]
+      : (spec.steps && spec.steps.length > 0 ? spec.steps : [spec.goal]).map(defineStep);
     const approvers = parseApprovers(spec.approvers && spec.approvers.length > 0 ? spec.approvers : [LOCAL_APPROVER.identity]);
     const second = spec.secondApprovers && spec.secondApprovers.length > 0 ? parseApprovers(spec.secondApprovers) : undefined;
     const missionId = `mission-${randomUUID()}`;
     return {
       missionId,
       goal: spec.goal,
-      steps: steps.map(defineStep),
+      steps,
       approvers,
       ...(second ? { secondApprovers: second } : {}),
       ...(spec.escalateAfter !== undefined ? { escalateAfter: spec.escalateAfter } : {}),

@@ -130,7 +130,8 @@ export type DefinedStep =
       within: string | number;
       onEvent?: 'continue' | 'end';
       onTimeout?: 'continue' | 'end';
-    };
+    }
+  | { kind: 'plan' };
 
 /** The canonical definition step of a checked spec step (a local time becomes an instant with its offset). */
 export function defineStep(s: MissionStepSpec): DefinedStep {

@@ -111,6 +111,7 @@ const missionStepSchema = z.union([
     onEvent: z.enum(['continue', 'end']).optional(),
     onTimeout: z.enum(['continue', 'end']).optional(),
   }),
+  z.strictObject({ kind: z.literal('plan') }),
 ]);
 
 /** A mission definition (durations and instants are checked by `checkSteps`/`durationMs` when the mission starts). */
@@ -144,7 +145,12 @@ export const missionArgsSchema = z.strictObject({
   definition: missionDefinitionSchema,
   proof: authorityProofSchema,
   carried: z
-    .strictObject({ snapshot: z.unknown(), gateSeq: z.number().int().nonnegative(), stepsRun: z.number().int().nonnegative() })
+    .strictObject({
+      snapshot: z.unknown(),
+      gateSeq: z.number().int().nonnegative(),
+      stepsRun: z.number().int().nonnegative(),
+      plan: z.unknown().optional(),
+    })
     .optional(),
   continuation: authorityProofSchema.optional(),
   historyLimit: z.number().int().positive().optional(),

@@ -34,6 +34,7 @@ export {
   type MissionEventMatch,
   type MissionStep,
   type NotifyStep,
+  type PlanStep,
   type WaitBranch,
   type WaitForEventStep,
   type TurnStep,

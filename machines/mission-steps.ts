@@ -56,8 +56,17 @@ export interface WaitForEventStep {
   onTimeout?: WaitBranch;
 }
 
+/**
+ * Plans the mission from its goal: the model drafts the steps and the capabilities they need, one
+ * plan gate shows the whole plan, and only an approved plan runs (as a mission of its own, with
+ * exactly the plan's capability set).
+ */
+export interface PlanStep {
+  kind: 'plan';
+}
+
 /** One step of a mission. */
-export type MissionStep = TurnStep | WaitForStep | WaitUntilStep | NotifyStep | WaitForEventStep;
+export type MissionStep = TurnStep | WaitForStep | WaitUntilStep | NotifyStep | WaitForEventStep | PlanStep;
 
 /** True for a step that runs as a turn. */
 export const isTurnStep = (s: MissionStep): s is TurnStep => s.kind === undefined || s.kind === 'turn';
@@ -101,6 +110,7 @@ export function eventLabel(e: MissionEventMatch): string {
 export function stepLabel(s: MissionStep): string {
   if (isTurnStep(s)) return s.text;
   if (s.kind === 'notify') return `notify the owner: ${s.text}`;
+  if (s.kind === 'plan') return 'plan the steps from the goal (the plan is approved before any of it runs)';
   if (s.kind === 'waitFor') {
     const within = typeof s.within === 'number' ? `${s.within} ms` : s.within;
     return `wait up to ${within} for ${eventLabel(s.event)}; then ${s.onEvent ?? 'continue'}, on timeout ${s.onTimeout ?? 'end'}`;

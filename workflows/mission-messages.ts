@@ -62,6 +62,8 @@ export interface MissionCarry {
   snapshot: unknown;
   gateSeq: number;
   stepsRun: number;
+  /** A plan step's drafted plan, while its gate is open or its grant not yet used. */
+  plan?: unknown;
 }
 
 /** Arguments of `missionWorkflow`. */
@@ -143,6 +145,11 @@ export interface MissionEventRequest {
   facts: MissionEventFacts;
   proof: AuthorityProof;
 }
+
+/** The tool a plan gate is about: the model's proposed plan (activities/mission-plan.ts). */
+export const PLAN_TOOL_ID = 'mission.plan';
+/** The id of the mission an approved plan runs as (a child of the mission that planned it). */
+export const plannedMissionId = (missionId: string): string => `${missionId}-planned`;
 
 /** The key of step `step`'s wait in mission `missionId`. */
 export const missionWaitKey = (missionId: string, step: number): string => `${missionId}/wait-${step}`;

@@ -14,6 +14,7 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  startChild,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -38,13 +39,17 @@ import {
   waitEndsAt,
   type GateApproverRef,
   type GateEvent,
+  type StepGrant,
 } from '../machines/index.js';
 import {
   approveGateUpdate,
   cancelMissionSignal,
   denyGateUpdate,
   missionEventUpdate,
+  missionStartMetadata,
   missionStatusQuery,
+  PLAN_TOOL_ID,
+  plannedMissionId,
   type GateCallView,
   type GateDecisionRequest,
   type GateDecisionResult,
@@ -59,6 +64,8 @@ import { turnWorkflow } from './turn-workflow.js';
 export * from './mission-messages.js';
 
 const acts = proxyActivities<MissionActivities>(ACTIVITY_POLICIES.mission);
+// Drafting a plan is a model step: the LLM policy (heartbeats, minutes not seconds).
+const planning = proxyActivities<Pick<MissionActivities, 'draftMissionPlan'>>(ACTIVITY_POLICIES.llm);
 
 /** Defaults of a mission's gate timers. */
 export const GATE_DEFAULTS = { reminderAfter: '24h', expireAfter: '72h' } as const;
@@ -105,6 +112,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   let gateView: GateCallView | undefined;
   let gateSeq = args.carried?.gateSeq ?? 0;
   let stepsRun = args.carried?.stepsRun ?? 0;
+  // A plan step's drafted plan, from the draft until its approved grant is used (carried through continue-as-new).
+  let pendingPlan: unknown = args.carried?.plan;
   let cancelState: { reason: string } | undefined;
   // What the person who denied a gate said (for the result only).
   let deniedSaying: string | undefined;
@@ -276,6 +285,54 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     cancelState ??= { reason: 'mission cancelled' };
   });
 
+  /**
+   * A plan step. First run: the model drafts the plan (checked by the worker), and the step
+   * "escalates" with it, so the plan gate shows the whole plan before anything runs. Run with the
+   * gate's grant: the worker builds and attests the planned mission from exactly the approved plan,
+   * and it runs as a child (its own steps, gates and audit trail); a cancel here is passed on to it.
+   */
+  async function runPlanStep(step: number, grant: StepGrant | undefined): Promise<TurnOutcome> {
+    if (!grant) {
+      const drafted = await planning.draftMissionPlan({ definition: def, step });
+      if (!drafted.ok) return { status: 'Failed', error: { kind: 'InvalidScope', message: drafted.reason }, toolCallsMade: 0 };
+      pendingPlan = drafted.plan;
+      return {
+        status: 'Escalated',
+        reason: 'the plan needs approval before any of it runs',
+        pendingTool: PLAN_TOOL_ID,
+        pendingInput: drafted.plan,
+        toolCallsMade: 0,
+      };
+    }
+    const planned = await acts.adoptMissionPlan({ definition: def, step, grant, plan: pendingPlan });
+    pendingPlan = undefined;
+    const childId = planned.definition.missionId;
+    const child = await startChild(missionWorkflow, {
+      workflowId: childId,
+      args: [{ ...planned, ...(args.dashboard ? { dashboard: true } : {}) }],
+      ...missionStartMetadata(planned.definition),
+    });
+    waitingFor = `the planned mission ${childId}`;
+    publish();
+    let ended: MissionResult | { failure: string } | undefined;
+    child.result().then(
+      (r) => (ended = r),
+      (e: unknown) => (ended = { failure: e instanceof Error ? e.message : String(e) }),
+    );
+    await condition(() => ended !== undefined || cancelled() !== undefined);
+    const c = cancelled();
+    if (!ended && c) {
+      await child.signal(cancelMissionSignal, { reason: c.reason });
+      await condition(() => ended !== undefined);
+    }
+    waitingFor = undefined;
+    publish();
+    const end = ended!;
+    if ('state' in end && end.state === 'completed') return { status: 'Completed', finalMessage: '', toolCallsMade: 0, durationMs: 0 };
+    const why = 'state' in end ? `${end.state}${end.reason ? `: ${end.reason}` : ''}` : end.failure;
+    return { status: 'Failed', error: { kind: 'Internal', message: `the planned mission ${childId} ended ${why}` }, toolCallsMade: 0 };
+  }
+
   return CancellationScope.nonCancellable(async (): Promise<MissionResult> => {
     publish();
     if (!args.carried) {
@@ -298,7 +355,12 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       const info = workflowInfo();
       if (stepsThisRun > 0 && (info.continueAsNewSuggested || info.historyLength > historyLimit)) {
         await condition(allHandlersFinished);
-        const carried = { snapshot: mission.getPersistedSnapshot(), gateSeq, stepsRun };
+        const carried = {
+          snapshot: mission.getPersistedSnapshot(),
+          gateSeq,
+          stepsRun,
+          ...(pendingPlan !== undefined ? { plan: pendingPlan } : {}),
+        };
         // The next run proves it continues this verified one (a copy of these arguments started fresh proves nothing).
         const continuation = await acts.attestContinuation({ definition: def, carried });
         return continueAsNew<typeof missionWorkflow>({ ...args, carried, continuation });
@@ -307,7 +369,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       // Run step k as a child turn, attested by the worker (the workflow holds no key).
       const { step, attempt, grant } = snap.context;
       const stepDef = def.steps[step];
-      if (stepDef && !isTurnStep(stepDef) && !seeded) {
+      if (stepDef && !isTurnStep(stepDef) && stepDef.kind !== 'plan' && !seeded) {
         // A wait or a notice: no turn, no tools, nothing to escalate.
         const stepId = `${missionId}/step-${step}`;
         let outcome = stepDef.kind === 'wait' ? 'Waited' : 'Notified';
@@ -359,6 +421,11 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         outcome = { status: 'Escalated', reason: seeded.reason, pendingTool: seeded.tool, pendingInput: seeded.input, toolCallsMade: 0 };
         await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: seeded.turnId, outcome: outcome.status });
         seeded = undefined;
+      } else if (stepDef?.kind === 'plan') {
+        outcome = await runPlanStep(step, grant);
+        stepsRun++;
+        stepsThisRun++;
+        await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: plannedMissionId(missionId), outcome: outcome.status });
       } else {
         // The worker builds and attests the step's request from the verified definition (the workflow holds no key).
         const request = await acts.attestStepTurn({ definition: def, step, attempt, ...(grant ? { grant } : {}) });

@@ -2,7 +2,7 @@
  * `aivyx mission …`: missions through the REST channel of a running `aivyx up` (or a stack
  * started for the command). Approvals are by `local-user` on the `cli` channel, tier Trusted.
  *
- *   mission create --goal TEXT [--step TEXT …] [--notify TEXT] [--every D | --cron C [--time-zone TZ]] [--approver IDENTITY …] | <file.json>
+ *   mission create --goal TEXT [--step TEXT … | --plan] [--notify TEXT] [--every D | --cron C [--time-zone TZ]] [--approver IDENTITY …] | <file.json>
  *   mission pause|resume|delete <schedule id>   a recurring mission's schedule
  *   mission list [--state S] [--json]
  *   mission show <id> [--json]
@@ -18,6 +18,7 @@ import type { MissionStatus } from '../../workflows/mission-messages.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
 export const MISSION_USAGE = `  aivyx mission create --goal TEXT [--step TEXT ...] [--notify TEXT] [--approver ID]   start a mission (or: mission create FILE.json)
+      [--plan]   … from the goal alone: the assistant plans the steps, you approve the plan first
       [--every 7d | --cron "0 8 * * MON" [--time-zone Europe/Berlin]]   … as a recurring mission (each run a mission)
   aivyx mission schedules [--json]              the recurring missions: paused or not, next runs, last run
   aivyx mission pause|resume|delete SCHEDULE    pause, resume or delete a recurring mission's schedule
@@ -67,6 +68,7 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
       goal: { type: 'string' },
       step: { type: 'string', multiple: true },
       notify: { type: 'string' },
+      plan: { type: 'boolean' },
       every: { type: 'string' },
       cron: { type: 'string' },
       'time-zone': { type: 'string' },
@@ -100,6 +102,7 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
         spec = {
           goal: values.goal,
           ...(steps.length > 0 ? { steps } : {}),
+          ...(values.plan ? { plan: true } : {}),
           ...(values.approver ? { approvers: values.approver } : {}),
           ...(recurring
             ? {

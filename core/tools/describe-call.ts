@@ -288,6 +288,8 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
         : []),
     ];
   },
+  // A mission's plan, drafted from its goal, before anything of it runs (the plan gate): the same view.
+  'mission.plan': (i) => DESCRIBERS['mission.create']!(i),
   'mcp.call': (i) => {
     const p = parseMcpCallInput(i);
     return [`tool: ${p.server}/${p.tool}`, `arguments: ${jsonLine(p.arguments)}`];

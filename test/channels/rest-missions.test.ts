@@ -83,6 +83,8 @@ describe('POST /v1/missions validates its body', () => {
       [{ goal: 'g', approvers: ['has space'] }, /field "approvers".*not an approver/],
       [{ goal: 'g', steps: ['ok', ''] }, /field "steps\.1"/],
       [{ goal: 'g', reminderAfer: '1h' }, /unknown field "reminderAfer"/],
+      [{ goal: 'g', plan: true, steps: ['x'] }, /field "plan": give "steps" or "plan": true, not both/],
+      [{ goal: 'g', steps: [{ waitFor: { email: { from: 'bob' } }, within: '1d' }] }, /field "steps\.0\.waitFor\.email\.from"/],
       [['not', 'an', 'object'], /invalid mission/],
     ];
     for (const [body, message] of cases) {
