@@ -5,7 +5,8 @@
  * presses by someone else, second presses and presses after expiry are refused and change
  * nothing; `/status`, `/approve` and `/deny` work as the text fallback. A request shows the call as it
  * will run (argv, URL, headers) with secrets redacted. A confirm-first call asked in a chat is
- * approved by the asker and its result is delivered to that chat (issue 18). grammY over real HTTP
+ * approved by the asker and its result is delivered to that chat (issue 18). A mission waiting for a
+ * Telegram message from Alice with some words takes exactly that message, and no turn runs for it. grammY over real HTTP
  * against the Bot API emulator, a real worker on the shared dev server, real PostgreSQL.
  */
 import { randomInt } from 'node:crypto';
@@ -22,6 +23,10 @@ import { localToInstant } from '../../core/local-time.js';
 import { createAttestor } from '../../infra/attestation.js';
 import { GateTokens, gateTokenKey } from '../../infra/gate-tokens.js';
 import { openKeyring } from '../../infra/keyring.js';
+import { createMissionWaits } from '../../infra/mission-waits.js';
+import { telegramMessageId } from '../../channels/telegram/inbound.js';
+import { turnWorkflowId } from '../../workflows/turn-ids.js';
+import { missionStatusQuery } from '../../workflows/mission-messages.js';
 import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
 import type { MissionResult } from '../../workflows/mission-messages.js';
 import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser } from '../support/bot-api-emulator.js';
@@ -136,6 +141,8 @@ beforeAll(async () => {
     attestor: mh.attestor,
     capabilities: ['shell.exec', 'net.post'],
     dashboard: true,
+    // Missions waiting for a Telegram message (waitFor) are offered what the bot receives.
+    events: { waits: createMissionWaits(state), store: state },
   });
   gateway = new TurnGateway({
     client: tc.client,
@@ -447,4 +454,34 @@ describe('Telegram approvals', () => {
     const status = await tc.client.workflow.getHandle(missionId!).describe();
     expect(status.status.name).toBe('COMPLETED');
   }, 180_000);
+  it('a mission waiting for a message from Alice containing "paid": Mallory’s "paid" and Alice’s "not yet" are ordinary messages; Alice’s "I PAID it" ends the wait and starts no turn', async () => {
+    await start();
+    const { missionId } = await missions.create({
+      goal: 'wait for Alice to pay',
+      steps: [{ waitFor: { telegram: { from: String(ALICE.id), contains: 'paid' } }, within: '1h' }, { notify: 'Alice paid' }],
+    });
+    for (let i = 0; (await tc.client.workflow.getHandle(missionId).query(missionStatusQuery)).state !== 'waiting'; i++) {
+      if (i > 400) throw new Error('the mission never waited');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const botId = Number(tg.token.split(':')[0]);
+    const turnOf = (u: Record<string, unknown>) => {
+      const m = u.message as { message_id: number; chat: { id: number } };
+      return turnWorkflowId('telegram', telegramMessageId(botId, m.chat.id, m.message_id));
+    };
+    const started = async (turnId: string) => (await mh.audit(turnId)).some((e) => e.type === 'TurnStarted');
+    const ordinary = [tg.textUpdate(MALLORY, 'paid'), tg.textUpdate(ALICE, 'not yet')];
+    await tg.waitFor(() => messagesTo(ALICE.id).some((m) => m.text === 'step done'), 45_000, 'the reply to "not yet"');
+    expect(await started(turnOf(ordinary[1]!))).toBe(true);
+    expect((await tc.client.workflow.getHandle(missionId).query(missionStatusQuery)).state).toBe('waiting');
+
+    const paid = tg.textUpdate(ALICE, 'I PAID it');
+    const result = (await tc.client.workflow.getHandle(missionId).result()) as MissionResult;
+    expect(result).toMatchObject({ state: 'completed', stepsRun: 2 });
+    const audit = await mh.audit(missionId);
+    expect(audit.filter((e) => e.type === 'MissionEventReceived')).toEqual([
+      expect.objectContaining({ source: 'telegram', from: String(ALICE.id) }),
+    ]);
+    expect(await started(turnOf(paid))).toBe(false);
+  });
 });
