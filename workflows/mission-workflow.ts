@@ -333,6 +333,190 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     return { status: 'Failed', error: { kind: 'Internal', message: `the planned mission ${childId} ended ${why}` }, toolCallsMade: 0 };
   }
 
+  /** A gate's end: how it was decided, and by whom (the decision's words are the denier's, for the result only). */
+  interface GateEnd {
+    value: string;
+    gateId: string;
+    tool: string;
+    inputHash: string;
+    by: { identity: string; channel: string } | undefined;
+    reason: string | undefined;
+  }
+
+  /**
+   * Opens a gate for exactly one pending call and waits durably until it is decided (only by the
+   * decision Updates), expires (after `expireMs`) or is withdrawn (a cancel), reminding and escalating
+   * on the way; everyone asked is told how it ended. The caller moves the mission.
+   */
+  async function awaitGate(
+    step: number,
+    pending: { tool: string; input: unknown; reason: string; expireMs: number; expiredText: string },
+    onOpened: (gateId: string) => void,
+  ): Promise<GateEnd> {
+    gateSeq++;
+    const gateId = `${missionId}/gate-${gateSeq}`;
+    const { inputHash } = await acts.openGate({
+      definition: def,
+      gateId,
+      step,
+      tool: pending.tool,
+      input: pending.input ?? null,
+    });
+    gate = createActor(gateMachine, {
+      input: {
+        gateId,
+        tool: pending.tool,
+        inputHash,
+        approvers: def.approvers,
+        ...(def.secondApprovers ? { secondApprovers: def.secondApprovers } : {}),
+      },
+    });
+    gate.subscribe({ error: (err) => (machineError = { which: 'gate', err }) });
+    gate.start();
+    onOpened(gateId);
+    const openedAt = Date.now();
+    // What every notice of this gate says about it (channels that show a full request use these).
+    // The call is rendered here, once (bounded lines, secrets redacted), never shipped raw to every notice.
+    const about = {
+      goal: def.goal,
+      tool: pending.tool,
+      inputHash,
+      why: pending.reason,
+      deadline: openedAt + pending.expireMs,
+      call: describeCall(pending.tool, pending.input).lines,
+      askedBy: { identity: def.channel.sender, channel: def.channel.name },
+    };
+    gateView = { call: about.call, why: about.why, askedBy: about.askedBy };
+    await acts.notifyApprovers({
+      missionId,
+      gateId,
+      kind: 'opened',
+      approvers: def.approvers,
+      text: `${pending.tool} needs approval: ${pending.reason}`,
+      ...about,
+    });
+
+    const g = gate;
+    let reminded = false;
+    let escalated = false;
+    // Everyone who was asked about this gate (second approvers only once it escalated).
+    const allTold = () => [...def.approvers, ...(escalated ? (def.secondApprovers ?? []) : [])];
+    const isDecided = () => g.getSnapshot().status !== 'active';
+    while (!isDecided()) {
+      const due = Math.min(
+        reminded ? Infinity : openedAt + reminderMs,
+        escalated || escalateMs === undefined ? Infinity : openedAt + escalateMs,
+        openedAt + pending.expireMs,
+      );
+      const woke = await condition(() => isDecided() || cancelled() !== undefined, Math.max(1, due - Date.now()));
+      if (isDecided()) break;
+      const c = cancelled();
+      if (c) {
+        // A decision the worker is checking right now settles first.
+        await condition(() => deciding === 0);
+        if (isDecided()) break;
+        g.send({ type: 'WITHDRAW', reason: c.reason });
+        break;
+      }
+      if (woke) continue;
+      const now = Date.now();
+      const fire: GateEvent[] = [];
+      if (!reminded && now >= openedAt + reminderMs) {
+        reminded = true;
+        fire.push({ type: 'REMIND' });
+      }
+      if (!escalated && escalateMs !== undefined && now >= openedAt + escalateMs) {
+        escalated = true;
+        fire.push({ type: 'ESCALATE' });
+      }
+      if (now >= openedAt + pending.expireMs) fire.push({ type: 'EXPIRE' });
+      for (const e of fire) {
+        if (e.type === 'EXPIRE') break;
+        g.send(e);
+        checked();
+        if (e.type === 'REMIND') {
+          await audit({ type: 'GateReminded', gateId, afterMs: now - openedAt });
+          await acts.notifyApprovers({
+            missionId,
+            gateId,
+            kind: 'reminder',
+            approvers: def.approvers,
+            text: `still waiting for a decision on ${pending.tool}`,
+            ...about,
+          });
+        } else {
+          const all = [...def.approvers, ...(def.secondApprovers ?? [])];
+          await audit({ type: 'GateEscalated', gateId, approvers: names(all), afterMs: now - openedAt });
+          await acts.notifyApprovers({
+            missionId,
+            gateId,
+            kind: 'escalated',
+            approvers: def.secondApprovers ?? [],
+            text: `escalated to you: ${pending.tool} needs approval`,
+            ...about,
+          });
+        }
+      }
+      // Expiry last, and only if no decision arrived meanwhile (an update may have landed during the awaits,
+      // or be under verification right now: that one settles first).
+      if (fire.some((e) => e.type === 'EXPIRE')) {
+        await condition(() => deciding === 0);
+        if (!isDecided()) g.send({ type: 'EXPIRE' });
+      }
+    }
+    checked();
+
+    const decided = g.getSnapshot();
+    const by = decided.context.decidedBy;
+    const reason = decided.context.reason;
+    switch (decided.value) {
+      // GateApproved / GateDenied were audited by the activity that verified the decision.
+      case 'approved':
+        await acts.notifyApprovers({
+          missionId,
+          gateId,
+          kind: 'decided',
+          approvers: allTold(),
+          text: `approved by ${by?.identity ?? '?'}@${by?.channel ?? '?'}`,
+          ...about,
+        });
+        break;
+      case 'denied':
+        await acts.notifyApprovers({
+          missionId,
+          gateId,
+          kind: 'decided',
+          approvers: allTold(),
+          text: `denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}${reason ? `: ${reason}` : ''}`,
+          ...about,
+        });
+        break;
+      case 'expired':
+        await audit({ type: 'GateExpired', gateId, afterMs: Date.now() - openedAt });
+        await acts.notifyApprovers({
+          missionId,
+          gateId,
+          kind: 'expired',
+          approvers: def.approvers,
+          text: pending.expiredText,
+          ...about,
+        });
+        break;
+      case 'withdrawn':
+        await audit({ type: 'GateWithdrawn', gateId });
+        await acts.notifyApprovers({
+          missionId,
+          gateId,
+          kind: 'withdrawn',
+          approvers: allTold(),
+          text: `withdrawn: ${reason ?? 'mission cancelled'}`,
+          ...about,
+        });
+        break;
+    }
+    return { value: decided.value, gateId, tool: decided.context.tool, inputHash: decided.context.inputHash, by, reason };
+  }
+
   return CancellationScope.nonCancellable(async (): Promise<MissionResult> => {
     publish();
     if (!args.carried) {
@@ -450,172 +634,34 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       }
 
       // Escalated: a gate for exactly this pending call.
-      gateSeq++;
-      const gateId = `${missionId}/gate-${gateSeq}`;
-      const { inputHash } = await acts.openGate({
-        definition: def,
-        gateId,
+      const ended = await awaitGate(
         step,
-        tool: outcome.pendingTool,
-        input: outcome.pendingInput ?? null,
-      });
-      gate = createActor(gateMachine, {
-        input: {
-          gateId,
+        {
           tool: outcome.pendingTool,
-          inputHash,
-          approvers: def.approvers,
-          ...(def.secondApprovers ? { secondApprovers: def.secondApprovers } : {}),
+          input: outcome.pendingInput,
+          reason: outcome.reason,
+          expireMs,
+          expiredText: `the gate expired; the mission ${def.onExpire === 'fail' ? 'ends' : 'skips the step'}`,
         },
-      });
-      gate.subscribe({ error: (err) => (machineError = { which: 'gate', err }) });
-      gate.start();
-      mission.send({ type: 'STEP_ESCALATED', gateId });
-      checked();
-      const openedAt = Date.now();
-      // What every notice of this gate says about it (channels that show a full request use these).
-      // The call is rendered here, once (bounded lines, secrets redacted), never shipped raw to every notice.
-      const about = {
-        goal: def.goal,
-        tool: outcome.pendingTool,
-        inputHash,
-        why: outcome.reason,
-        deadline: openedAt + expireMs,
-        call: describeCall(outcome.pendingTool, outcome.pendingInput).lines,
-        askedBy: { identity: def.channel.sender, channel: def.channel.name },
-      };
-      gateView = { call: about.call, why: about.why, askedBy: about.askedBy };
-      await acts.notifyApprovers({
-        missionId,
-        gateId,
-        kind: 'opened',
-        approvers: def.approvers,
-        text: `${outcome.pendingTool} needs approval: ${outcome.reason}`,
-        ...about,
-      });
-
-      const g = gate;
-      let reminded = false;
-      let escalated = false;
-      // Everyone who was asked about this gate (second approvers only once it escalated).
-      const allTold = () => [...def.approvers, ...(escalated ? (def.secondApprovers ?? []) : [])];
-      const isDecided = () => g.getSnapshot().status !== 'active';
-      while (!isDecided()) {
-        const due = Math.min(
-          reminded ? Infinity : openedAt + reminderMs,
-          escalated || escalateMs === undefined ? Infinity : openedAt + escalateMs,
-          openedAt + expireMs,
-        );
-        const woke = await condition(() => isDecided() || cancelled() !== undefined, Math.max(1, due - Date.now()));
-        if (isDecided()) break;
-        const c = cancelled();
-        if (c) {
-          // A decision the worker is checking right now settles first.
-          await condition(() => deciding === 0);
-          if (isDecided()) break;
-          g.send({ type: 'WITHDRAW', reason: c.reason });
-          break;
-        }
-        if (woke) continue;
-        const now = Date.now();
-        const fire: GateEvent[] = [];
-        if (!reminded && now >= openedAt + reminderMs) {
-          reminded = true;
-          fire.push({ type: 'REMIND' });
-        }
-        if (!escalated && escalateMs !== undefined && now >= openedAt + escalateMs) {
-          escalated = true;
-          fire.push({ type: 'ESCALATE' });
-        }
-        if (now >= openedAt + expireMs) fire.push({ type: 'EXPIRE' });
-        for (const e of fire) {
-          if (e.type === 'EXPIRE') break;
-          g.send(e);
+        (gateId) => {
+          mission.send({ type: 'STEP_ESCALATED', gateId });
           checked();
-          if (e.type === 'REMIND') {
-            await audit({ type: 'GateReminded', gateId, afterMs: now - openedAt });
-            await acts.notifyApprovers({
-              missionId,
-              gateId,
-              kind: 'reminder',
-              approvers: def.approvers,
-              text: `still waiting for a decision on ${outcome.pendingTool}`,
-              ...about,
-            });
-          } else {
-            const all = [...def.approvers, ...(def.secondApprovers ?? [])];
-            await audit({ type: 'GateEscalated', gateId, approvers: names(all), afterMs: now - openedAt });
-            await acts.notifyApprovers({
-              missionId,
-              gateId,
-              kind: 'escalated',
-              approvers: def.secondApprovers ?? [],
-              text: `escalated to you: ${outcome.pendingTool} needs approval`,
-              ...about,
-            });
-          }
-        }
-        // Expiry last, and only if no decision arrived meanwhile (an update may have landed during the awaits,
-        // or be under verification right now: that one settles first).
-        if (fire.some((e) => e.type === 'EXPIRE')) {
-          await condition(() => deciding === 0);
-          if (!isDecided()) g.send({ type: 'EXPIRE' });
-        }
-      }
-      checked();
-
-      const decided = g.getSnapshot();
-      const by = decided.context.decidedBy;
-      const reason = decided.context.reason;
-      switch (decided.value) {
-        // GateApproved / GateDenied were audited by the activity that verified the decision.
+        },
+      );
+      switch (ended.value) {
         case 'approved':
-          await acts.notifyApprovers({
-            missionId,
-            gateId,
-            kind: 'decided',
-            approvers: allTold(),
-            text: `approved by ${by?.identity ?? '?'}@${by?.channel ?? '?'}`,
-            ...about,
-          });
-          mission.send({ type: 'GATE_APPROVED', grant: { gateId, tool: decided.context.tool, inputHash: decided.context.inputHash } });
+          mission.send({ type: 'GATE_APPROVED', grant: { gateId: ended.gateId, tool: ended.tool, inputHash: ended.inputHash } });
           break;
         case 'denied':
-          await acts.notifyApprovers({
-            missionId,
-            gateId,
-            kind: 'decided',
-            approvers: allTold(),
-            text: `denied by ${by?.identity ?? '?'}@${by?.channel ?? '?'}${reason ? `: ${reason}` : ''}`,
-            ...about,
-          });
           // The denier's own words go to the mission's result, not into its failure (and so not into
           // MissionEnded): the audit log holds no user text.
-          deniedSaying = reason;
-          mission.send({ type: 'GATE_DENIED', reason: `gate denied by ${by?.identity ?? '?'} on ${by?.channel ?? '?'}` });
+          deniedSaying = ended.reason;
+          mission.send({ type: 'GATE_DENIED', reason: `gate denied by ${ended.by?.identity ?? '?'} on ${ended.by?.channel ?? '?'}` });
           break;
         case 'expired':
-          await audit({ type: 'GateExpired', gateId, afterMs: Date.now() - openedAt });
-          await acts.notifyApprovers({
-            missionId,
-            gateId,
-            kind: 'expired',
-            approvers: def.approvers,
-            text: `the gate expired; the mission ${def.onExpire === 'fail' ? 'ends' : 'skips the step'}`,
-            ...about,
-          });
           mission.send({ type: 'GATE_EXPIRED' });
           break;
         case 'withdrawn':
-          await audit({ type: 'GateWithdrawn', gateId });
-          await acts.notifyApprovers({
-            missionId,
-            gateId,
-            kind: 'withdrawn',
-            approvers: allTold(),
-            text: `withdrawn: ${reason ?? 'mission cancelled'}`,
-            ...about,
-          });
           mission.send({ type: 'CANCEL' });
           break;
       }
