@@ -299,6 +299,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       deliveries,
       streamMissionNotifier((key, e) => hub.publish(key, e)),
     );
+    // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
+    // Also the port mission.list/mission.cancel read and cancel through (whose a mission is: its verified definition).
+    const missions = new MissionGateway({
+      client,
+      taskQueue: config.taskQueue,
+      attestor,
+      capabilities: config.capabilities,
+      dashboard: true,
+    });
     const activities = wireTurnActivities({
       db: db.db,
       master,
@@ -306,6 +315,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       deliveries,
       confirmations,
       missionStarts,
+      missionControl: missions,
       schedules: createScheduleRecords(client),
       notifier,
       ...(mcp ? { mcp } : {}),
@@ -340,14 +350,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
 
     const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
-    // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
-    const missions = new MissionGateway({
-      client,
-      taskQueue: config.taskQueue,
-      attestor,
-      capabilities: config.capabilities,
-      dashboard: true,
-    });
     // Chat channels keep their state sealed in channel_state; approval buttons and reply tokens are MACed and single use.
     const channelState = storage.domain('channel_state');
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);

@@ -36,6 +36,9 @@ import {
   type ScheduledMissionArgs,
 } from '../workflows/mission-messages.js';
 import type { missionWorkflow } from '../workflows/mission-workflow.js';
+import type { MissionControlPort, MissionRecord } from '../activities/ports.js';
+import type { MissionOwners } from '../core/mission-owner.js';
+import { missionRecord, missionRecords } from './mission-records.js';
 
 /** The approver behind CLI/REST approvals. */
 export const LOCAL_APPROVER: GateApprover = { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' };
@@ -179,8 +182,8 @@ function notFoundAs(missionId: string): (err: unknown) => never {
   };
 }
 
-/** Missions for local channels. */
-export class MissionGateway {
+/** Missions for local channels; as a {@link MissionControlPort}, the records that say whose a mission is (channels/mission-records.ts). */
+export class MissionGateway implements MissionControlPort {
   constructor(private readonly deps: MissionGatewayDeps) {}
 
   /** Builds the definition for a spec (validated) without starting it. */
@@ -266,6 +269,17 @@ export class MissionGateway {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  /** Missions newest first whose (verified) owners `where` accepts. */
+  records(opts: { state?: string; limit: number; where: (owners: MissionOwners) => boolean }): Promise<MissionRecord[]> {
+    if (opts.state !== undefined && !STATE.test(opts.state)) throw new AivyxError('Config', `"${opts.state}" is not a mission state`);
+    return missionRecords(this.deps, opts);
+  }
+
+  /** One mission with its (verified) owners, or undefined. */
+  record(missionId: string): Promise<MissionRecord | undefined> {
+    return missionRecord(this.deps, checkId(missionId));
   }
 
   /** The status query of one mission (works on a closed mission too, while its history is kept). */
