@@ -1,0 +1,162 @@
+/**
+ * `mission.list` and `mission.cancel` through real turns on the shared dev server, with the payload
+ * codec and the mission gateway as the port, as `aivyx up` wires them. Alice and Bob are allowlisted
+ * Telegram users (SemiTrusted, the tier policy says `own`): each lists only the missions that name
+ * them; Bob cannot cancel Alice's mission (refused as if it did not exist, audited, and her mission is
+ * still running); Alice cancels hers and it ends `cancelled`. A mission naming Alice under a proof
+ * this install did not make is not hers. The owner on the CLI sees them all; an Untrusted sender is
+ * denied by scope before the tool runs.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MissionGateway, startMission } from '../../channels/mission-gateway.js';
+import { TurnGateway } from '../../channels/turn-gateway.js';
+import type { ChannelFacts } from '../../core/channel.js';
+import { textContent } from '../../core/message.js';
+import type { TurnOutcome } from '../../core/outcomes.js';
+import { createAttestor } from '../../infra/attestation.js';
+import { missionStatusQuery, type MissionResult, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import { testConnection, type TestConnection } from '../support/temporal.js';
+
+const script = {
+  rules: [
+    {
+      match: 'list my missions',
+      steps: [{ call: [{ tool: 'mission.list', input: { limit: 50 } }] }, { say: 'missions: {{result.0.output.missions}} {{results}}' }],
+    },
+    {
+      regex: 'cancel (mission-[0-9a-f-]+)',
+      steps: [
+        { call: [{ tool: 'mission.cancel', input: { missionId: '{{match.1}}', reason: 'not needed' } }] },
+        { say: 'cancel: {{result.0.status}} {{result.0.error.kind}} {{result.0.error.message}} {{result.0.output.result}}' },
+      ],
+    },
+    { steps: [{ say: 'ok' }] },
+  ],
+};
+
+let tc: TestConnection;
+let h: MissionHarness;
+let turns: TurnGateway;
+let missions: MissionGateway;
+const ids: { alice: string; bob: string; forged: string } = { alice: '', bob: '', forged: '' };
+
+const telegram = (sender: string, trustTier: ChannelFacts['trustTier'] = 'SemiTrusted'): ChannelFacts => ({
+  name: 'telegram',
+  platform: 'Telegram',
+  trustTier,
+  sessionId: `tg-${sender}-${randomUUID()}`,
+  sender,
+});
+const cli: ChannelFacts = { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: `cli-${randomUUID()}`, sender: 'local-user' };
+
+async function turn(facts: ChannelFacts, text: string): Promise<{ turnId: string; outcome: TurnOutcome }> {
+  const message = { id: randomUUID(), sessionId: facts.sessionId, content: textContent(text), receivedAt: Date.now() };
+  const t = await turns.start(facts, message, () => undefined);
+  return { turnId: t.turnWorkflowId, outcome: await t.outcome };
+}
+
+const said = (o: TurnOutcome): string => (o.status === 'Completed' && 'finalMessage' in o ? o.finalMessage : JSON.stringify(o));
+
+/** Polls visibility (eventually consistent) until it lists `workflowId`. */
+async function listed(workflowId: string, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    for await (const wf of h.client!.workflow.list({ query: `WorkflowId = '${workflowId}'` })) if (wf.workflowId === workflowId) return;
+    if (Date.now() > until) throw new Error(`${workflowId} not listed within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function statusOf(missionId: string): Promise<string> {
+  return (await h.client!.workflow.getHandle(missionId).describe()).status.name;
+}
+
+beforeAll(async () => {
+  tc = await testConnection();
+  h = await startMissionHarness(
+    { nativeConnection: tc.connection, namespace: tc.namespace },
+    {
+      script,
+      codec: { connection: tc.client.connection },
+      missionControl: true,
+      agent: {
+        capabilities: ['llm.call', 'mission.list', 'mission.cancel'],
+        // The implementation's refusal is under test here, not the approval before it: in production a
+        // SemiTrusted sender's cancel is gated (confirm-first, and after their own message's taint), and
+        // the sender may approve their own request — so the refusal below is what stands between them.
+        confirmFirst: [],
+        taintPolicy: { 'mission.cancel': 'allow' },
+        tierPolicy: { semiTrusted: { 'mission.list': ['own'], 'mission.cancel': ['own'] } },
+      },
+    },
+  );
+  turns = new TurnGateway({ client: h.client!, taskQueue: h.taskQueue, attestor: h.attestor, hub: h.hub });
+  missions = new MissionGateway({ client: h.client!, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: [], dashboard: true });
+  const wait = [{ wait: '1h' }];
+  ids.alice = (await missions.create({ goal: 'renew the passport', steps: wait, approvers: ['telegram:42'] })).missionId;
+  ids.bob = (await missions.create({ goal: 'water the plants', steps: wait, approvers: ['telegram:77'] })).missionId;
+  // Names Alice, but vouched for by a key that is not this install's: the worker refuses it, and it is nobody's.
+  const forged = { ...missions.definition({ goal: 'forged', steps: wait, approvers: ['telegram:42'] }) };
+  ids.forged = forged.missionId;
+  await startMission(
+    { client: h.client!, taskQueue: h.taskQueue, attestor: createAttestor(randomBytes(32)), dashboard: true },
+    forged,
+    'ALLOW_DUPLICATE',
+  );
+  for (const id of Object.values(ids)) await listed(id);
+}, 120_000);
+
+afterAll(async () => {
+  for (const id of Object.values(ids))
+    await h?.client?.workflow
+      .getHandle(id)
+      .terminate('test over')
+      .catch(() => undefined);
+  await h?.stop();
+});
+
+describe('mission.list and mission.cancel in a conversation', () => {
+  it('each allowlisted sender lists only the missions that name them; the owner on the CLI lists all', async () => {
+    const alice = said((await turn(telegram('42'), 'list my missions')).outcome);
+    expect(alice).toContain(ids.alice);
+    expect(alice).toContain('renew the passport');
+    expect(alice).not.toContain(ids.bob);
+    expect(alice).not.toContain(ids.forged);
+    const bob = said((await turn(telegram('77'), 'list my missions')).outcome);
+    expect(bob).toContain(ids.bob);
+    expect(bob).not.toContain(ids.alice);
+    const owner = said((await turn(cli, 'list my missions')).outcome);
+    expect(owner).toContain(ids.alice);
+    expect(owner).toContain(ids.bob);
+    expect(owner).not.toContain(ids.forged);
+  }, 120_000);
+
+  it("Bob cannot cancel Alice's mission: refused like a missing one, audited, and it is still running", async () => {
+    const { turnId, outcome } = await turn(telegram('77'), `cancel ${ids.alice}`);
+    expect(said(outcome)).toContain(`cancel: Failed NotFound mission.cancel: no mission ${ids.alice} of yours`);
+    const calls = (await h.audit(turnId)).filter((e) => e.type === 'ToolCall');
+    expect(calls).toMatchObject([{ toolId: 'mission.cancel', scopeUsed: 'mission.cancel:own', outcome: expect.stringMatching(/^Failed/) }]);
+    expect(await statusOf(ids.alice)).toBe('RUNNING');
+    const status = await h.client!.workflow.getHandle<typeof missionWorkflow>(ids.alice).query(missionStatusQuery);
+    expect(status.state).not.toBe('cancelled');
+    // Untrusted (a stranger writing to the bot): denied by scope, the tool never runs.
+    const stranger = await turn(telegram('42', 'Untrusted'), `cancel ${ids.alice}`);
+    expect(said(stranger.outcome)).toContain('cancel: Denied');
+    expect(await statusOf(ids.alice)).toBe('RUNNING');
+    expect((await h.verify()).ok).toBe(true);
+  }, 120_000);
+
+  it('Alice cancels her own mission: it ends cancelled; again, it says so', async () => {
+    const first = await turn(telegram('42'), `cancel ${ids.alice}`);
+    expect(said(first.outcome)).toContain('cancel: Completed');
+    expect(said(first.outcome)).toMatch(/cancelled$/);
+    const result = (await h.client!.workflow.getHandle(ids.alice).result()) as MissionResult;
+    expect(result).toMatchObject({ missionId: ids.alice, state: 'cancelled' });
+    // Bob's is untouched.
+    expect(await statusOf(ids.bob)).toBe('RUNNING');
+    const again = await turn(telegram('42'), `cancel ${ids.alice}`);
+    expect(said(again.outcome)).toMatch(/cancel: Completed\s+already-cancelled$/);
+  }, 120_000);
+});
