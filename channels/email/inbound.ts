@@ -24,12 +24,14 @@ import {
   stripQuotedText,
   threadRoot,
 } from './threading.js';
+import { mailMissionCommand } from './mission-commands.js';
+import type { MissionControlPort } from '../../activities/ports.js';
 import { verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js';
 
 /** What the channel needs of missions (a `MissionGateway` satisfies it). */
 export type EmailMissionPort = Pick<MissionGateway, 'decideAs'>;
 
-type InboundKind = 'turn' | 'approval' | 'refused' | 'ignored';
+type InboundKind = 'turn' | 'approval' | 'command' | 'refused' | 'ignored';
 
 export interface EmailInboundDeps {
   address: string;
@@ -38,6 +40,8 @@ export interface EmailInboundDeps {
   gateway: TurnGateway;
   trust: EmailTrustPolicy;
   missions?: EmailMissionPort;
+  /** For `missions` / `cancel <id>` mails (channels/email/mission-commands.ts); without it they are ordinary messages. */
+  missionControl?: MissionControlPort;
   tokens?: GateTokens;
   maxAttachments: number;
   maxMail: number;
@@ -206,7 +210,14 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
             .map((a) => GateTokens.find(a))
             .find(Boolean) ??
           viaThread;
-        kind = token ? await handleApproval(token, verdict, parsed, mid) : await handleTurn(verdict, parsed, mid);
+        // `missions` / `cancel <id>` from a verified sender is answered directly (mission-commands.ts).
+        const said = token ? undefined : await mailMissionCommand(deps.missionControl, verdict, parsed.text ?? '');
+        if (said !== undefined) await answer(mid, verdict.from, parsed, said, 'missions');
+        kind = token
+          ? await handleApproval(token, verdict, parsed, mid)
+          : said !== undefined
+            ? 'command'
+            : await handleTurn(verdict, parsed, mid);
         log(`${mid}: ${kind} (${verdict.tier}${verdict.reasons.length ? `: ${verdict.reasons.join('; ')}` : ''})`);
       }
     }
