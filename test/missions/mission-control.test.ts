@@ -2,10 +2,11 @@
  * `mission.list` and `mission.cancel` through real turns on the shared dev server, with the payload
  * codec and the mission gateway as the port, as `aivyx up` wires them. Alice and Bob are allowlisted
  * Telegram users (SemiTrusted, the tier policy says `own`): each lists only the missions that name
- * them; Bob cannot cancel Alice's mission (refused as if it did not exist, audited, and her mission is
- * still running); Alice cancels hers and it ends `cancelled`. A mission naming Alice under a proof
- * this install did not make is not hers. The owner on the CLI sees them all; an Untrusted sender is
- * denied by scope before the tool runs.
+ * them. A cancel is confirm-first and the asker may approve their own request, so the attack is the
+ * whole path: Bob asks to cancel Alice's mission and approves it himself — the approved rerun is
+ * refused as if the mission did not exist, audited, and hers is still running. Alice's approved cancel
+ * ends hers `cancelled`. A mission naming Alice under a proof this install did not make is not hers.
+ * The owner on the CLI sees them all; an Untrusted sender is denied by scope before anything is asked.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import type { ChannelFacts } from '../../core/channel.js';
 import { textContent } from '../../core/message.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { createAttestor } from '../../infra/attestation.js';
+import { confirmationGateId, confirmationMissionId, confirmationRerunTurnId } from '../../workflows/turn-ids.js';
 import { missionStatusQuery, type MissionResult, type missionWorkflow } from '../../workflows/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
@@ -57,6 +59,28 @@ async function turn(facts: ChannelFacts, text: string): Promise<{ turnId: string
   return { turnId: t.turnWorkflowId, outcome: await t.outcome };
 }
 
+/** A cancel asked in `facts`'s chat and approved there by the sender themself: the outcome of the approved rerun. */
+async function approvedCancel(facts: ChannelFacts, missionId: string): Promise<{ rerunId: string; outcome: TurnOutcome }> {
+  const asked = await turn(facts, `cancel ${missionId}`);
+  expect(asked.outcome).toMatchObject({ status: 'Escalated', pendingTool: 'mission.cancel' });
+  const gateId = confirmationGateId(asked.turnId);
+  await waitForGate(confirmationMissionId(asked.turnId));
+  await missions.decideAs('approve', gateId, { identity: facts.sender, channel: facts.name, trustTier: facts.trustTier });
+  const rerunId = confirmationRerunTurnId(asked.turnId);
+  await h.client!.workflow.getHandle(confirmationMissionId(asked.turnId)).result();
+  return { rerunId, outcome: (await h.client!.workflow.getHandle(rerunId).result()) as TurnOutcome };
+}
+
+async function waitForGate(missionId: string): Promise<void> {
+  const handle = h.client!.workflow.getHandle<typeof missionWorkflow>(missionId);
+  for (let i = 0; i < 200; i++) {
+    const s = await handle.query(missionStatusQuery).catch(() => undefined);
+    if (s?.gate?.state === 'open') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no open gate on ${missionId}`);
+}
+
 const said = (o: TurnOutcome): string => (o.status === 'Completed' && 'finalMessage' in o ? o.finalMessage : JSON.stringify(o));
 
 /** Polls visibility (eventually consistent) until it lists `workflowId`. */
@@ -81,13 +105,12 @@ beforeAll(async () => {
       script,
       codec: { connection: tc.client.connection },
       missionControl: true,
+      confirmWith: 'own',
       agent: {
         capabilities: ['llm.call', 'mission.list', 'mission.cancel'],
-        // The implementation's refusal is under test here, not the approval before it: in production a
-        // SemiTrusted sender's cancel is gated (confirm-first, and after their own message's taint), and
-        // the sender may approve their own request — so the refusal below is what stands between them.
-        confirmFirst: [],
-        taintPolicy: { 'mission.cancel': 'allow' },
+        // As in production: a cancel is confirm-first (and, after a SemiTrusted message, gated by taint too);
+        // the sender may approve their own request, so the ownership check is what stands between them.
+        confirmFirst: ['mission.cancel'],
         tierPolicy: { semiTrusted: { 'mission.list': ['own'], 'mission.cancel': ['own'] } },
       },
     },
@@ -134,9 +157,10 @@ describe('mission.list and mission.cancel in a conversation', () => {
   }, 120_000);
 
   it("Bob cannot cancel Alice's mission: refused like a missing one, audited, and it is still running", async () => {
-    const { turnId, outcome } = await turn(telegram('77'), `cancel ${ids.alice}`);
+    // Bob asks, and approves his own request (he may: it is his chat's confirmation); the rerun is refused.
+    const { rerunId, outcome } = await approvedCancel(telegram('77'), ids.alice);
     expect(said(outcome)).toContain(`cancel: Failed NotFound mission.cancel: no mission ${ids.alice} of yours`);
-    const calls = (await h.audit(turnId)).filter((e) => e.type === 'ToolCall');
+    const calls = (await h.audit(rerunId)).filter((e) => e.type === 'ToolCall');
     expect(calls).toMatchObject([{ toolId: 'mission.cancel', scopeUsed: 'mission.cancel:own', outcome: expect.stringMatching(/^Failed/) }]);
     expect(await statusOf(ids.alice)).toBe('RUNNING');
     const status = await h.client!.workflow.getHandle<typeof missionWorkflow>(ids.alice).query(missionStatusQuery);
@@ -149,14 +173,14 @@ describe('mission.list and mission.cancel in a conversation', () => {
   }, 120_000);
 
   it('Alice cancels her own mission: it ends cancelled; again, it says so', async () => {
-    const first = await turn(telegram('42'), `cancel ${ids.alice}`);
+    const first = await approvedCancel(telegram('42'), ids.alice);
     expect(said(first.outcome)).toContain('cancel: Completed');
     expect(said(first.outcome)).toMatch(/cancelled$/);
     const result = (await h.client!.workflow.getHandle(ids.alice).result()) as MissionResult;
     expect(result).toMatchObject({ missionId: ids.alice, state: 'cancelled' });
     // Bob's is untouched.
     expect(await statusOf(ids.bob)).toBe('RUNNING');
-    const again = await turn(telegram('42'), `cancel ${ids.alice}`);
+    const again = await approvedCancel(telegram('42'), ids.alice);
     expect(said(again.outcome)).toMatch(/cancel: Completed\s+already-cancelled$/);
   }, 120_000);
 });

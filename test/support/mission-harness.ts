@@ -39,8 +39,8 @@ export interface MissionHarnessOptions {
   agent?: Partial<AgentConfig>;
   /** Channel deliverers (replies and gate notices); default none. */
   deliveries?: DeliveryRegistry;
-  /** Open confirmation missions (confirm-first in conversations) with this client. */
-  confirmWith?: Client;
+  /** Open confirmation missions (confirm-first in conversations) with this client (`'own'`: the harness's codec client). */
+  confirmWith?: Client | 'own';
   /** How far a schedule's creation may lie from its template's signature (default: production's). */
   scheduleSkewMs?: number;
   /**
@@ -100,9 +100,6 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
   const attestor = createAttestor(master.subkey('attestation'));
-  const starter = opts.confirmWith ? { client: opts.confirmWith, taskQueue, attestor, capabilities: agent.capabilities } : undefined;
-  const confirmations = starter ? createConfirmations(starter) : undefined;
-  const missionStarts = starter ? createMissionStarts(starter) : undefined;
   const client = opts.codec
     ? new Client({
         connection: opts.codec.connection,
@@ -110,6 +107,11 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
         dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))),
       })
     : undefined;
+  // Confirmations go through the codec client when the worker refuses unencrypted input (`confirmWith: 'own'`).
+  const confirmClient = opts.confirmWith === 'own' ? client : opts.confirmWith;
+  const starter = confirmClient ? { client: confirmClient, taskQueue, attestor, capabilities: agent.capabilities } : undefined;
+  const confirmations = starter ? createConfirmations(starter) : undefined;
+  const missionStarts = starter ? createMissionStarts(starter) : undefined;
   // As aivyx up wires it: the mission gateway is the port, reading definitions through the codec client.
   const missionControl =
     opts.missionControl && client
@@ -125,7 +127,7 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     ...(confirmations ? { confirmations } : {}),
     ...(missionStarts ? { missionStarts } : {}),
     ...(missionControl ? { missionControl } : {}),
-    ...(opts.confirmWith ? { schedules: createScheduleRecords(opts.confirmWith, opts.scheduleSkewMs) } : {}),
+    ...(confirmClient ? { schedules: createScheduleRecords(confirmClient, opts.scheduleSkewMs) } : {}),
     notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = opts.codec
