@@ -6,7 +6,7 @@
  */
 import { AivyxError } from '../core/errors.js';
 import { ownsMission, type MissionAsker } from '../core/mission-owner.js';
-import type { MissionControlPort, MissionRecord } from './ports.js';
+import type { MissionControlPort, MissionRecord, ScheduleControlPort, ScheduleRecord } from './ports.js';
 
 /** One of the asker's missions, as it is shown back to them (who else owns it is not). */
 export type OwnMission = Omit<MissionRecord, 'owners'>;
@@ -52,4 +52,27 @@ export async function cancelOwnMission(
   }
   await port.cancel(missionId, reason);
   return { missionId, result: 'cancelled' };
+}
+
+/** One of the asker's recurring missions, as it is shown back to them. */
+export type OwnSchedule = Omit<ScheduleRecord, 'owners'>;
+
+/** The asker's recurring missions. */
+export async function listOwnSchedules(port: ScheduleControlPort, asker: MissionAsker, limit: number): Promise<OwnSchedule[]> {
+  const rows = await port.scheduleRecords({ limit, where: (owners) => ownsMission(owners, asker) });
+  return rows.filter((r) => ownsMission(r.owners, asker)).map(({ owners: _owners, ...rest }) => rest);
+}
+
+/** Pauses or resumes one of the asker's recurring missions; NotFound for one that is not theirs. */
+export async function setOwnSchedule(
+  port: ScheduleControlPort,
+  asker: MissionAsker,
+  scheduleId: string,
+  action: 'pause' | 'resume',
+): Promise<{ scheduleId: string; paused: boolean }> {
+  const record = await port.scheduleRecord(scheduleId);
+  if (!record || !ownsMission(record.owners, asker))
+    throw new AivyxError('NotFound', `no recurring mission ${scheduleId} of yours`, { detail: { scheduleId } });
+  await port.scheduleAction(scheduleId, action);
+  return { scheduleId, paused: action === 'pause' };
 }

@@ -181,6 +181,27 @@ export interface MissionControlPort {
   cancel(missionId: string, reason?: string): Promise<void>;
 }
 
+/** One recurring mission (a Schedule), as `/missions` shows it. */
+export interface ScheduleRecord {
+  scheduleId: string;
+  goal: string;
+  paused: boolean;
+  /** Its next run, while not paused. */
+  next?: string;
+  /** Who it belongs to, from its template — only a template whose proof the worker's key checks. */
+  owners: MissionOwners;
+}
+
+/** Recurring missions, for the channels that let a person pause and resume their own (activities/owned-missions.ts). */
+export interface ScheduleControlPort {
+  /** Schedules whose owners `where` accepts, at most `limit`. */
+  scheduleRecords(opts: { limit: number; where: (owners: MissionOwners) => boolean }): Promise<ScheduleRecord[]>;
+  /** One schedule, or undefined: none, or none with a template the worker's key vouches for. */
+  scheduleRecord(scheduleId: string): Promise<ScheduleRecord | undefined>;
+  /** Pauses or resumes it (its runs so far are untouched). */
+  scheduleAction(scheduleId: string, action: 'pause' | 'resume'): Promise<unknown>;
+}
+
 /** What the agent itself holds, before a tier ceiling narrows it. */
 export interface AgentConfig {
   /** The agent's capability set (scope strings). */

@@ -6,16 +6,16 @@
  * frontend can start a workflow named like a mission, and such a forgery names nobody here.
  * Visibility (the dashboard search attributes) only narrows which missions to read.
  */
-import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { ScheduleNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { ValueError } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import type { MissionRecord } from '../activities/ports.js';
+import type { MissionRecord, ScheduleRecord } from '../activities/ports.js';
 import { AivyxError } from '../core/errors.js';
 import type { MissionOwners } from '../core/mission-owner.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
 import type { Attestor } from '../infra/attestation.js';
 import { isWorkflowNotFound } from '../infra/temporal/client-errors.js';
-import { missionStatusQuery, type MissionArgs, type MissionDefinition } from '../workflows/mission-messages.js';
+import { missionStatusQuery, type MissionArgs, type MissionDefinition, type ScheduledMissionArgs } from '../workflows/mission-messages.js';
 
 /** What reading records needs. */
 export interface MissionRecordDeps {
@@ -120,4 +120,46 @@ export async function missionRecord(deps: MissionRecordDeps, missionId: string):
   if (info.type !== 'missionWorkflow') return undefined;
   const def = await verifiedDefinition(deps, info.workflowId, info.runId);
   return def ? recordOf(deps, info, def) : undefined;
+}
+
+/** A recurring mission's record: its template, believed only under a `mission-schedule` proof this install's key checks. */
+export async function scheduleRecord(deps: MissionRecordDeps, scheduleId: string): Promise<ScheduleRecord | undefined> {
+  let desc;
+  try {
+    desc = await deps.client.schedule.getHandle(scheduleId).describe();
+  } catch (err) {
+    // No such schedule, or an action this key cannot open: nobody's here.
+    if (err instanceof ScheduleNotFoundError || err instanceof AivyxError || err instanceof ValueError) return undefined;
+    throw err;
+  }
+  const a = desc.action;
+  if (a.type !== 'startWorkflow' || a.workflowType !== 'scheduledMissionWorkflow') return undefined;
+  const args = a.args?.[0] as ScheduledMissionArgs | undefined;
+  const template = args?.template;
+  if (!template || template.missionId !== scheduleId) return undefined;
+  if (!deps.attestor.check('mission-schedule', scheduleId, template, args.proof).ok) return undefined;
+  const next = desc.info.nextActionTimes[0];
+  return {
+    scheduleId,
+    goal: template.goal,
+    paused: desc.state.paused,
+    ...(next && !desc.state.paused ? { next: next.toISOString() } : {}),
+    owners: ownersOf(template),
+  };
+}
+
+/** Recurring missions whose owners `where` accepts (see ScheduleControlPort.scheduleRecords). */
+export async function scheduleRecords(
+  deps: MissionRecordDeps,
+  opts: { limit: number; where: (owners: MissionOwners) => boolean },
+): Promise<ScheduleRecord[]> {
+  const out: ScheduleRecord[] = [];
+  let scanned = 0;
+  for await (const s of deps.client.schedule.list({ pageSize: 100 })) {
+    if (++scanned > MISSION_SCAN_LIMIT || out.length >= opts.limit) break;
+    if (s.action?.type !== 'startWorkflow' || s.action.workflowType !== 'scheduledMissionWorkflow') continue;
+    const record = await scheduleRecord(deps, s.scheduleId);
+    if (record && opts.where(record.owners)) out.push(record);
+  }
+  return out;
 }

@@ -22,7 +22,7 @@ import { deciderOf, type DeciderChat, type TelegramMissionPort } from './approva
 import { buttonsComposer } from './buttons.js';
 import { commandsComposer } from './commands.js';
 import { missionsComposer } from './missions.js';
-import type { MissionControlPort } from '../../activities/ports.js';
+import type { MissionControlPort, ScheduleControlPort } from '../../activities/ports.js';
 import { createTelegramInbound, TELEGRAM_CHANNEL_NAME } from './inbound.js';
 import { createTelegramDeliverer, type GrammySignal } from './delivery.js';
 import { resolveTelegramTier, validateTrustPolicy, type TelegramTier } from './trust.js';
@@ -46,8 +46,8 @@ export interface TelegramChannelOptions {
   mode: 'polling' | { webhook: { secretToken: string; port: number; host?: string; path?: string } };
   /** Missions, for buttons, `/approve`, `/deny` and the open gates in `/status`; without it approvals are refused. */
   missions?: TelegramMissionPort;
-  /** The sender's own missions for `/missions` and its Cancel buttons; without it `/missions` says it is not available. */
-  missionControl?: MissionControlPort;
+  /** The sender's own missions for `/missions` and its Cancel / Pause / Resume buttons; without it `/missions` says it is not available. */
+  missionControl?: MissionControlPort & ScheduleControlPort;
   /** MACed single-use button tokens (over the same `channel_state` domain); without them requests have no buttons. */
   gateTokens?: GateTokens;
   /** Minimum gap between streamed edits of one reply (default 1,000 ms). */

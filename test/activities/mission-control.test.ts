@@ -6,7 +6,8 @@
  * local Trusted owner sees all, and an Untrusted sender none.
  */
 import { describe, expect, it } from 'vitest';
-import type { MissionControlPort, MissionRecord } from '../../activities/ports.js';
+import { listOwnSchedules, setOwnSchedule } from '../../activities/owned-missions.js';
+import type { MissionControlPort, MissionRecord, ScheduleControlPort, ScheduleRecord } from '../../activities/ports.js';
 import { createMissionControlTools } from '../../activities/tools/mission-control.js';
 import type { ToolRunContext } from '../../activities/tools/index.js';
 import type { ChannelFacts } from '../../core/channel.js';
@@ -171,5 +172,33 @@ describe('ownsMission', () => {
     expect(ownsMission(owners, { identity: '9', channel: 'email', trustTier: 'SemiTrusted', local: false })).toBe(true);
     expect(ownsMission(owners, { identity: '', channel: 'telegram', trustTier: 'SemiTrusted', local: false })).toBe(false);
     expect(ownsMission(owners, { identity: 'local-user', channel: 'cli', trustTier: 'SemiTrusted', local: true })).toBe(false);
+  });
+});
+
+describe('recurring missions (Telegram /missions Pause / Resume)', () => {
+  const sched = (scheduleId: string, sender: string): ScheduleRecord => ({
+    scheduleId,
+    goal: `goal of ${scheduleId}`,
+    paused: false,
+    owners: { approvers: [{ identity: sender, channel: 'telegram' }], sender: { identity: 'local-user', channel: 'cli' } },
+  });
+  const port = (): ScheduleControlPort & { acted: string[] } => {
+    const acted: string[] = [];
+    const all = [sched('mission-s1', '42'), sched('mission-s2', '77')];
+    return {
+      acted,
+      scheduleRecords: async ({ where }) => all.filter((s) => where(s.owners)),
+      scheduleRecord: async (id) => all.find((s) => s.scheduleId === id),
+      scheduleAction: async (id, action) => void acted.push(`${action} ${id}`),
+    };
+  };
+  const asker = (identity: string) => ({ identity, channel: 'telegram', trustTier: 'SemiTrusted' as const, local: false });
+
+  it("lists and pauses the asker's own; another's is NotFound and untouched", async () => {
+    const p = port();
+    expect((await listOwnSchedules(p, asker('42'), 10)).map((s) => s.scheduleId)).toEqual(['mission-s1']);
+    expect(await setOwnSchedule(p, asker('42'), 'mission-s1', 'pause')).toEqual({ scheduleId: 'mission-s1', paused: true });
+    expect((await refusal(setOwnSchedule(p, asker('42'), 'mission-s2', 'pause'))).kind).toBe('NotFound');
+    expect(p.acted).toEqual(['pause mission-s1']);
   });
 });

@@ -1,10 +1,11 @@
 /**
  * `/missions` on Telegram: an allowlisted user lists the missions that name them (id, state) with a
- * Cancel button under each running one, and only they can press it. Another user pressing it (a
- * forwarded message, a copied callback), a made-up callback, a press after use, a stranger asking, or
- * asking in a group is refused and cancels nothing; the owner's press ends the mission `cancelled`.
- * grammY over real HTTP against the Bot API emulator, a real worker on the shared dev server with the
- * payload codec, real PostgreSQL.
+ * Cancel button under each running one, and their recurring missions with Resume / Pause; only they
+ * can press them. Another user pressing one (a forwarded message, a copied callback), a made-up
+ * callback, a press after use, a stranger asking, or asking in a group is refused and changes
+ * nothing; the owner's presses cancel the mission and resume / pause the schedule. grammY over real
+ * HTTP against the Bot API emulator, a real worker on the shared dev server with the payload codec,
+ * real PostgreSQL.
  */
 import { randomInt, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,7 @@ let missions: MissionGateway;
 let tg: BotApiEmulator;
 let channel: TelegramChannel;
 const ids = { alice: '', mallory: '' };
+const schedules = { alice: '', mallory: '' };
 
 beforeAll(async () => {
   tc = await testConnection();
@@ -44,6 +46,11 @@ beforeAll(async () => {
   ids.alice = (await missions.create({ goal: 'renew the passport', steps: wait, approvers: [`telegram:${ALICE.id}`] })).missionId;
   ids.mallory = (await missions.create({ goal: 'mallory plans', steps: wait, approvers: [`telegram:${MALLORY.id}`] })).missionId;
   for (const id of Object.values(ids)) await listed(id);
+  // Recurring missions (paused from the start: no run is due during the test).
+  const daily = { steps: [{ notify: 'daily' }], schedule: { every: '1d', paused: true } };
+  schedules.alice = (await missions.schedule({ goal: 'daily digest', ...daily, approvers: [`telegram:${ALICE.id}`] })).scheduleId;
+  schedules.mallory = (await missions.schedule({ goal: 'mallory daily', ...daily, approvers: [`telegram:${MALLORY.id}`] })).scheduleId;
+  for (const id of Object.values(schedules)) await scheduleListed(id);
   tg = await startBotApiEmulator(`${randomInt(100_000, 999_999)}:TEST-token`);
   channel = await startTelegramChannel({
     token: tg.token,
@@ -69,6 +76,11 @@ afterAll(async () => {
       .getHandle(id)
       .terminate('test over')
       .catch(() => undefined);
+  for (const id of Object.values(schedules))
+    await mh?.client?.schedule
+      .getHandle(id)
+      .delete()
+      .catch(() => undefined);
   await mh?.stop();
 });
 
@@ -82,6 +94,18 @@ async function listed(workflowId: string, timeoutMs = 15_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** Polls the schedule list (eventually consistent) until it holds `scheduleId`. */
+async function scheduleListed(scheduleId: string, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    for await (const s of mh.client!.schedule.list()) if (s.scheduleId === scheduleId) return;
+    if (Date.now() > until) throw new Error(`${scheduleId} not listed within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const paused = async (id: string): Promise<boolean> => (await mh.client!.schedule.getHandle(id).describe()).state.paused;
 
 const messagesTo = (chatId: number): SentMessage[] => [...tg.sent.values()].filter((m) => m.chatId === chatId);
 
@@ -103,16 +127,19 @@ async function press(user: TgUser, m: SentMessage, data: string): Promise<string
 const status = async (id: string): Promise<string> => (await mh.client!.workflow.getHandle(id).describe()).status.name;
 
 describe('/missions on Telegram', () => {
-  it('lists only the sender’s missions; only they can press Cancel, and it cancels', async () => {
+  it('lists only the sender’s missions and schedules; only they can press Cancel / Resume / Pause, and those act', async () => {
     const list = await command(ALICE, '/missions');
     expect(list.text).toContain('Your missions:');
     expect(list.text).toContain('renew the passport');
     expect(list.text).toMatch(new RegExp(`${ids.alice} — (waiting|running)`));
     expect(list.text).not.toContain(ids.mallory);
     expect(list.text).not.toContain('mallory plans');
-    const cancel = list.replyMarkup!.inline_keyboard.flat();
-    expect(cancel.map((b) => b.text)).toEqual(['Cancel: renew the passport']);
-    const data = cancel[0]!.callback_data!;
+    expect(list.text).toContain(`Your recurring missions:\n• daily digest\n  ${schedules.alice} — paused`);
+    expect(list.text).not.toContain(schedules.mallory);
+    const buttons = list.replyMarkup!.inline_keyboard.flat();
+    expect(buttons.map((b) => b.text)).toEqual(['Cancel: renew the passport', 'Resume: daily digest']);
+    const data = buttons[0]!.callback_data!;
+    const resume = buttons[1]!.callback_data!;
     expect(data).toMatch(/^mc:[A-Za-z0-9_-]{22}$/);
     expect(data).not.toContain(ids.alice);
 
@@ -123,7 +150,19 @@ describe('/missions on Telegram', () => {
     expect(await press(MALLORY, list, data)).toBe('Refused: this button is for someone else.');
     // A made-up handle names nothing.
     expect(await press(MALLORY, list, `mc:${randomBytes(16).toString('base64url')}`)).toMatch(/^Refused: this button has expired/);
+    expect(await press(MALLORY, list, resume)).toBe('Refused: this button is for someone else.');
     expect(await status(ids.alice)).toBe('RUNNING');
+    expect(await paused(schedules.alice)).toBe(true);
+
+    // Alice resumes her recurring mission, and pauses it again from a fresh list.
+    expect(await press(ALICE, list, resume)).toBe(`Resumed recurring mission ${schedules.alice}.`);
+    expect(await paused(schedules.alice)).toBe(false);
+    const again = await command(ALICE, '/missions');
+    expect(again.text).toMatch(new RegExp(`${schedules.alice} — next run \\d{4}-`));
+    const pause = again.replyMarkup!.inline_keyboard.flat().find((b) => b.text === 'Pause: daily digest')!.callback_data!;
+    expect(await press(ALICE, again, pause)).toBe(`Paused recurring mission ${schedules.alice}.`);
+    expect(await paused(schedules.alice)).toBe(true);
+    expect(await paused(schedules.mallory)).toBe(true);
 
     // A stranger, and Alice in a group, get no list.
     expect((await command(STRANGER, '/missions')).text).toBe('You have no missions here.');
