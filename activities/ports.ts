@@ -10,6 +10,7 @@ import type { ChannelEvent } from '../core/channel.js';
 import type { MissionDefinition } from '../workflows/mission-messages.js';
 import type { MissionScheduleSpec } from '../core/mission-spec.js';
 import type { MissionEventMatch } from '../machines/index.js';
+import type { MissionOwners } from '../core/mission-owner.js';
 
 /** Appends audit entries idempotently by key. */
 export interface AuditPort {
@@ -151,6 +152,55 @@ export interface MissionStartPort {
   start(def: MissionDefinition): Promise<void>;
   /** Creates the Schedule of a recurring mission (`def` is its template); a second create of the same id is a no-op. */
   schedule(def: MissionDefinition, when: MissionScheduleSpec): Promise<void>;
+}
+
+/** One mission as `mission.list`, Telegram `/missions` and the e-mail `missions` command see it. */
+export interface MissionRecord {
+  missionId: string;
+  goal: string;
+  /** The Temporal status of its current run: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED… */
+  status: string;
+  /** Its dashboard state (running, waiting, completed, …), when the server keeps it. */
+  state?: string;
+  /** What a running mission waits for: a timer (`until …`) or its open gate. */
+  waiting?: string;
+  startedAt: string;
+  /** Who it belongs to, from its definition — only a definition whose proof the worker's key checks. */
+  owners: MissionOwners;
+}
+
+/**
+ * Missions that exist, for the tools and channels that act for a person (activities/owned-missions.ts
+ * decides whose they are). Implemented over the Temporal client by channels/mission-gateway.ts.
+ */
+export interface MissionControlPort {
+  /** Missions newest first whose owners `where` accepts, at most `limit` (and `state` only, if given). */
+  records(opts: { state?: string; limit: number; where: (owners: MissionOwners) => boolean }): Promise<MissionRecord[]>;
+  /** One mission, or undefined: none, or none with a definition the worker's key vouches for. */
+  record(missionId: string): Promise<MissionRecord | undefined>;
+  /** Cancels it (its open gate is withdrawn); the mission ends as `cancelled`. */
+  cancel(missionId: string, reason?: string): Promise<void>;
+}
+
+/** One recurring mission (a Schedule), as `/missions` shows it. */
+export interface ScheduleRecord {
+  scheduleId: string;
+  goal: string;
+  paused: boolean;
+  /** Its next run, while not paused. */
+  next?: string;
+  /** Who it belongs to, from its template — only a template whose proof the worker's key checks. */
+  owners: MissionOwners;
+}
+
+/** Recurring missions, for the channels that let a person pause and resume their own (activities/owned-missions.ts). */
+export interface ScheduleControlPort {
+  /** Schedules whose owners `where` accepts, at most `limit`. */
+  scheduleRecords(opts: { limit: number; where: (owners: MissionOwners) => boolean }): Promise<ScheduleRecord[]>;
+  /** One schedule, or undefined: none, or none with a template the worker's key vouches for. */
+  scheduleRecord(scheduleId: string): Promise<ScheduleRecord | undefined>;
+  /** Pauses or resumes it (its runs so far are untouched). */
+  scheduleAction(scheduleId: string, action: 'pause' | 'resume'): Promise<unknown>;
 }
 
 /** What the agent itself holds, before a tier ceiling narrows it. */

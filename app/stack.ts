@@ -300,6 +300,19 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       deliveries,
       streamMissionNotifier((key, e) => hub.publish(key, e)),
     );
+    // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
+    // Also the port mission.list/mission.cancel read and cancel through (whose a mission is: its verified definition).
+    // Chat channels keep their state sealed in channel_state (channel state, open waits of missions).
+    const channelState = storage.domain('channel_state');
+    const missions = new MissionGateway({
+      client,
+      taskQueue: config.taskQueue,
+      attestor,
+      capabilities: config.capabilities,
+      dashboard: true,
+      // Telegram and e-mail offer what they receive to missions waiting for it (waitFor steps).
+      events: { waits: createMissionWaits(channelState), store: channelState },
+    });
     const activities = wireTurnActivities({
       db: db.db,
       master,
@@ -307,6 +320,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       deliveries,
       confirmations,
       missionStarts,
+      missionControl: missions,
       schedules: createScheduleRecords(client),
       notifier,
       ...(mcp ? { mcp } : {}),
@@ -341,18 +355,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
 
     const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
-    // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
-    // Chat channels keep their state sealed in channel_state; approval buttons and reply tokens are MACed and single use.
-    const channelState = storage.domain('channel_state');
-    const missions = new MissionGateway({
-      client,
-      taskQueue: config.taskQueue,
-      attestor,
-      capabilities: config.capabilities,
-      dashboard: true,
-      // Telegram and e-mail offer what they receive to missions waiting for it (waitFor steps).
-      events: { waits: createMissionWaits(channelState), store: channelState },
-    });
+    // Approval buttons and reply tokens are MACed and single use.
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
     const channels = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
     // Every chat channel the registry knows that is configured (Telegram: a bot token secret; email: AIVYX_EMAIL_ADDRESS).

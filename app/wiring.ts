@@ -1,7 +1,7 @@
 /** Wiring the turn activities to real adapters: shared by `aivyx up`, `aivyx chat`, tests and benchmarks. */
 import type { Kysely } from 'kysely';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
-import type { AgentConfig, ConfirmationPort, MissionStartPort } from '../activities/ports.js';
+import type { AgentConfig, ConfirmationPort, MissionControlPort, MissionStartPort } from '../activities/ports.js';
 import { createAuditReadTool } from '../activities/tools/audit-read.js';
 import { createConfigTools } from '../activities/tools/config-tools.js';
 import { createGitTools } from '../activities/tools/git-tools.js';
@@ -10,6 +10,7 @@ import type { McpClientPool } from '../activities/mcp/mcp-client.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
 import { createMissionCreateTool } from '../activities/tools/mission-create.js';
+import { createMissionControlTools } from '../activities/tools/mission-control.js';
 import { createMemoryStore } from '../infra/memory-store.js';
 import type { MemoryStore } from '../activities/tools/memory-port.js';
 import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
@@ -51,6 +52,8 @@ export interface WiringInput {
   confirmations?: ConfirmationPort;
   /** Starts the missions `mission.create` calls create; none: the tool says this worker cannot. */
   missionStarts?: MissionStartPort;
+  /** Lists and cancels existing missions for `mission.list`/`mission.cancel`; none: they say this worker cannot. */
+  missionControl?: MissionControlPort;
   /** The Schedules' record of their runs (recurring missions); none: scheduled runs are refused. */
   schedules?: ScheduleRecordPort;
   /** Channels' outbound sides (`deliverReply`); default an empty registry. */
@@ -144,6 +147,7 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
     // Without a registry no channel can send: every call fails with "no channel named ...".
     createChannelSendTool({ sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()) }),
     createMissionCreateTool(input.missionStarts ? { starts: input.missionStarts } : {}),
+    ...createMissionControlTools(input.missionControl ? { control: input.missionControl } : {}),
     // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];
 }

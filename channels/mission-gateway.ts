@@ -38,6 +38,9 @@ import {
   type ScheduledMissionArgs,
 } from '../workflows/mission-messages.js';
 import type { missionWorkflow } from '../workflows/mission-workflow.js';
+import type { MissionControlPort, MissionRecord, ScheduleControlPort, ScheduleRecord } from '../activities/ports.js';
+import type { MissionOwners } from '../core/mission-owner.js';
+import { missionRecord, missionRecords, scheduleRecord, scheduleRecords } from './mission-records.js';
 
 /** The approver behind CLI/REST approvals. */
 export const LOCAL_APPROVER: GateApprover = { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' };
@@ -186,8 +189,8 @@ function notFoundAs(missionId: string): (err: unknown) => never {
   };
 }
 
-/** Missions for local channels. */
-export class MissionGateway {
+/** Missions for local channels; as a {@link MissionControlPort}, the records that say whose a mission is (channels/mission-records.ts). */
+export class MissionGateway implements MissionControlPort, ScheduleControlPort {
   constructor(private readonly deps: MissionGatewayDeps) {}
 
   /** Builds the definition for a spec (validated) without starting it. */
@@ -275,6 +278,27 @@ export class MissionGateway {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  /** Missions newest first whose (verified) owners `where` accepts. */
+  records(opts: { state?: string; limit: number; where: (owners: MissionOwners) => boolean }): Promise<MissionRecord[]> {
+    if (opts.state !== undefined && !STATE.test(opts.state)) throw new AivyxError('Config', `"${opts.state}" is not a mission state`);
+    return missionRecords(this.deps, opts);
+  }
+
+  /** Recurring missions whose (verified) owners `where` accepts. */
+  scheduleRecords(opts: { limit: number; where: (owners: MissionOwners) => boolean }): Promise<ScheduleRecord[]> {
+    return scheduleRecords(this.deps, opts);
+  }
+
+  /** One recurring mission with its (verified) owners, or undefined. */
+  scheduleRecord(scheduleId: string): Promise<ScheduleRecord | undefined> {
+    return scheduleRecord(this.deps, checkId(scheduleId));
+  }
+
+  /** One mission with its (verified) owners, or undefined. */
+  record(missionId: string): Promise<MissionRecord | undefined> {
+    return missionRecord(this.deps, checkId(missionId));
   }
 
   /** The status query of one mission (works on a closed mission too, while its history is kept). */

@@ -22,6 +22,8 @@ import { mcpCallTool } from './tools/mcp-tools.js';
 import { shellSpawnTool } from './tools/shell-spawn.js';
 import { channelSendTool } from './tools/channel-send.js';
 import { missionCreateTool } from './tools/mission-create.js';
+import { missionListTool } from './tools/mission-list.js';
+import { missionCancelTool } from './tools/mission-cancel.js';
 
 /** Every tool, in the order the model is shown them. */
 export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
@@ -45,6 +47,8 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   shellSpawnTool,
   channelSendTool,
   missionCreateTool,
+  missionListTool,
+  missionCancelTool,
   // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
 ] as ToolDefinition[]);
 

@@ -33,6 +33,8 @@ export const TIER_POLICY_VARIABLES: readonly PolicyVariable[] = Object.freeze([
   { name: 'AIVYX_SEMITRUSTED_CHANNEL_RECEIVE', bases: ['channel.receive'], paths: false, default: () => [] },
   { name: 'AIVYX_SEMITRUSTED_MEMORY_FORGET', bases: ['memory.forget'], paths: false, default: () => [] },
   { name: 'AIVYX_SEMITRUSTED_MISSION_CREATE', bases: ['mission.create'], paths: false, default: () => [] },
+  { name: 'AIVYX_SEMITRUSTED_MISSION_LIST', bases: ['mission.list'], paths: false, default: () => [] },
+  { name: 'AIVYX_SEMITRUSTED_MISSION_CANCEL', bases: ['mission.cancel'], paths: false, default: () => [] },
 ]);
 
 /**

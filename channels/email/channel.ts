@@ -9,7 +9,12 @@ export const emailChannel = defineChannel<EmailConfig>({
   check: (env) => void emailSettingsFromEnv(env),
   configure: ({ env, secret }) => emailConfigFromEnv(env, secret),
   async start(config, ctx) {
-    const mail = await startEmailChannel({ ...emailOptionsFromConfig(config), ...ctx, log: (line) => ctx.log(`[email] ${line}`) });
+    const mail = await startEmailChannel({
+      ...emailOptionsFromConfig(config),
+      ...ctx,
+      missionControl: ctx.missions,
+      log: (line) => ctx.log(`[email] ${line}`),
+    });
     return {
       deliverer: mail.deliverer,
       describe: `email: ${config.address} (IMAP ${config.imap.host}:${config.imap.port}, SMTP ${config.smtp.host}:${config.smtp.port})`,

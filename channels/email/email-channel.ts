@@ -18,6 +18,7 @@ import type { ChannelDeliverer, DeliveryRegistry } from '../../activities/delive
 import type { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import type { TurnGateway } from '../turn-gateway.js';
+import type { MissionControlPort } from '../../activities/ports.js';
 import { createEmailInbound, type EmailMissionPort } from './inbound.js';
 import { watchMailbox, type ImapSettings } from './mailbox.js';
 import { createEmailOutbound, type SmtpSettings } from './outbound.js';
@@ -43,6 +44,8 @@ export interface EmailChannelOptions {
   deliveries?: DeliveryRegistry;
   /** Gate decisions by mail; without it approval replies are answered "nothing to approve". */
   missions?: EmailMissionPort;
+  /** The sender's own missions for `missions` / `cancel <id>` mails; without it those are ordinary messages. */
+  missionControl?: MissionControlPort;
   /** MACed single-use approval tokens over this `storage` (`new GateTokens(gateTokenKey(...), storage)`); required for approvals. */
   gateTokens?: GateTokens;
   /** Largest total attachment size turned into message parts (default 512 KiB). */
@@ -90,6 +93,7 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
     gateway: opts.gateway,
     trust: opts.trust,
     ...(opts.missions ? { missions: opts.missions } : {}),
+    ...(opts.missionControl ? { missionControl: opts.missionControl } : {}),
     ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}),
     maxAttachments: opts.maxAttachmentBytes ?? 512 * 1024,
     maxMail,

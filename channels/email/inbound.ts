@@ -24,12 +24,14 @@ import {
   stripQuotedText,
   threadRoot,
 } from './threading.js';
+import { mailMissionCommand } from './mission-commands.js';
+import type { MissionControlPort } from '../../activities/ports.js';
 import { verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js';
 
 /** What the channel needs of missions (a `MissionGateway` satisfies it). */
 export type EmailMissionPort = Pick<MissionGateway, 'decideAs' | 'offerEvent'>;
 
-type InboundKind = 'turn' | 'approval' | 'mission-event' | 'refused' | 'ignored';
+type InboundKind = 'turn' | 'approval' | 'command' | 'mission-event' | 'refused' | 'ignored';
 
 export interface EmailInboundDeps {
   address: string;
@@ -38,6 +40,8 @@ export interface EmailInboundDeps {
   gateway: TurnGateway;
   trust: EmailTrustPolicy;
   missions?: EmailMissionPort;
+  /** For `missions` / `cancel <id>` mails (channels/email/mission-commands.ts); without it they are ordinary messages. */
+  missionControl?: MissionControlPort;
   tokens?: GateTokens;
   maxAttachments: number;
   maxMail: number;
@@ -221,11 +225,16 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
             .map((a) => GateTokens.find(a))
             .find(Boolean) ??
           viaThread;
+        // `missions` / `cancel <id>` from a verified sender is answered directly (mission-commands.ts).
+        const said = token ? undefined : await mailMissionCommand(deps.missionControl, verdict, parsed.text ?? '');
+        if (said !== undefined) await answer(mid, verdict.from, parsed, said, 'missions');
         kind = token
           ? await handleApproval(token, verdict, parsed, mid)
-          : (await offerToMissions(verdict, parsed, mid))
-            ? 'mission-event'
-            : await handleTurn(verdict, parsed, mid);
+          : said !== undefined
+            ? 'command'
+            : (await offerToMissions(verdict, parsed, mid))
+              ? 'mission-event'
+              : await handleTurn(verdict, parsed, mid);
         log(`${mid}: ${kind} (${verdict.tier}${verdict.reasons.length ? `: ${verdict.reasons.join('; ')}` : ''})`);
       }
     }

@@ -9,7 +9,12 @@ export const telegramChannel = defineChannel<TelegramConfig>({
   check: (env) => void telegramSettingsFromEnv(env),
   configure: ({ env, secret }) => telegramConfigFromEnv(env, secret),
   async start(config, ctx) {
-    const tg = await startTelegramChannel({ ...config, ...ctx, log: (line) => ctx.log(`[telegram] ${line}`) });
+    const tg = await startTelegramChannel({
+      ...config,
+      ...ctx,
+      missionControl: ctx.missions,
+      log: (line) => ctx.log(`[telegram] ${line}`),
+    });
     return {
       describe: `telegram: ${config.mode === 'polling' ? 'long polling' : `webhook on ${tg.webhookUrl ?? '?'}`}`,
       stop: () => tg.stop(),

@@ -11,6 +11,7 @@ const HELP = [
   '/status — what I am doing in this chat, and approvals waiting for you',
   '/cancel — stop the running request',
   '/approve <gate id>, /deny <gate id> [reason] — answer an approval request (or press its buttons)',
+  '/missions — your missions, with a button to cancel each (in a private chat)',
   '/help — this text',
 ].join('\n');
 

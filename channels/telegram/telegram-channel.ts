@@ -21,6 +21,8 @@ import type { TurnGateway } from '../turn-gateway.js';
 import { deciderOf, type DeciderChat, type TelegramMissionPort } from './approvals.js';
 import { buttonsComposer } from './buttons.js';
 import { commandsComposer } from './commands.js';
+import { missionsComposer } from './missions.js';
+import type { MissionControlPort, ScheduleControlPort } from '../../activities/ports.js';
 import { createTelegramInbound, TELEGRAM_CHANNEL_NAME } from './inbound.js';
 import { createTelegramDeliverer, type GrammySignal } from './delivery.js';
 import { resolveTelegramTier, validateTrustPolicy, type TelegramTier } from './trust.js';
@@ -44,6 +46,8 @@ export interface TelegramChannelOptions {
   mode: 'polling' | { webhook: { secretToken: string; port: number; host?: string; path?: string } };
   /** Missions, for buttons, `/approve`, `/deny` and the open gates in `/status`; without it approvals are refused. */
   missions?: TelegramMissionPort;
+  /** The sender's own missions for `/missions` and its Cancel / Pause / Resume buttons; without it `/missions` says it is not available. */
+  missionControl?: MissionControlPort & ScheduleControlPort;
   /** MACed single-use button tokens (over the same `channel_state` domain); without them requests have no buttons. */
   gateTokens?: GateTokens;
   /** Minimum gap between streamed edits of one reply (default 1,000 ms). */
@@ -114,6 +118,8 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
       ...(opts.missions ? { missions: opts.missions } : {}),
     }),
   );
+  // Before the approval buttons: they answer every other callback as unrecognised.
+  bot.use(missionsComposer({ store, decider, log, ...(opts.missionControl ? { control: opts.missionControl } : {}) }));
   bot.use(
     buttonsComposer({
       decider,

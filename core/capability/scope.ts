@@ -10,7 +10,7 @@
 import { AivyxError } from '../errors.js';
 import { canonicalQualifier, qualifierGrants, type QualifierKind } from './qualifier.js';
 
-/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call and kernel.data_dir (25 bases). */
+/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call and kernel.data_dir (27 bases). */
 const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'fs.read': 'path',
   'fs.write': 'path',
@@ -35,6 +35,9 @@ const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'git.write': 'path',
   'mission.create': 'glob',
   'mission.gate': 'glob',
+  // Issue 12: what the assistant may do to missions that exist: `mission.list:own`, `mission.cancel:own`.
+  'mission.list': 'glob',
+  'mission.cancel': 'glob',
   // Amendment 2026-12-02-mcp-call-scope: `mcp.call:<server>/<tool>`, granted to no tier by default.
   'mcp.call': 'glob',
   // Amendment 2026-12-03-tier-policy-data-dir: what a call into the data directory needs; only Kernel holds it.

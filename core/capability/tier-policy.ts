@@ -21,6 +21,9 @@ export const SEMITRUSTED_POLICY_BASES = Object.freeze([
   'channel.receive',
   // Decided (issue 12): what SemiTrusted may create, e.g. `notify` (reminders: waits and notices only).
   'mission.create',
+  // Decided (issue 12): `own` lets a SemiTrusted person list / cancel the missions that name them.
+  'mission.list',
+  'mission.cancel',
 ] as const);
 
 /** One of {@link SEMITRUSTED_POLICY_BASES}. */

@@ -48,7 +48,8 @@ export const AUDIT_READ_OWN_SESSION = 'audit.read:own-session';
  * and opt-in ones, including git.write and mission.* (the seed puts git.write at CEILING_TRUSTED
  * only). SemiTrusted is decided conservatively for the bases the table predates: git.read ▲ (the
  * "narrower tool" the seed recommends for remote `git status`), no git.write, no mission.gate,
- * and mission.create only as the policy names (missions commit long-running authority). Its ▲ bases come from the policy
+ * and mission.create only as the policy names (missions commit long-running authority); likewise
+ * mission.list / mission.cancel (`own`: the missions that name the asker). Its ▲ bases come from the policy
  * ({@link SEMITRUSTED_POLICY_BASES}), plus `audit.read` fixed to its own session.
  */
 const CEILING_SPECS: Readonly<Record<Exclude<TrustTier, 'Kernel'>, readonly string[]>> = {

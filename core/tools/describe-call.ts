@@ -16,6 +16,8 @@ import { parseShellExecInput } from './shell-exec.js';
 import { type MemoryFilter } from './memory-fields.js';
 import { parseChannelSendInput } from './channel-send.js';
 import { parseMissionCreateInput } from './mission-create.js';
+import { parseMissionListInput } from './mission-list.js';
+import { parseMissionCancelInput } from './mission-cancel.js';
 import { parseAuditReadInput, parseConfigReadInput, parseConfigWriteInput } from './config-tools.js';
 import { parseFsDeleteInput } from './fs-delete.js';
 import { parseFsMetadataInput } from './fs-metadata.js';
@@ -290,6 +292,15 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
   },
   // A mission's plan, drafted from its goal, before anything of it runs (the plan gate): the same view.
   'mission.plan': (i) => DESCRIBERS['mission.create']!(i),
+  'mission.list': (i) => {
+    const p = parseMissionListInput(i);
+    return [`state: ${p.state ?? 'any'}`, `limit: ${p.limit}`];
+  },
+  // Which mission, and the reason its approvers will read.
+  'mission.cancel': (i) => {
+    const p = parseMissionCancelInput(i);
+    return [`mission: ${word(p.missionId)}`, ...(p.reason !== undefined ? [`reason: ${quoted(p.reason)}`] : [])];
+  },
   'mcp.call': (i) => {
     const p = parseMcpCallInput(i);
     return [`tool: ${p.server}/${p.tool}`, `arguments: ${jsonLine(p.arguments)}`];

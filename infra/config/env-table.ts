@@ -29,6 +29,9 @@ export const DEFAULT_AGENT_CAPABILITIES = [
   'config.read',
   // Confirm-first, and Trusted only unless AIVYX_SEMITRUSTED_MISSION_CREATE says otherwise: "remind me…" works out of the box.
   'mission.create',
+  // The owner's own missions: Trusted only unless AIVYX_SEMITRUSTED_MISSION_LIST/_CANCEL say `own`; cancel is confirm-first.
+  'mission.list',
+  'mission.cancel',
 ];
 
 /**
@@ -301,6 +304,18 @@ export const ENV_TABLE = {
     group: 'agent',
     default: 'none',
     meaning: 'the missions a SemiTrusted turn may create: `notify` (reminders: waits and notices only) or `turns` (docs/MISSIONS.md)',
+    schema: text(),
+  }),
+  AIVYX_SEMITRUSTED_MISSION_LIST: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: '`own`: a SemiTrusted turn may list the missions that name its sender (docs/MISSIONS.md)',
+    schema: text(),
+  }),
+  AIVYX_SEMITRUSTED_MISSION_CANCEL: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: '`own`: a SemiTrusted turn may cancel the missions that name its sender (confirm-first; docs/MISSIONS.md)',
     schema: text(),
   }),
   // --- the audit log (docs/AUDIT.md)

@@ -160,6 +160,7 @@ describe('what derives from the definitions', () => {
       'channel.send',
       'fs.delete',
       'git.commit',
+      'mission.cancel',
       'mission.create',
       'net.post',
       'shell.exec',

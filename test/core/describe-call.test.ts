@@ -65,6 +65,11 @@ const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
       'capabilities: "fs.read:/home/u/mail/**"',
     ],
   },
+  'mission.list': { input: { state: 'waiting' }, expect: ['state: waiting', 'limit: 20'] },
+  'mission.cancel': {
+    input: { missionId: 'mission-3f2a9c', reason: 'done already' },
+    expect: ['mission: mission-3f2a9c', 'reason: "done already"'],
+  },
   'mcp.call': {
     input: { server: 'files', tool: 'search', arguments: { query: 'q3 report', limit: 3 } },
     expect: ['tool: files/search', 'arguments: {"limit":3,"query":"q3 report"}'],

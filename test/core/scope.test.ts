@@ -17,12 +17,14 @@ function parseError(s: string): AivyxError {
 const granted = (needed: string, held: string): boolean => Scope.parse(needed).isGrantedBy(Scope.parse(held));
 
 describe('scope bases', () => {
-  it('knows exactly the 25 v1 bases (kernel.data_dir included) and the 17 reserved ones', () => {
-    expect(KNOWN_SCOPE_BASES).toHaveLength(25);
+  it('knows exactly the 27 v1 bases (kernel.data_dir, mission.list and mission.cancel included) and the 17 reserved ones', () => {
+    expect(KNOWN_SCOPE_BASES).toHaveLength(27);
     expect(KNOWN_SCOPE_BASES).toContain('kernel.data_dir');
     expect(RESERVED_SCOPE_BASES).toHaveLength(17);
     expect(KNOWN_SCOPE_BASES).toContain('git.write');
     expect(KNOWN_SCOPE_BASES).toContain('mission.gate');
+    expect(KNOWN_SCOPE_BASES).toContain('mission.list');
+    expect(KNOWN_SCOPE_BASES).toContain('mission.cancel');
     for (const b of RESERVED_SCOPE_BASES) expect(KNOWN_SCOPE_BASES).not.toContain(b);
   });
 

@@ -52,6 +52,8 @@ const POLICY: TierPolicy = {
     'channel.send': ['telegram'],
     'channel.receive': ['telegram'],
     'mission.create': ['notify'],
+    'mission.list': ['own'],
+    'mission.cancel': ['own'],
   },
 };
 
@@ -82,6 +84,9 @@ const TABLE: Readonly<Record<string, Row>> = {
   'git.write': row('✓', '⊘', '⊘', undefined, 'decided'),
   'mission.create': row('✓', '▲', '⊘', undefined, 'decided'),
   'mission.gate': row('✓', '⊘', '⊘', undefined, 'decided'),
+  // Issue 12: the asker's own missions; SemiTrusted only when the policy names `own`.
+  'mission.list': row('✓', '▲', '⊘', undefined, 'decided'),
+  'mission.cancel': row('✓', '▲', '⊘', undefined, 'decided'),
   'mcp.call': row('⊘', '⊘', '⊘', undefined, 'decided'),
   'kernel.data_dir': row('⊘', '⊘', '⊘', undefined, 'decided'),
 };
@@ -123,6 +128,8 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
     { goal: 'passport', steps: [{ waitUntil: '2027-03-01T09:00', timeZone: 'Europe/Berlin' }, { notify: 'renew the passport' }] },
     { goal: 'weekly', steps: ['summarise what is waiting for me'], capabilities: ['audit.read'] },
   ],
+  'mission.list': [{}, { state: 'waiting', limit: 5 }],
+  'mission.cancel': [{ missionId: 'mission-0123abcd' }, { missionId: 'mission-0123abcd', reason: 'not needed' }],
   'channel.send': [
     { channel: 'telegram', to: '12345', text: 'hi' },
     { channel: 'email', to: 'me@example.com', text: 'hi' },
@@ -227,6 +234,8 @@ describe('the ▲ cells are not vacuous', () => {
       ['channel.send', { channel: 'telegram', to: '1', text: 'x' }, true],
       ['channel.send', { channel: 'email', to: 'a@b.c', text: 'x' }, false],
       ['audit.read', {}, true],
+      ['mission.list', {}, true],
+      ['mission.cancel', { missionId: 'mission-0123abcd' }, true],
       ['audit.read', { allSessions: true }, false],
     ];
     for (const [id, input, granted] of cases) expect(eff.grants(scope(id, input)), `${id} ${JSON.stringify(input)}`).toBe(granted);
@@ -277,6 +286,20 @@ describe('the rows say what the new tools may do', () => {
     expect(s).toBe('shell.spawn:sleep');
     expect(TIERS.map((t) => effOf(t).grants(s))).toEqual([true, false, false]);
     expect(CapabilitySet.from(['shell.exec:sleep']).grants(s)).toBe(false);
+  });
+
+  it('mission.list / mission.cancel: Trusted, SemiTrusted only when the policy names `own`, Untrusted never', () => {
+    const list = byId('mission.list').requiredScope({});
+    const cancel = byId('mission.cancel').requiredScope({ missionId: 'mission-0123abcd' });
+    expect([list, cancel]).toEqual(['mission.list:own', 'mission.cancel:own']);
+    for (const s of [list, cancel]) {
+      expect(TIERS.map((t) => effOf(t).grants(s))).toEqual([true, true, false]);
+      expect(TIERS.map((t) => effectiveCapabilities(AGENT_ALL_BARE, t).grants(s))).toEqual([true, false, false]);
+    }
+    // Each is its own grant: listing does not let a SemiTrusted person cancel.
+    const listOnly: TierPolicy = { semiTrusted: { 'mission.list': ['own'] } };
+    expect(effectiveCapabilities(AGENT_ALL_BARE, 'SemiTrusted', listOnly).grants(list)).toBe(true);
+    expect(effectiveCapabilities(AGENT_ALL_BARE, 'SemiTrusted', listOnly).grants(cancel)).toBe(false);
   });
 
   it('channel.send: Trusted, SemiTrusted only on configured channels (▲), Untrusted never', () => {

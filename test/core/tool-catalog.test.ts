@@ -91,12 +91,14 @@ describe('tool catalog', () => {
       'shell.spawn',
       'channel.send',
       'mission.create',
+      'mission.list',
+      'mission.cancel',
     ]);
     expect(findTool('fs.read')).toBe(fsReadTool);
     expect(findTool('nope')).toBeUndefined();
     const specs = toolSpecs(['shell.exec']);
     expect(specs).toEqual([{ id: 'shell.exec', description: shellExecTool.description, inputSchema: shellExecTool.inputSchema }]);
-    expect(toolSpecs()).toHaveLength(20);
+    expect(toolSpecs()).toHaveLength(22);
     expect(errorKindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
     expect(shellExecTool.idempotency).toBe('at-most-once');
   });

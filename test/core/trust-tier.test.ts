@@ -47,6 +47,8 @@ const SAMPLE_QUALIFIED: Record<string, string> = {
   'git.read': 'git.read:/home/u/secret-repo',
   'git.write': 'git.write:/home/u/repo',
   'mission.create': 'mission.create:daily',
+  'mission.list': 'mission.list:own',
+  'mission.cancel': 'mission.cancel:own',
   'mission.gate': 'mission.gate:daily',
   'mcp.call': 'mcp.call:echo/echo',
   'kernel.data_dir': 'kernel.data_dir:/home/u/.aivyx/rest-token',
@@ -111,6 +113,9 @@ const TABLE: ReadonlyArray<[string, Cell, Cell, Cell]> = [
   ['git.write', '✓', '⊘', '⊘'],
   ['mission.create', '✓', '⊘', '⊘'],
   ['mission.gate', '✓', '⊘', '⊘'],
+  // Issue 12: SemiTrusted only as the policy names `own` (this file's policy names none; tier-table-tools.test.ts checks one that does).
+  ['mission.list', '✓', '⊘', '⊘'],
+  ['mission.cancel', '✓', '⊘', '⊘'],
   ['mcp.call', '⊘', '⊘', '⊘'], // amendment 2026-12-02-mcp-call-scope: no tier by default
   ['kernel.data_dir', '⊘', '⊘', '⊘'], // amendment 2026-12-03-tier-policy-data-dir: Kernel only
 ];

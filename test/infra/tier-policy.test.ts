@@ -34,6 +34,8 @@ describe('tierPolicyFromEnv', () => {
       'channel.receive': [],
       'memory.forget': [],
       'mission.create': [],
+      'mission.list': [],
+      'mission.cancel': [],
     });
   });
 

@@ -197,6 +197,7 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
         storage: state,
         deliveries,
         missions,
+        missionControl: missions,
         gateTokens: new GateTokens(gateTokenKey(master.subkey('channel_state')), state),
         trust: { allowlist: opts.allowlist, trustedHop: { host: smtp.hostname, mta: 'exim' }, resolver: mapResolver(dns) },
         reconnect: { initialMs: 200, maxMs: 1000 },

@@ -16,6 +16,7 @@ import { createAttestor, type Attestor } from '../../infra/attestation.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
 import { createConfirmations, createMissionStarts } from '../../app/confirmations.js';
+import { MissionGateway } from '../../channels/mission-gateway.js';
 import { createScheduleRecords } from '../../app/schedules.js';
 import { openKeyring } from '../../infra/keyring.js';
 import type { MasterKey } from '../../infra/crypto/index.js';
@@ -38,8 +39,8 @@ export interface MissionHarnessOptions {
   agent?: Partial<AgentConfig>;
   /** Channel deliverers (replies and gate notices); default none. */
   deliveries?: DeliveryRegistry;
-  /** Open confirmation missions (confirm-first in conversations) with this client. */
-  confirmWith?: Client;
+  /** Open confirmation missions (confirm-first in conversations) with this client (`'own'`: the harness's codec client). */
+  confirmWith?: Client | 'own';
   /** How far a schedule's creation may lie from its template's signature (default: production's). */
   scheduleSkewMs?: number;
   /**
@@ -48,6 +49,8 @@ export interface MissionHarnessOptions {
    * workflows with the environment's plain client).
    */
   codec?: { connection: Client['connection'] };
+  /** Give the worker a mission control port (mission.list/mission.cancel) over the harness's codec client (needs `codec`). */
+  missionControl?: boolean;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
 }
@@ -97,9 +100,23 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
   const attestor = createAttestor(master.subkey('attestation'));
-  const starter = opts.confirmWith ? { client: opts.confirmWith, taskQueue, attestor, capabilities: agent.capabilities } : undefined;
+  const client = opts.codec
+    ? new Client({
+        connection: opts.codec.connection,
+        namespace: env.namespace ?? 'default',
+        dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))),
+      })
+    : undefined;
+  // Confirmations go through the codec client when the worker refuses unencrypted input (`confirmWith: 'own'`).
+  const confirmClient = opts.confirmWith === 'own' ? client : opts.confirmWith;
+  const starter = confirmClient ? { client: confirmClient, taskQueue, attestor, capabilities: agent.capabilities } : undefined;
   const confirmations = starter ? createConfirmations(starter) : undefined;
   const missionStarts = starter ? createMissionStarts(starter) : undefined;
+  // As aivyx up wires it: the mission gateway is the port, reading definitions through the codec client.
+  const missionControl =
+    opts.missionControl && client
+      ? new MissionGateway({ client, taskQueue, attestor, capabilities: agent.capabilities, dashboard: true })
+      : undefined;
   const activities = wireTurnActivities({
     db,
     master,
@@ -109,18 +126,12 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     deliveries,
     ...(confirmations ? { confirmations } : {}),
     ...(missionStarts ? { missionStarts } : {}),
-    ...(opts.confirmWith ? { schedules: createScheduleRecords(opts.confirmWith, opts.scheduleSkewMs) } : {}),
+    ...(missionControl ? { missionControl } : {}),
+    ...(confirmClient ? { schedules: createScheduleRecords(confirmClient, opts.scheduleSkewMs) } : {}),
     notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = opts.codec
     ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }))
-    : undefined;
-  const client = opts.codec
-    ? new Client({
-        connection: opts.codec.connection,
-        namespace: env.namespace ?? 'default',
-        dataConverter: aivyxDataConverter(createPayloadCodec(master.subkey('payload'))),
-      })
     : undefined;
   const start = async (): Promise<{ worker: Worker; running: Promise<void> }> => {
     const worker = await createAivyxWorker({

@@ -1,0 +1,68 @@
+/**
+ * `mission.list` and `mission.cancel`: the asking person's own missions (activities/owned-missions.ts
+ * applies the rule). Who asks is the turn's verified channel facts, never the model's input: the
+ * input names only a state filter or a mission id. Without a port (a worker that cannot reach
+ * Temporal as a client) both refuse.
+ */
+import { askerOf } from '../../core/mission-owner.js';
+import { AivyxError } from '../../core/errors.js';
+import { missionCancelTool, parseMissionCancelInput } from '../../core/tools/mission-cancel.js';
+import { missionListTool, parseMissionListInput } from '../../core/tools/mission-list.js';
+import { toolError } from '../../core/tools/tool-error.js';
+import { cancelOwnMission, listOwnMissions } from '../owned-missions.js';
+import type { MissionControlPort } from '../ports.js';
+import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
+
+/** The turn's asker, or a refusal when the turn has no verified channel. */
+function askerFor(tool: string, ctx: ToolRunContext) {
+  if (!ctx.channel) throw toolError(tool, `${tool}: the turn has no verified sender`);
+  return askerOf(ctx.channel);
+}
+
+/** A port-side AivyxError keeps its kind (NotFound, CapabilityDenied) under the tool's name. */
+function asToolError(tool: string, err: unknown): unknown {
+  if (!(err instanceof AivyxError) || err.kind === 'Tool') return err;
+  return toolError(tool, `${tool}: ${err.message}`, {
+    kind: err.kind,
+    ...(err.hint ? { hint: err.hint } : {}),
+    ...(err.detail ? { detail: err.detail } : {}),
+    cause: err,
+  });
+}
+
+/** Creates the `mission.list` and `mission.cancel` implementations over a mission control port. */
+export function createMissionControlTools(deps: { control?: MissionControlPort }): ToolImplementation[] {
+  const port = (tool: string): MissionControlPort => {
+    if (!deps.control) throw toolError(tool, `${tool}: this worker cannot see missions`, { hint: 'run it under aivyx up' });
+    return deps.control;
+  };
+  return [
+    {
+      descriptor: missionListTool,
+      resolveScope: async (input) => missionListTool.requiredScope(input),
+      async run(raw, ctx) {
+        const input = parseMissionListInput(raw);
+        const missions = await listOwnMissions(port('mission.list'), askerFor('mission.list', ctx), input).catch((e: unknown) => {
+          throw asToolError('mission.list', e);
+        });
+        return { kind: 'completed', output: { missions }, verified: 'Verified' };
+      },
+    },
+    {
+      descriptor: missionCancelTool,
+      resolveScope: async (input) => missionCancelTool.requiredScope(input),
+      async run(raw, ctx) {
+        const input = parseMissionCancelInput(raw);
+        const outcome = await cancelOwnMission(
+          port('mission.cancel'),
+          askerFor('mission.cancel', ctx),
+          input.missionId,
+          input.reason,
+        ).catch((e: unknown) => {
+          throw asToolError('mission.cancel', e);
+        });
+        return { kind: 'completed', output: outcome, verified: 'Verified' };
+      },
+    },
+  ];
+}

@@ -1,0 +1,69 @@
+/**
+ * Mission commands by mail: a verified sender (SemiTrusted: allowlisted and DKIM/SPF-aligned) whose
+ * first line is `missions` gets their own missions listed; `cancel <mission id>` cancels one of
+ * theirs. Like an approval by mail, this is a person acting on missions that name them, not the
+ * model: the sender is the verified From address, ownership is activities/owned-missions.ts's rule,
+ * and another person's mission is answered like one that does not exist. Anything else (or any
+ * unverified mail) is not a command and becomes a turn as before.
+ */
+import { cancelOwnMission, listOwnMissions } from '../../activities/owned-missions.js';
+import type { MissionControlPort } from '../../activities/ports.js';
+import { AivyxError } from '../../core/errors.js';
+import type { MissionAsker } from '../../core/mission-owner.js';
+import { MISSION_ID_PATTERN } from '../../core/tools/mission-cancel.js';
+import { stripQuotedText } from './threading.js';
+import type { MailVerdict } from './trust.js';
+
+/** How many missions the answer lists (newest first). */
+export const MAILED_MISSIONS_SHOWN = 20;
+
+type MissionCommand = { kind: 'list' } | { kind: 'cancel'; missionId: string };
+
+/** The command on the first non-empty line of the new (unquoted) text, if it is one. */
+export function parseMissionCommand(text: string): MissionCommand | undefined {
+  const first = stripQuotedText(text)
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l !== '');
+  if (!first) return undefined;
+  if (/^missions[.!]?$/i.test(first)) return { kind: 'list' };
+  const cancel = /^cancel\s+(\S+)$/i.exec(first);
+  if (cancel?.[1] && MISSION_ID_PATTERN.test(cancel[1])) return { kind: 'cancel', missionId: cancel[1] };
+  return undefined;
+}
+
+/**
+ * The answer to a mission command in `text` from `verdict`'s sender, or undefined when the mail is
+ * not one (not verified, no port, or its first line is no command): then it is an ordinary message.
+ */
+export async function mailMissionCommand(
+  control: MissionControlPort | undefined,
+  verdict: MailVerdict,
+  text: string,
+): Promise<string | undefined> {
+  if (!control || verdict.tier !== 'SemiTrusted' || !verdict.from) return undefined;
+  const command = parseMissionCommand(text);
+  if (!command) return undefined;
+  const asker: MissionAsker = { identity: verdict.from, channel: 'email', trustTier: verdict.tier, local: false };
+  try {
+    if (command.kind === 'list') {
+      const mine = await listOwnMissions(control, asker, { limit: MAILED_MISSIONS_SHOWN });
+      if (mine.length === 0) return 'You have no missions.';
+      return [
+        'Your missions:',
+        ...mine.map(
+          (m) =>
+            `- ${m.missionId} — ${m.state ?? m.status.toLowerCase()}${m.waiting ? ` (waiting for ${m.waiting})` : ''}: ${m.goal.slice(0, 120)}`,
+        ),
+        '',
+        'To cancel one, reply with "cancel <mission id>" as the first line.',
+      ].join('\n');
+    }
+    const done = await cancelOwnMission(control, asker, command.missionId, `cancelled by mail from ${verdict.from}`);
+    return done.result === 'cancelled' ? `Cancelled mission ${done.missionId}.` : `Mission ${done.missionId} was already cancelled.`;
+  } catch (err) {
+    if (err instanceof AivyxError && (err.kind === 'NotFound' || err.kind === 'CapabilityDenied'))
+      return `Nothing changed: ${err.message}.`;
+    throw err; // An outage: the mailbox reads the mail again later.
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * `mission.list` as the core knows it (pure, workflow-safe): the missions of the person asking —
+ * those whose definition names the turn's verified sender (core/mission-owner.ts); the owner at a
+ * local Trusted channel sees all. The scope is `mission.list:own` (the only kind there is): Trusted
+ * holds the bare base, SemiTrusted only when the tier policy names `own`, Untrusted never.
+ */
+import { z } from 'zod';
+import { defineTool } from './define-tool.js';
+import { positiveIntField } from './fields.js';
+
+/** The dashboard states a mission can be in (AivyxMissionState). */
+export const MISSION_STATES = ['running', 'waiting', 'completed', 'failed', 'cancelled', 'expired'] as const;
+
+/** Most missions one call lists. */
+export const MISSION_LIST_MAX = 50;
+
+/** Validated input of `mission.list`. */
+export interface MissionListInput {
+  state?: (typeof MISSION_STATES)[number];
+  limit: number;
+}
+
+/** `mission.list`: the asker's own missions, newest first. */
+export const missionListTool = defineTool({
+  id: 'mission.list',
+  description:
+    'List the missions of the person you are talking to (reminders, recurring checks, approvals they started), newest first: id, goal, state and what it is waiting for. Filter with state: running, waiting, completed, failed, cancelled or expired.',
+  input: z.strictObject({
+    state: z.enum(MISSION_STATES).optional().describe('Only missions in this state.'),
+    limit: positiveIntField('limit', MISSION_LIST_MAX, `At most this many (default 20, at most ${MISSION_LIST_MAX}).`).optional(),
+  }),
+  canonical: (p): MissionListInput => ({ ...(p.state ? { state: p.state } : {}), limit: p.limit ?? 20 }),
+  scope: { base: 'mission.list', qualifier: () => 'own' },
+  idempotency: 'natural',
+  provenance: { output: 'trusted', effect: false },
+});
+
+export const parseMissionListInput = missionListTool.parse;

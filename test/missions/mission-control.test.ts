@@ -1,0 +1,186 @@
+/**
+ * `mission.list` and `mission.cancel` through real turns on the shared dev server, with the payload
+ * codec and the mission gateway as the port, as `aivyx up` wires them. Alice and Bob are allowlisted
+ * Telegram users (SemiTrusted, the tier policy says `own`): each lists only the missions that name
+ * them. A cancel is confirm-first and the asker may approve their own request, so the attack is the
+ * whole path: Bob asks to cancel Alice's mission and approves it himself — the approved rerun is
+ * refused as if the mission did not exist, audited, and hers is still running. Alice's approved cancel
+ * ends hers `cancelled`. A mission naming Alice under a proof this install did not make is not hers.
+ * The owner on the CLI sees them all; an Untrusted sender is denied by scope before anything is asked.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MissionGateway, startMission } from '../../channels/mission-gateway.js';
+import { TurnGateway } from '../../channels/turn-gateway.js';
+import type { ChannelFacts } from '../../core/channel.js';
+import { textContent } from '../../core/message.js';
+import type { TurnOutcome } from '../../core/outcomes.js';
+import { createAttestor } from '../../infra/attestation.js';
+import { confirmationGateId, confirmationMissionId, confirmationRerunTurnId } from '../../workflows/turn-ids.js';
+import { missionStatusQuery, type MissionResult, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import { testConnection, type TestConnection } from '../support/temporal.js';
+
+const script = {
+  rules: [
+    {
+      match: 'list my missions',
+      steps: [{ call: [{ tool: 'mission.list', input: { limit: 50 } }] }, { say: 'missions: {{result.0.output.missions}} {{results}}' }],
+    },
+    {
+      regex: 'cancel (mission-[0-9a-f-]+)',
+      steps: [
+        { call: [{ tool: 'mission.cancel', input: { missionId: '{{match.1}}', reason: 'not needed' } }] },
+        { say: 'cancel: {{result.0.status}} {{result.0.error.kind}} {{result.0.error.message}} {{result.0.output.result}}' },
+      ],
+    },
+    { steps: [{ say: 'ok' }] },
+  ],
+};
+
+let tc: TestConnection;
+let h: MissionHarness;
+let turns: TurnGateway;
+let missions: MissionGateway;
+const ids: { alice: string; bob: string; forged: string } = { alice: '', bob: '', forged: '' };
+
+const telegram = (sender: string, trustTier: ChannelFacts['trustTier'] = 'SemiTrusted'): ChannelFacts => ({
+  name: 'telegram',
+  platform: 'Telegram',
+  trustTier,
+  sessionId: `tg-${sender}-${randomUUID()}`,
+  sender,
+});
+const cli: ChannelFacts = { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: `cli-${randomUUID()}`, sender: 'local-user' };
+
+async function turn(facts: ChannelFacts, text: string): Promise<{ turnId: string; outcome: TurnOutcome }> {
+  const message = { id: randomUUID(), sessionId: facts.sessionId, content: textContent(text), receivedAt: Date.now() };
+  const t = await turns.start(facts, message, () => undefined);
+  return { turnId: t.turnWorkflowId, outcome: await t.outcome };
+}
+
+/** A cancel asked in `facts`'s chat and approved there by the sender themself: the outcome of the approved rerun. */
+async function approvedCancel(facts: ChannelFacts, missionId: string): Promise<{ rerunId: string; outcome: TurnOutcome }> {
+  const asked = await turn(facts, `cancel ${missionId}`);
+  expect(asked.outcome).toMatchObject({ status: 'Escalated', pendingTool: 'mission.cancel' });
+  const gateId = confirmationGateId(asked.turnId);
+  await waitForGate(confirmationMissionId(asked.turnId));
+  await missions.decideAs('approve', gateId, { identity: facts.sender, channel: facts.name, trustTier: facts.trustTier });
+  const rerunId = confirmationRerunTurnId(asked.turnId);
+  await h.client!.workflow.getHandle(confirmationMissionId(asked.turnId)).result();
+  return { rerunId, outcome: (await h.client!.workflow.getHandle(rerunId).result()) as TurnOutcome };
+}
+
+async function waitForGate(missionId: string): Promise<void> {
+  const handle = h.client!.workflow.getHandle<typeof missionWorkflow>(missionId);
+  for (let i = 0; i < 200; i++) {
+    const s = await handle.query(missionStatusQuery).catch(() => undefined);
+    if (s?.gate?.state === 'open') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no open gate on ${missionId}`);
+}
+
+const said = (o: TurnOutcome): string => (o.status === 'Completed' && 'finalMessage' in o ? o.finalMessage : JSON.stringify(o));
+
+/** Polls visibility (eventually consistent) until it lists `workflowId`. */
+async function listed(workflowId: string, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    for await (const wf of h.client!.workflow.list({ query: `WorkflowId = '${workflowId}'` })) if (wf.workflowId === workflowId) return;
+    if (Date.now() > until) throw new Error(`${workflowId} not listed within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function statusOf(missionId: string): Promise<string> {
+  return (await h.client!.workflow.getHandle(missionId).describe()).status.name;
+}
+
+beforeAll(async () => {
+  tc = await testConnection();
+  h = await startMissionHarness(
+    { nativeConnection: tc.connection, namespace: tc.namespace },
+    {
+      script,
+      codec: { connection: tc.client.connection },
+      missionControl: true,
+      confirmWith: 'own',
+      agent: {
+        capabilities: ['llm.call', 'mission.list', 'mission.cancel'],
+        // As in production: a cancel is confirm-first (and, after a SemiTrusted message, gated by taint too);
+        // the sender may approve their own request, so the ownership check is what stands between them.
+        confirmFirst: ['mission.cancel'],
+        tierPolicy: { semiTrusted: { 'mission.list': ['own'], 'mission.cancel': ['own'] } },
+      },
+    },
+  );
+  turns = new TurnGateway({ client: h.client!, taskQueue: h.taskQueue, attestor: h.attestor, hub: h.hub });
+  missions = new MissionGateway({ client: h.client!, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: [], dashboard: true });
+  const wait = [{ wait: '1h' }];
+  ids.alice = (await missions.create({ goal: 'renew the passport', steps: wait, approvers: ['telegram:42'] })).missionId;
+  ids.bob = (await missions.create({ goal: 'water the plants', steps: wait, approvers: ['telegram:77'] })).missionId;
+  // Names Alice, but vouched for by a key that is not this install's: the worker refuses it, and it is nobody's.
+  const forged = { ...missions.definition({ goal: 'forged', steps: wait, approvers: ['telegram:42'] }) };
+  ids.forged = forged.missionId;
+  await startMission(
+    { client: h.client!, taskQueue: h.taskQueue, attestor: createAttestor(randomBytes(32)), dashboard: true },
+    forged,
+    'ALLOW_DUPLICATE',
+  );
+  for (const id of Object.values(ids)) await listed(id);
+}, 120_000);
+
+afterAll(async () => {
+  for (const id of Object.values(ids))
+    await h?.client?.workflow
+      .getHandle(id)
+      .terminate('test over')
+      .catch(() => undefined);
+  await h?.stop();
+});
+
+describe('mission.list and mission.cancel in a conversation', () => {
+  it('each allowlisted sender lists only the missions that name them; the owner on the CLI lists all', async () => {
+    const alice = said((await turn(telegram('42'), 'list my missions')).outcome);
+    expect(alice).toContain(ids.alice);
+    expect(alice).toContain('renew the passport');
+    expect(alice).not.toContain(ids.bob);
+    expect(alice).not.toContain(ids.forged);
+    const bob = said((await turn(telegram('77'), 'list my missions')).outcome);
+    expect(bob).toContain(ids.bob);
+    expect(bob).not.toContain(ids.alice);
+    const owner = said((await turn(cli, 'list my missions')).outcome);
+    expect(owner).toContain(ids.alice);
+    expect(owner).toContain(ids.bob);
+    expect(owner).not.toContain(ids.forged);
+  }, 120_000);
+
+  it("Bob cannot cancel Alice's mission: refused like a missing one, audited, and it is still running", async () => {
+    // Bob asks, and approves his own request (he may: it is his chat's confirmation); the rerun is refused.
+    const { rerunId, outcome } = await approvedCancel(telegram('77'), ids.alice);
+    expect(said(outcome)).toContain(`cancel: Failed NotFound mission.cancel: no mission ${ids.alice} of yours`);
+    const calls = (await h.audit(rerunId)).filter((e) => e.type === 'ToolCall');
+    expect(calls).toMatchObject([{ toolId: 'mission.cancel', scopeUsed: 'mission.cancel:own', outcome: expect.stringMatching(/^Failed/) }]);
+    expect(await statusOf(ids.alice)).toBe('RUNNING');
+    const status = await h.client!.workflow.getHandle<typeof missionWorkflow>(ids.alice).query(missionStatusQuery);
+    expect(status.state).not.toBe('cancelled');
+    // Untrusted (a stranger writing to the bot): denied by scope, the tool never runs.
+    const stranger = await turn(telegram('42', 'Untrusted'), `cancel ${ids.alice}`);
+    expect(said(stranger.outcome)).toContain('cancel: Denied');
+    expect(await statusOf(ids.alice)).toBe('RUNNING');
+    expect((await h.verify()).ok).toBe(true);
+  }, 120_000);
+
+  it('Alice cancels her own mission: it ends cancelled; again, it says so', async () => {
+    const first = await approvedCancel(telegram('42'), ids.alice);
+    expect(said(first.outcome)).toContain('cancel: Completed');
+    expect(said(first.outcome)).toMatch(/cancelled$/);
+    const result = (await h.client!.workflow.getHandle(ids.alice).result()) as MissionResult;
+    expect(result).toMatchObject({ missionId: ids.alice, state: 'cancelled' });
+    // Bob's is untouched.
+    expect(await statusOf(ids.bob)).toBe('RUNNING');
+    const again = await approvedCancel(telegram('42'), ids.alice);
+    expect(said(again.outcome)).toMatch(/cancel: Completed\s+already-cancelled$/);
+  }, 120_000);
+});
