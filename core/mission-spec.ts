@@ -8,7 +8,8 @@
  * - `{ "notify": "renew the passport" }` — tell the mission's owner;
  * - `{ "waitFor": { "email": { "from": "bob@example.com", "thread": "<id@host>" } }, "within": "5d",
  *   "onEvent": "end", "onTimeout": "continue" }` — wait for an inbound event (an e-mail, or
- *   `{ "telegram": { "from": "@bob", "contains": "done" } }`), at most `within`; each outcome goes on
+ *   `{ "telegram": { "from": "@bob", "contains": "done" } }`, or `{ "approval": "Send the nudge?" }`: a
+ *   yes from an approver), at most `within`; each outcome goes on
  *   with the next step or ends the mission (defaults: an event continues, a timeout ends).
  * Everything is checked here, at the edge, so a bad step is refused before any workflow starts.
  */
@@ -108,6 +109,7 @@ export const missionStepSpecSchema = z.union([
           })
           .refine((t) => t.from !== undefined || t.contains !== undefined, 'needs "from" or "contains"'),
       }),
+      z.strictObject({ approval: nonEmpty(2000) }),
     ]),
     within: durationSpec,
     onEvent: branch.optional(),
@@ -126,7 +128,10 @@ export type DefinedStep =
   | { kind: 'notify'; text: string }
   | {
       kind: 'waitFor';
-      event: { source: 'email'; from: string; thread?: string } | { source: 'telegram'; from?: string; contains?: string };
+      event:
+        | { source: 'email'; from: string; thread?: string }
+        | { source: 'telegram'; from?: string; contains?: string }
+        | { source: 'approval'; question: string };
       within: string | number;
       onEvent?: 'continue' | 'end';
       onTimeout?: 'continue' | 'end';
@@ -140,14 +145,16 @@ export function defineStep(s: MissionStepSpec): DefinedStep {
   if ('notify' in s) return { kind: 'notify', text: s.notify };
   if ('waitFor' in s) {
     const w = s.waitFor;
-    const event =
-      'email' in w
-        ? {
-            source: 'email' as const,
-            from: w.email.from.toLowerCase(),
-            ...(w.email.thread ? { thread: w.email.thread.replace(/^<|>$/g, '') } : {}),
-          }
-        : { source: 'telegram' as const, ...w.telegram };
+    const event: Extract<DefinedStep, { kind: 'waitFor' }>['event'] =
+      'approval' in w
+        ? { source: 'approval', question: w.approval }
+        : 'email' in w
+          ? {
+              source: 'email' as const,
+              from: w.email.from.toLowerCase(),
+              ...(w.email.thread ? { thread: w.email.thread.replace(/^<|>$/g, '') } : {}),
+            }
+          : { source: 'telegram' as const, ...w.telegram };
     return {
       kind: 'waitFor',
       event,

@@ -106,6 +106,7 @@ const missionStepSchema = z.union([
         from: z.string().min(1).max(64).optional(),
         contains: z.string().min(1).max(200).optional(),
       }),
+      z.strictObject({ source: z.literal('approval'), question: z.string().min(1).max(2000) }),
     ]),
     within: durationSchema,
     onEvent: z.enum(['continue', 'end']).optional(),

@@ -39,10 +39,14 @@ export interface NotifyStep {
  * aligned) as `from`, and, with `thread`, a reply in that thread (the Message-ID is in its
  * In-Reply-To or References). Telegram: a message from `from` (a user id or `@username`) and/or
  * whose text contains `contains` (case-insensitive; no regular expressions: the pattern is drafted
- * by a model and run against anyone's text).
+ * by a model and run against anyone's text). Approval: a yes from one of the mission's approvers to
+ * `question`, decided like a gate (only by a verified approver's decision).
  */
 export type MissionEventMatch =
-  { source: 'email'; from: string; thread?: string } | { source: 'telegram'; from?: string; contains?: string };
+  | { source: 'email'; from: string; thread?: string }
+  | { source: 'telegram'; from?: string; contains?: string }
+  /** A yes from one of the mission's approvers (a gate for the question): approved is the event; denied or no answer, the timeout. */
+  | { source: 'approval'; question: string };
 
 /** What a `waitFor` step does next: go on with the next step, or end the mission (completed). */
 export type WaitBranch = 'continue' | 'end';
@@ -101,6 +105,7 @@ export function checkSteps(steps: readonly MissionStep[]): void {
 
 /** What a `waitFor` step waits for, in words. */
 export function eventLabel(e: MissionEventMatch): string {
+  if (e.source === 'approval') return `a yes to "${e.question}"`;
   return e.source === 'email'
     ? `an e-mail from ${e.from}${e.thread ? ` in thread <${e.thread}>` : ''}`
     : `a Telegram message${e.from ? ` from ${e.from}` : ''}${e.contains ? ` containing "${e.contains}"` : ''}`;
@@ -138,7 +143,8 @@ export interface MissionEventFacts {
  * must name exactly the step's words).
  */
 export function eventMatches(match: MissionEventMatch, facts: MissionEventFacts, text?: string): boolean {
-  if (facts.source !== match.source) return false;
+  // An approval is decided at a gate, never by a channel event.
+  if (match.source === 'approval' || facts.source !== match.source) return false;
   if (match.source === 'email')
     return facts.from === match.from.toLowerCase() && (match.thread === undefined || (facts.threadIds ?? []).includes(match.thread));
   if (match.from !== undefined) {

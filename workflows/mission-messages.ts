@@ -146,6 +146,8 @@ export interface MissionEventRequest {
   proof: AuthorityProof;
 }
 
+/** The "tool" a `waitFor` approval's gate is about: a question to the mission's approvers (input `{ question }`). */
+export const ASK_TOOL_ID = 'mission.ask';
 /** The tool a plan gate is about: the model's proposed plan (activities/mission-plan.ts). */
 export const PLAN_TOOL_ID = 'mission.plan';
 /** The id of the mission an approved plan runs as (a child of the mission that planned it). */

@@ -48,6 +48,7 @@ import {
   missionEventUpdate,
   missionStartMetadata,
   missionStatusQuery,
+  ASK_TOOL_ID,
   PLAN_TOOL_ID,
   plannedMissionId,
   type GateCallView,
@@ -558,7 +559,29 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         const stepId = `${missionId}/step-${step}`;
         let outcome = stepDef.kind === 'wait' ? 'Waited' : 'Notified';
         let ends = false;
-        if (stepDef.kind === 'waitFor') {
+        if (stepDef.kind === 'waitFor' && stepDef.event.source === 'approval') {
+          // A gate-like approval: a gate for the question; a verified approver's yes is the event, a no or silence the timeout.
+          const question = stepDef.event.question;
+          waitingFor = `${eventLabel(stepDef.event)} from an approver`;
+          const ended = await awaitGate(
+            step,
+            {
+              tool: ASK_TOOL_ID,
+              input: { question },
+              reason: question,
+              expireMs: durationMs(stepDef.within),
+              expiredText: 'no answer in time: the mission goes on as if the answer were no',
+            },
+            () => checked(),
+          );
+          waitingFor = undefined;
+          gate = undefined;
+          gateView = undefined;
+          publish();
+          if (ended.value === 'withdrawn') continue;
+          outcome = ended.value === 'approved' ? 'EventArrived' : 'TimedOut';
+          ends = (ended.value === 'approved' ? (stepDef.onEvent ?? 'continue') : (stepDef.onTimeout ?? 'end')) === 'end';
+        } else if (stepDef.kind === 'waitFor') {
           const until = Date.now() + durationMs(stepDef.within);
           const { waitKey } = await acts.openWait({ definition: def, step, until });
           const w = (openWait = { waitKey, step, arrived: false });

@@ -15,6 +15,7 @@ import { parseMemoryWriteInput } from './memory-write.js';
 import { parseShellExecInput } from './shell-exec.js';
 import { type MemoryFilter } from './memory-fields.js';
 import { parseChannelSendInput } from './channel-send.js';
+import type { MissionStepSpec } from '../mission-spec.js';
 import { parseMissionCreateInput } from './mission-create.js';
 import { parseMissionListInput } from './mission-list.js';
 import { parseMissionCancelInput } from './mission-cancel.js';
@@ -209,6 +210,24 @@ function filterLines(f: MemoryFilter & { from?: number; to?: number }): string[]
 const pathsLine = (paths: readonly string[] | undefined): string[] => (paths ? [`paths: ${paths.map(word).join(' ')}`] : []);
 
 /** Per tool: its parser's canonical input as lines. Each may throw (the input does not parse). */
+/** One drafted mission step, as its approver reads it (every value quoted or escaped). */
+function specStepLine(s: MissionStepSpec): string {
+  if (typeof s === 'string') return `task ${quoted(s)}`;
+  if ('wait' in s) return `wait ${word(String(s.wait))}`;
+  if ('notify' in s) return `notify the owner ${quoted(s.notify)}`;
+  if ('waitUntil' in s) return `wait until ${word(s.waitUntil)}${s.timeZone ? ` (${word(s.timeZone)})` : ''}`;
+  const w = s.waitFor;
+  const what =
+    'approval' in w
+      ? `a yes from an approver to ${quoted(w.approval)}`
+      : 'email' in w
+        ? `an e-mail from ${word(w.email.from)}${w.email.thread ? ` in thread ${word(w.email.thread)}` : ''}`
+        : `a Telegram message${w.telegram.from ? ` from ${word(w.telegram.from)}` : ''}${
+            w.telegram.contains ? ` containing ${quoted(w.telegram.contains)}` : ''
+          }`;
+  return `wait up to ${word(String(s.within))} for ${what}; if it comes: ${s.onEvent ?? 'continue'}; if not: ${s.onTimeout ?? 'end'} the mission`;
+}
+
 const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
   'shell.exec': (i) => commandLines(parseShellExecInput(i)),
   'shell.spawn': (i) => commandLines(parseShellSpawnInput(i)),
@@ -260,26 +279,7 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
     const p = parseMissionCreateInput(i);
     return [
       `goal: ${quoted(p.goal)}`,
-      ...p.steps.map(
-        (s, n) =>
-          `step ${n + 1}: ${
-            typeof s === 'string'
-              ? `task ${quoted(s)}`
-              : 'wait' in s
-                ? `wait ${word(String(s.wait))}`
-                : 'notify' in s
-                  ? `notify the owner ${quoted(s.notify)}`
-                  : 'waitFor' in s
-                    ? `wait up to ${word(String(s.within))} for ${
-                        'email' in s.waitFor
-                          ? `an e-mail from ${word(s.waitFor.email.from)}${s.waitFor.email.thread ? ` in thread ${word(s.waitFor.email.thread)}` : ''}`
-                          : `a Telegram message${s.waitFor.telegram.from ? ` from ${word(s.waitFor.telegram.from)}` : ''}${
-                              s.waitFor.telegram.contains ? ` containing ${quoted(s.waitFor.telegram.contains)}` : ''
-                            }`
-                      }; if it comes: ${s.onEvent ?? 'continue'}; if not: ${s.onTimeout ?? 'end'} the mission`
-                    : `wait until ${word(s.waitUntil)}${s.timeZone ? ` (${word(s.timeZone)})` : ''}`
-          }`,
-      ),
+      ...p.steps.map((s, n) => `step ${n + 1}: ${specStepLine(s)}`),
       `capabilities: ${p.capabilities.length > 0 ? p.capabilities.map(word).join(' ') : 'none (it runs no tools)'}`,
       ...(p.schedule
         ? [
@@ -290,6 +290,8 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
         : []),
     ];
   },
+  // A waitFor step's question to the approvers (a gate-like approval).
+  'mission.ask': (i) => [`question: ${quoted(String((i as { question?: unknown } | null)?.question ?? ''))}`],
   // A mission's plan, drafted from its goal, before anything of it runs (the plan gate): the same view.
   'mission.plan': (i) => DESCRIBERS['mission.create']!(i),
   'mission.list': (i) => {

@@ -3,18 +3,26 @@
  * durable timer and then notifies its owner (a CLI mission's notice lands in `aivyx inbox`); the
  * wait is visible as the mission's waiting reason; a cancel during a wait runs nothing after it; a
  * malformed wait is refused before any workflow starts (the gateway) or fails the workflow
- * non-retryably (a forged start), never a first task retried forever.
+ * non-retryably (a forged start), never a first task retried forever. A `waitFor` approval asks the
+ * approvers like a gate: yes takes the event branch, no (or silence) the other.
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MissionGateway, signedMissionArgs } from '../../channels/mission-gateway.js';
+import { LOCAL_APPROVER, MissionGateway, signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import type { ChannelFacts } from '../../core/channel.js';
 import { createInbox } from '../../infra/inbox.js';
 import { SealedStorage } from '../../infra/storage/index.js';
 import type { MissionStep } from '../../machines/index.js';
-import { cancelMissionSignal, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import {
+  approveGateUpdate,
+  cancelMissionSignal,
+  denyGateUpdate,
+  missionStatusQuery,
+  type MissionDefinition,
+  type missionWorkflow,
+} from '../../workflows/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { timeSkippingEnv } from '../support/temporal.js';
 
@@ -143,4 +151,38 @@ describe('mission step kinds', () => {
     const err2 = await (await start(forged)).result().catch((e: unknown) => e);
     expect(String((err2 as WorkflowFailedError).cause?.message)).toMatch(/step 1: a Telegram wait needs "from" or "contains"/);
   }, 120_000);
+  it('a waitFor approval asks the approvers like a gate: a yes goes on, a no ends the mission, silence counts as no', async () => {
+    const ask = (): MissionStep[] => [
+      { kind: 'waitFor', event: { source: 'approval', question: 'Send the nudge to Bob?' }, within: '2d', onTimeout: 'end' },
+      { kind: 'notify', text: 'nudge sent' },
+    ];
+    const gateOf = async (missionId: string) => {
+      for (let i = 0; i < 400; i++) {
+        const st = await env.client.workflow.getHandle(missionId).query(missionStatusQuery);
+        if (st.gate?.state === 'open') return st;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`${missionId} never asked`);
+    };
+    const yes = definition(ask());
+    const handle = await start(yes);
+    const asked = await gateOf(yes.missionId);
+    expect(asked).toMatchObject({ state: 'waiting', waiting: 'a yes to "Send the nudge to Bob?" from an approver' });
+    expect(asked.gate).toMatchObject({ tool: 'mission.ask', call: ['question: "Send the nudge to Bob?"'] });
+    await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(h.attestor, 'approve', asked.gate!.gateId, LOCAL_APPROVER)] });
+    expect(await handle.result()).toMatchObject({ state: 'completed', stepsRun: 2 });
+    expect(steps(await h.audit(yes.missionId))).toEqual(['EventArrived', 'Notified']);
+
+    const no = definition(ask());
+    const h2 = await start(no);
+    const asked2 = await gateOf(no.missionId);
+    await h2.executeUpdate(denyGateUpdate, { args: [signedDecision(h.attestor, 'deny', asked2.gate!.gateId, LOCAL_APPROVER)] });
+    expect(await h2.result()).toMatchObject({ state: 'completed', stepsRun: 1 });
+    expect(steps(await h.audit(no.missionId))).toEqual(['TimedOut']);
+
+    // Nobody answers for 2 (skipped) days: the same as a no.
+    const silent = definition(ask());
+    expect(await (await start(silent)).result()).toMatchObject({ state: 'completed', stepsRun: 1 });
+    expect(steps(await h.audit(silent.missionId))).toEqual(['TimedOut']);
+  });
 });
