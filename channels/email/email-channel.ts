@@ -13,6 +13,8 @@
  *   email/gate-mail/<hash>   {token}: a request mail's Message-ID → its token (replies without the subject)
  *   email/gate-state/<gate>  {closed, at}: the gate was decided, expired or withdrawn
  *   gate-token/<ref>         GateTokens records (infra/gate-tokens.ts)
+ *   mission-waits/email/<h>  missions' open waits for a mail (infra/mission-waits.ts; written by the worker)
+ *   mission-events/<hash>    a message some mission's wait took (channels/kit/mission-events.ts)
  */
 import type { ChannelDeliverer, DeliveryRegistry } from '../../activities/delivery-activities.js';
 import type { GateTokens } from '../../infra/gate-tokens.js';
