@@ -25,6 +25,8 @@ import type { ChannelEvent } from '../core/channel.js';
 import { Context } from '@temporalio/activity';
 import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
+import type { ChannelSender } from './tools/channel-send.js';
+import { CapabilitySet } from '../core/capability/index.js';
 import { checkPlan, draftPlan, PLAN_TOOL, plannedMission, type MissionPlan } from './mission-plan.js';
 import { activityKey, currentExecution, inputHash } from './turn-activities.js';
 import type { AuditPort, ClaimPort, MissionWaitsPort, ProofPort } from './ports.js';
@@ -72,6 +74,8 @@ export interface MissionActivityDeps {
   waits?: MissionWaitsPort;
   /** The model that drafts plans (plan steps); none: a plan step fails saying so. */
   llm?: LlmProvider;
+  /** Channels' `send` (notices to other people); none: such a notice fails saying so. */
+  sender?: ChannelSender;
 }
 
 /** The Schedules' own record of what they started (the server's, not the workflow's word). */
@@ -511,6 +515,36 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         eventId: req.eventId,
       });
       return { ok: true };
+    },
+
+    /**
+     * Sends step `step`'s notice to the people it names (a notify step with `to`), each on their
+     * channel — only where the verified definition's capabilities grant `channel.send:<channel>`,
+     * as the `channel.send` tool would need. Once per recipient (the channel's outbox, keyed here).
+     */
+    async sendMissionNotice(input: { definition: MissionDefinition; step: number }): Promise<void> {
+      const def = input.definition;
+      await heldMission(def);
+      const step = def.steps[input.step];
+      if (step?.kind !== 'notify' || !step.to)
+        throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no notice to people at step ${input.step}`));
+      const held = CapabilitySet.from(def.capabilities);
+      const denied = step.to.find((r) => !held.grants(`channel.send:${r.channel}`));
+      if (denied)
+        throw toApplicationFailure(
+          new AivyxError('CapabilityDenied', `mission ${def.missionId} may not send on ${denied.channel}`, {
+            hint: `a notice to ${denied.channel}:… needs channel.send:${denied.channel} in the mission's capabilities`,
+          }),
+        );
+      if (!deps.sender) throw toApplicationFailure(new AivyxError('Channel', 'this worker cannot send notices to other people'));
+      const key = activityKey();
+      for (const [i, r] of step.to.entries()) {
+        try {
+          await deps.sender.send(r.channel, r.to, step.text, `${key}/${i}`);
+        } catch (e) {
+          throw toApplicationFailure(e);
+        }
+      }
     },
 
     /** Appends one mission or gate transition to the audit log, idempotently. */

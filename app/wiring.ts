@@ -97,6 +97,7 @@ export function wireTurnActivities(input: WiringInput) {
     // Open waits are indexed where the channels (in this install's database) look them up.
     waits: createMissionWaits(storage.domain('channel_state')),
     llm: input.llm,
+    sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()),
   });
   return {
     ...turn,

@@ -5,7 +5,8 @@
  * - `{ "wait": "3d" }` — wait for a duration;
  * - `{ "waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin" }` — wait until a local time
  *   in a time zone (or an instant with its offset, e.g. `2027-03-01T09:00:00+01:00`);
- * - `{ "notify": "renew the passport" }` — tell the mission's owner;
+ * - `{ "notify": "renew the passport" }` — tell the mission's owner (or, with `"to": ["telegram:123",
+ *   "email:bob@example.com"]`, those people: the mission needs `channel.send:<channel>` for each);
  * - `{ "waitFor": { "email": { "from": "bob@example.com", "thread": "<id@host>" } }, "within": "5d",
  *   "onEvent": "end", "onTimeout": "continue" }` — wait for an inbound event (an e-mail, or
  *   `{ "telegram": { "from": "@bob", "contains": "done" } }`, or `{ "approval": "Send the nudge?" }`: a
@@ -47,6 +48,8 @@ const timeZone = z
     }
   });
 
+/** A notice's recipient as written: a channel name (as `channel.send` takes it), a colon, the channel's own address. */
+const RECIPIENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}:\S{1,320}$/;
 const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
 const MESSAGE_ID = /^<?[^\s<>]+@[^\s<>]+>?$/;
 const TELEGRAM_FROM = /^(\d{1,20}|@[A-Za-z0-9_]{4,32})$/;
@@ -81,7 +84,19 @@ export const missionStepSpecSchema = z.union([
       ctx.addIssue({ code: 'custom', path: ['waitUntil'], message: (e as Error).message });
     }
   }),
-  z.strictObject({ notify: nonEmpty(NOTICE_MAX) }),
+  z.strictObject({
+    notify: nonEmpty(NOTICE_MAX),
+    to: z
+      .array(
+        z
+          .string()
+          .max(400)
+          .refine((r) => RECIPIENT.test(r), 'must be "<channel>:<address>", e.g. telegram:123456789 or email:bob@example.com'),
+      )
+      .min(1)
+      .max(20)
+      .optional(),
+  }),
   z.strictObject({
     waitFor: z.union([
       z.strictObject({
@@ -125,7 +140,7 @@ export type DefinedStep =
   | { text: string }
   | { kind: 'wait'; for: string | number }
   | { kind: 'wait'; until: string; timeZone?: string }
-  | { kind: 'notify'; text: string }
+  | { kind: 'notify'; text: string; to?: { channel: string; to: string }[] }
   | {
       kind: 'waitFor';
       event:
@@ -138,11 +153,23 @@ export type DefinedStep =
     }
   | { kind: 'plan' };
 
+/** `telegram:123` → `{ channel: 'telegram', to: '123' }` (the channel name holds no colon). */
+const recipient = (r: string): { channel: string; to: string } => ({
+  channel: r.slice(0, r.indexOf(':')),
+  to: r.slice(r.indexOf(':') + 1),
+});
+
+/** The capabilities notices to other people need: `channel.send:<channel>` for each channel they go to. */
+export function noticeCapabilities(steps: readonly MissionStepSpec[]): string[] {
+  const channels = steps.flatMap((s) => (typeof s === 'object' && 'notify' in s && s.to ? s.to.map((r) => recipient(r).channel) : []));
+  return [...new Set(channels)].map((c) => `channel.send:${c}`);
+}
+
 /** The canonical definition step of a checked spec step (a local time becomes an instant with its offset). */
 export function defineStep(s: MissionStepSpec): DefinedStep {
   if (typeof s === 'string') return { text: s };
   if ('wait' in s) return { kind: 'wait', for: s.wait };
-  if ('notify' in s) return { kind: 'notify', text: s.notify };
+  if ('notify' in s) return { kind: 'notify', text: s.notify, ...(s.to ? { to: s.to.map(recipient) } : {}) };
   if ('waitFor' in s) {
     const w = s.waitFor;
     const event: Extract<DefinedStep, { kind: 'waitFor' }>['event'] =

@@ -96,7 +96,15 @@ const missionStepSchema = z.union([
   z.strictObject({ kind: z.literal('turn'), text: stepText }),
   z.strictObject({ kind: z.literal('wait'), for: durationSchema }),
   z.strictObject({ kind: z.literal('wait'), until: z.string().regex(INSTANT), timeZone: z.string().min(1).max(64).optional() }),
-  z.strictObject({ kind: z.literal('notify'), text: z.string().min(1).max(4096) }),
+  z.strictObject({
+    kind: z.literal('notify'),
+    text: z.string().min(1).max(4096),
+    to: z
+      .array(z.strictObject({ channel: z.string().min(1).max(64), to: z.string().min(1).max(320) }))
+      .min(1)
+      .max(20)
+      .optional(),
+  }),
   z.strictObject({
     kind: z.literal('waitFor'),
     event: z.discriminatedUnion('source', [

@@ -33,6 +33,7 @@ export {
   type MissionEventFacts,
   type MissionEventMatch,
   type MissionStep,
+  type NoticeRecipient,
   type NotifyStep,
   type PlanStep,
   type WaitBranch,

@@ -29,10 +29,20 @@ export interface WaitUntilStep {
   until: string;
   timeZone?: string;
 }
-/** Delivers `text` to the mission's owner. */
+/**
+ * Delivers `text` to the mission's owner — or, with `to`, to those people on their channels (each
+ * needs `channel.send:<channel>` in the mission's capabilities, as the `channel.send` tool would).
+ */
 export interface NotifyStep {
   kind: 'notify';
   text: string;
+  to?: NoticeRecipient[];
+}
+
+/** Someone a notice goes to: a channel name and its own address form (a Telegram chat id, an e-mail address). */
+export interface NoticeRecipient {
+  channel: string;
+  to: string;
 }
 /**
  * What a `waitFor` step waits for. E-mail: a mail whose From the channel authenticated (DKIM/SPF
@@ -114,7 +124,7 @@ export function eventLabel(e: MissionEventMatch): string {
 /** One line saying what a step does (approvers, the UI, `mission show`). */
 export function stepLabel(s: MissionStep): string {
   if (isTurnStep(s)) return s.text;
-  if (s.kind === 'notify') return `notify the owner: ${s.text}`;
+  if (s.kind === 'notify') return `notify ${s.to ? s.to.map((r) => `${r.channel}:${r.to}`).join(', ') : 'the owner'}: ${s.text}`;
   if (s.kind === 'plan') return 'plan the steps from the goal (the plan is approved before any of it runs)';
   if (s.kind === 'waitFor') {
     const within = typeof s.within === 'number' ? `${s.within} ms` : s.within;

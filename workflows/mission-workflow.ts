@@ -7,6 +7,7 @@
  */
 import { ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
@@ -559,6 +560,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         const stepId = `${missionId}/step-${step}`;
         let outcome = stepDef.kind === 'wait' ? 'Waited' : 'Notified';
         let ends = false;
+        let failure: string | undefined;
         if (stepDef.kind === 'waitFor' && stepDef.event.source === 'approval') {
           // A gate-like approval: a gate for the question; a verified approver's yes is the event, a no or silence the timeout.
           const question = stepDef.event.question;
@@ -605,6 +607,13 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           waitingFor = undefined;
           publish();
           if (cancelled()) continue;
+        } else if (stepDef.kind === 'notify' && stepDef.to) {
+          // To the people it names, on their channels: the worker checks the mission may send there.
+          failure = await acts.sendMissionNotice({ definition: def, step }).then(
+            () => undefined,
+            (e: unknown) => (e instanceof ActivityFailure && e.cause instanceof Error ? e.cause.message : String(e)),
+          );
+          if (failure) outcome = 'Failed';
         } else {
           const reply = {
             turnId: `${stepId}/notice`,
@@ -619,7 +628,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         stepsRun++;
         stepsThisRun++;
         await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: stepId, outcome });
-        mission.send({ type: ends ? 'FINISH' : 'STEP_DONE' });
+        mission.send(failure ? { type: 'STEP_FAILED', reason: failure } : { type: ends ? 'FINISH' : 'STEP_DONE' });
         checked();
         continue;
       }

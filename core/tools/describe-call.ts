@@ -214,7 +214,7 @@ const pathsLine = (paths: readonly string[] | undefined): string[] => (paths ? [
 function specStepLine(s: MissionStepSpec): string {
   if (typeof s === 'string') return `task ${quoted(s)}`;
   if ('wait' in s) return `wait ${word(String(s.wait))}`;
-  if ('notify' in s) return `notify the owner ${quoted(s.notify)}`;
+  if ('notify' in s) return `notify ${s.to ? s.to.map(word).join(', ') : 'the owner'} ${quoted(s.notify)}`;
   if ('waitUntil' in s) return `wait until ${word(s.waitUntil)}${s.timeZone ? ` (${word(s.timeZone)})` : ''}`;
   const w = s.waitFor;
   const what =

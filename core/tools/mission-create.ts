@@ -8,7 +8,13 @@
  */
 import { z } from 'zod';
 import { Scope } from '../capability/scope.js';
-import { missionScheduleSpecSchema, missionStepSpecSchema, type MissionScheduleSpec, type MissionStepSpec } from '../mission-spec.js';
+import {
+  missionScheduleSpecSchema,
+  missionStepSpecSchema,
+  noticeCapabilities,
+  type MissionScheduleSpec,
+  type MissionStepSpec,
+} from '../mission-spec.js';
 import { defineTool, fieldError } from './define-tool.js';
 import { textField } from './fields.js';
 
@@ -64,7 +70,9 @@ export const missionCreateTool = defineTool({
     });
     if (capabilities.length > 0 && missionKind(p.steps) === 'notify')
       throw fieldError('"capabilities" are for task steps; this mission only waits and notifies', 'omit "capabilities"');
-    return { goal: p.goal, steps: p.steps, capabilities: [...new Set(capabilities)], ...(p.schedule ? { schedule: p.schedule } : {}) };
+    // Notices to other people need what channel.send would: added here, so the approver sees them and the asker must hold them.
+    const all = [...new Set([...capabilities, ...noticeCapabilities(p.steps)])];
+    return { goal: p.goal, steps: p.steps, capabilities: all, ...(p.schedule ? { schedule: p.schedule } : {}) };
   },
   scope: { base: 'mission.create', qualifier: (i) => missionKind(i.steps) },
   idempotency: 'keyed',

@@ -90,6 +90,24 @@ describe('mission.create', () => {
     expect(starts.started[0]!.capabilities).toEqual(['fs.read:/home/u/notes/**']);
   });
 
+  it('a notice to someone else needs channel.send for their channel: shown to the approver, refused unless the conversation holds it', async () => {
+    const starts = recording();
+    const tool = createMissionCreateTool({ starts });
+    const tell = { goal: 'tell Bob', steps: [{ wait: '1d' }, { notify: 'the rent is due', to: ['email:bob@example.com'] }] };
+    expect(describeCall('mission.create', tell).lines).toEqual([
+      'goal: "tell Bob"',
+      'step 1: wait 1d',
+      'step 2: notify email:bob@example.com "the rent is due"',
+      'capabilities: channel.send:email',
+    ]);
+    const err = await tool.run(tell, ctx()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'CapabilityDenied' });
+    expect((err as Error).message).toMatch(/channel\.send:email/);
+    expect(starts.started).toEqual([]);
+    await tool.run(tell, ctx({ held: ['mission.create:notify', 'channel.send:email'] }));
+    expect(starts.started[0]!.capabilities).toEqual(['channel.send:email']);
+  });
+
   it('"every Monday at 8 summarise what waits for me": a recurring mission, shown to the approver with its schedule, becomes a Schedule (not a run)', async () => {
     const starts = recording();
     const weekly = {

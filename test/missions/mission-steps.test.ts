@@ -129,6 +129,10 @@ describe('mission step kinds', () => {
     expect(refused(email({ from: 'bob@example.com', thread: 'no id' }))).toMatch(/must be a Message-ID/);
     expect(refused(email({ from: 'bob@example.com' }, { within: 'a while' }))).toMatch(/"steps\.0\.within": must be a duration/);
     expect(refused(email({ from: 'bob@example.com' }, { onTimeout: 'retry' }))).toMatch(/steps\.0\.onTimeout/);
+    expect(refused([{ notify: 'hi', to: ['bob'] }])).toMatch(/"steps\.0\.to\.0": must be "<channel>:<address>"/);
+    expect(gateway.definition({ goal: 'g', steps: [{ notify: 'hi', to: ['email:bob@example.com'] }] }).steps).toEqual([
+      { kind: 'notify', text: 'hi', to: [{ channel: 'email', to: 'bob@example.com' }] },
+    ]);
     expect(refused([{ waitFor: { telegram: {} }, within: '1d' }])).toMatch(/needs "from" or "contains"/);
     expect(refused([{ waitFor: { telegram: { from: 'bob' } }, within: '1d' }])).toMatch(/a Telegram user id \(digits\) or an @username/);
     expect(
@@ -184,5 +188,37 @@ describe('mission step kinds', () => {
     const silent = definition(ask());
     expect(await (await start(silent)).result()).toMatchObject({ state: 'completed', stepsRun: 1 });
     expect(steps(await h.audit(silent.missionId))).toEqual(['TimedOut']);
+  });
+  it('a notice to other people goes to each on their channel, once — only where the mission may send (channel.send:<channel>)', async () => {
+    const sent: Array<{ to: string; text: string; key: string }> = [];
+    const off = h.deliveries.register('tg', { send: async (to, text, key) => void sent.push({ to, text, key }) });
+    try {
+      const notice: MissionStep = {
+        kind: 'notify',
+        text: 'the rent is due',
+        to: [
+          { channel: 'tg', to: '42' },
+          { channel: 'tg', to: '43' },
+        ],
+      };
+      const allowed = { ...definition([notice]), capabilities: ['channel.send:tg'] };
+      expect(await (await start(allowed)).result()).toMatchObject({ state: 'completed', stepsRun: 1 });
+      expect(sent.map((m) => [m.to, m.text])).toEqual([
+        ['42', 'the rent is due'],
+        ['43', 'the rent is due'],
+      ]);
+      expect(new Set(sent.map((m) => m.key)).size).toBe(2);
+
+      // The same notice in a mission that holds no channel.send: the step fails, nobody is messaged.
+      sent.length = 0;
+      const refused = definition([notice, { kind: 'notify', text: 'never' }]);
+      const end = await (await start(refused)).result();
+      expect(end).toMatchObject({ state: 'failed', stepsRun: 1 });
+      expect(end.reason).toMatch(/may not send on tg/);
+      expect(sent).toEqual([]);
+      expect(steps(await h.audit(refused.missionId))).toEqual(['Failed']);
+    } finally {
+      off();
+    }
   });
 });
