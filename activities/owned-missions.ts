@@ -31,6 +31,17 @@ export async function listOwnMissions(
   return rows.filter((r) => ownsMission(r.owners, asker)).map(view);
 }
 
+/** One of the asker's missions; NotFound for a mission that is not theirs (answered like one that does not exist). */
+export async function showOwnMission(port: MissionControlPort, asker: MissionAsker, missionId: string): Promise<OwnMission> {
+  const record = await port.record(missionId);
+  if (!record || !ownsMission(record.owners, asker))
+    throw new AivyxError('NotFound', `no mission ${missionId} of yours`, {
+      hint: 'list your missions to see their ids',
+      detail: { missionId },
+    });
+  return view(record);
+}
+
 /** Cancels one of the asker's missions; NotFound for a mission that is not theirs, CapabilityDenied for one that has ended. */
 export async function cancelOwnMission(
   port: MissionControlPort,
@@ -38,12 +49,7 @@ export async function cancelOwnMission(
   missionId: string,
   reason?: string,
 ): Promise<CancelOutcome> {
-  const record = await port.record(missionId);
-  if (!record || !ownsMission(record.owners, asker))
-    throw new AivyxError('NotFound', `no mission ${missionId} of yours`, {
-      hint: 'list your missions to see their ids',
-      detail: { missionId },
-    });
+  const record = await showOwnMission(port, asker, missionId);
   if (record.status !== 'RUNNING') {
     if (record.state === 'cancelled' || record.status === 'CANCELLED') return { missionId, result: 'already-cancelled' };
     throw new AivyxError('CapabilityDenied', `mission ${missionId} has already ended (${record.state ?? record.status.toLowerCase()})`, {

@@ -19,6 +19,7 @@ const MALLORY = 'mallory@example.com';
 
 let h: MailHarness;
 const ids = { alice: '', mallory: '' };
+let channelsStarted = 0;
 
 beforeAll(async () => {
   h = await startMailHarness({
@@ -72,6 +73,7 @@ const describeMail = dovecotAvailable() || process.env.CI ? describe : describe.
 describeMail('mission commands by mail', () => {
   it('lists and cancels only the sender’s own missions; others and unsigned mail change nothing', async () => {
     await h.startChannel();
+    channelsStarted++;
     const alice = await mail(ALICE, 'missions\n\n-- \nAlice');
     expect(alice.reply).toContain('Your missions:');
     expect(alice.reply).toContain(`${ids.alice} — running`);
@@ -79,6 +81,9 @@ describeMail('mission commands by mail', () => {
     expect(alice.reply).not.toContain(ids.mallory);
     // A command is answered directly: no turn ran for it.
     expect(await h.audit(turnWorkflowId('email', emailMessageId(alice.id)))).toEqual([]);
+
+    expect((await mail(ALICE, `show ${ids.alice}`)).reply).toMatch(new RegExp(`^- ${ids.alice} — running.*renew the passport`));
+    expect((await mail(MALLORY, `show ${ids.alice}`)).reply).toBe(`Nothing changed: no mission ${ids.alice} of yours.`);
 
     const mallory = await mail(MALLORY, `cancel ${ids.alice}`);
     expect(mallory.reply).toBe(`Nothing changed: no mission ${ids.alice} of yours.`);
@@ -91,5 +96,29 @@ describeMail('mission commands by mail', () => {
     expect(cancel.reply).toBe(`Cancelled mission ${ids.alice}.`);
     expect((await h.client.workflow.getHandle(ids.alice).result()) as MissionResult).toMatchObject({ state: 'cancelled' });
     expect(await status(ids.mallory)).toBe('RUNNING');
+  }, 180_000);
+  it('pauses and resumes only the sender’s own recurring missions', async () => {
+    if (channelsStarted === 0) await h.startChannel();
+    const { scheduleId } = await h.missions.schedule({
+      goal: 'weekly passport check',
+      steps: [{ notify: 'check the passport' }],
+      approvers: [`email:${ALICE}`],
+      schedule: { every: '7d' },
+    });
+    try {
+      const paused = async () => (await h.client.schedule.getHandle(scheduleId).describe()).state.paused;
+      expect((await mail(MALLORY, `pause ${scheduleId}`)).reply).toBe(`Nothing changed: no recurring mission ${scheduleId} of yours.`);
+      expect(await paused()).toBe(false);
+      expect((await mail(ALICE, `pause ${scheduleId}`)).reply).toBe(`Paused recurring mission ${scheduleId}.`);
+      expect(await paused()).toBe(true);
+      expect((await mail(ALICE, 'missions')).reply).toContain(`${scheduleId} — paused: weekly passport check`);
+      expect((await mail(ALICE, `resume ${scheduleId}`)).reply).toBe(`Resumed recurring mission ${scheduleId}.`);
+      expect(await paused()).toBe(false);
+    } finally {
+      await h.client.schedule
+        .getHandle(scheduleId)
+        .delete()
+        .catch(() => undefined);
+    }
   }, 180_000);
 });
