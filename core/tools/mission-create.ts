@@ -41,7 +41,10 @@ export const missionCreateTool = defineTool({
   description:
     'Start a long-running mission for the owner, e.g. a reminder or a recurring check. The owner approves the whole mission first. ' +
     'Steps run in order; each is a task for the assistant ("summarise my inbox"), {"wait": "3d"}, ' +
-    '{"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"} or {"notify": "text for the owner"}. ' +
+    '{"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"}, {"notify": "text for the owner"} ' +
+    '(or to others: {"notify": "text", "to": ["email:bob@example.com"]}), or ' +
+    '{"waitFor": {"email": {"from": "bob@example.com", "thread": "<message-id>"}} | {"telegram": {"from": "@bob", "contains": "done"}} | {"approval": "question for the owner"}, ' +
+    '"within": "5d", "onEvent": "continue"|"end", "onTimeout": "continue"|"end"}. ' +
     'A reminder is [{"waitUntil": …, "timeZone": …}, {"notify": …}]. For a recurring mission add ' +
     '"schedule": {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}. Returns {missionId} or {scheduleId}.',
   input: z.strictObject({
@@ -50,7 +53,9 @@ export const missionCreateTool = defineTool({
       .array(missionStepSpecSchema)
       .min(1)
       .max(MISSION_MAX_STEPS)
-      .describe('The steps in order: a task (string), {wait}, {waitUntil, timeZone} or {notify}.'),
+      .describe(
+        'The steps in order: a task (string), {wait}, {waitUntil, timeZone}, {notify, to?} or {waitFor, within, onEvent?, onTimeout?}.',
+      ),
     capabilities: z
       .array(z.string().max(2048))
       .max(32)
