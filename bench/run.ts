@@ -12,6 +12,8 @@
  *
  * `npm run bench -- --quick` (a few minutes, before and after a change): the floors, the turn figures
  * with fewer steps and the CLI, printed only; docs/BENCHMARKS.md is left as it is.
+ * `npm run bench -- --missions`: the same, then the missions-at-gates section (about 5–10 minutes at
+ * 1,000 missions), printed only — for a change to the worker's memory or the mission workflow.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -179,7 +181,19 @@ async function main(): Promise<void> {
       `| \`aivyx --help\`, whole process | ${cli.help.toFixed(0)} ms | ${x(cli.help)} | | ≤ 300 ms |`,
       `| \`aivyx chat -m hello\`, whole process | ${cli.chatWall.toFixed(0)} ms (the turn inside: ${cli.chatTurn.toFixed(0)} ms) | ${x(cli.chatWall)} | | ≤ turn + 500 ms (here + ${(cli.chatWall - cli.chatTurn).toFixed(0)} ms) |`,
     ];
-    if (quick) {
+    // `-- --missions`: the floors, then only the missions section (10+ minutes at 1,000 missions).
+    if (process.argv.includes('--missions')) {
+      const missionDatabase = await freshDatabase();
+      try {
+        floorLines.push(
+          '',
+          ...(await benchMissions({ address: server.address, databaseUrl: missionDatabase.url, bareMs: bare, serverPid: server.pid })),
+        );
+      } finally {
+        await missionDatabase.drop();
+      }
+    }
+    if (quick || process.argv.includes('--missions')) {
       await native.close();
       await connection.close();
       process.stdout.write(`${floorLines.join('\n')}\n`);
