@@ -14,6 +14,7 @@ import type { OneShotGrant, TurnRequest } from '../core/channel.js';
 import { textContent } from '../core/message.js';
 import { APPROVING_TIERS, eventMatches, isTurnStep, type GateApproverRef, type StepGrant } from '../machines/index.js';
 import {
+  ASK_TOOL_ID,
   missionWaitKey,
   type GateDecisionRequest,
   type MissionArgs,
@@ -108,6 +109,17 @@ export interface GateAuthority {
   secondApprovers: GateApproverRef[];
 }
 
+/** How a wait ended, as the worker decided it (settleWait). */
+export type WaitBranchTaken = 'event' | 'timeout';
+/** What a wait's opening claim holds: when it times out (the server's clock). */
+interface WaitOpened {
+  until: number;
+}
+/** What a wait's outcome claim holds. */
+interface WaitOutcome {
+  branch: WaitBranchTaken;
+}
+
 /** What a decision's claim holds. */
 export interface DecisionAuthority {
   kind: 'approve' | 'deny';
@@ -183,9 +195,28 @@ export function createMissionActivities(deps: MissionActivityDeps) {
     return { missionId: def.missionId, gateId: g.gateId, tool: g.tool, inputHash: g.inputHash };
   }
 
+  /**
+   * Checks that step `step` of the verified mission may run: every `waitFor` before it ended — as
+   * the worker recorded it (settleWait), not as the workflow says — on a branch that goes on. A
+   * forged activity completion can make the workflow believe a wait ended; it cannot get past here.
+   */
+  async function reachable(def: MissionDefinition, step: number): Promise<void> {
+    await heldMission(def);
+    for (let j = 0; j < step; j++) {
+      const s = def.steps[j];
+      if (s?.kind !== 'waitFor') continue;
+      const out = await deps.claims.read<WaitOutcome>('wait-outcome', missionWaitKey(def.missionId, j));
+      const refuse = (why: string) =>
+        toApplicationFailure(new AivyxError('CapabilityDenied', `mission ${def.missionId}: step ${step + 1} may not run: ${why}`));
+      if (out?.workflowId !== def.missionId) throw refuse(`the wait at step ${j + 1} has no outcome the worker recorded`);
+      if ((out.data.branch === 'event' ? (s.onEvent ?? 'continue') : (s.onTimeout ?? 'end')) === 'end')
+        throw refuse(`the mission ended at step ${j + 1}`);
+    }
+  }
+
   /** Step `step` of the verified definition, when it is a plan step; else an Internal failure. */
   async function planStepOf(def: MissionDefinition, step: number): Promise<void> {
-    await heldMission(def);
+    await reachable(def, step);
     if (def.steps[step]?.kind !== 'plan')
       throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no plan step ${step}`));
   }
@@ -238,7 +269,7 @@ export function createMissionActivities(deps: MissionActivityDeps) {
      * (a fresh start) or takes the claim over from the verified run this one continues; audits
      * `MissionStarted` or `MissionRejected`.
      */
-    async openMission(input: { args: MissionArgs; continuedFromRunId?: string }): Promise<Verdict> {
+    async openMission(input: { args: MissionArgs; continuedFromRunId?: string; parentId?: string }): Promise<Verdict> {
       const { workflowId, runId } = currentExecution();
       const { definition: def, proof, carried, continuation } = input.args;
       const reject = async (reason: string): Promise<Verdict> => {
@@ -249,6 +280,9 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         return reject(`the definition is for mission "${def.missionId}" but was started as workflow "${workflowId}" (a copied definition)`);
       const verdict = deps.proofs.check('mission', workflowId, def, proof);
       if (!verdict.ok) return reject(`definition: ${verdict.reason}`);
+      // A planned mission runs only as the child of the mission that planned it (the server names the parent).
+      if (def.plannedFrom !== undefined && input.parentId !== def.plannedFrom)
+        return reject(`a planned mission runs only as the child of ${def.plannedFrom}`);
       let tier;
       try {
         tier = channelTrustTier(def.channel.trustTier);
@@ -343,7 +377,7 @@ export function createMissionActivities(deps: MissionActivityDeps) {
      */
     async attestStepTurn(input: { definition: MissionDefinition; step: number; attempt: number; grant?: StepGrant }): Promise<TurnRequest> {
       const def = input.definition;
-      await heldMission(def);
+      await reachable(def, input.step);
       const step = def.steps[input.step];
       if (!step || !isTurnStep(step) || !Number.isInteger(input.attempt) || input.attempt < 1)
         throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no turn step ${input.step}`));
@@ -368,7 +402,7 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       input: unknown;
     }): Promise<{ inputHash: string }> {
       const def = input.definition;
-      await heldMission(def);
+      await reachable(def, input.step);
       const { workflowId, runId } = currentExecution();
       if (!input.gateId.startsWith(`${def.missionId}/gate-`))
         throw toApplicationFailure(new AivyxError('Internal', `gate id ${input.gateId} is not one of mission ${def.missionId}'s`));
@@ -461,18 +495,75 @@ export function createMissionActivities(deps: MissionActivityDeps) {
      */
     async openWait(input: { definition: MissionDefinition; step: number; until: number }): Promise<{ waitKey: string }> {
       const def = input.definition;
+      await reachable(def, input.step);
+      const step = def.steps[input.step];
+      if (step?.kind !== 'waitFor')
+        throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no waitFor step ${input.step}`));
+      const { workflowId, runId } = currentExecution();
+      const waitKey = missionWaitKey(def.missionId, input.step);
+      // When it times out, by the server's clock: what settleWait checks a timeout against (the first opening's wins).
+      await deps.claims.claim<WaitOpened>({ kind: 'mission-wait', subject: waitKey, workflowId, runId, data: { until: input.until } });
+      if (step.event.source !== 'approval')
+        await deps.waits?.open({
+          waitKey,
+          missionId: def.missionId,
+          step: input.step,
+          match: step.event,
+          until: input.until,
+          since: Context.current().info.currentAttemptScheduledTimestampMs,
+        });
+      return { waitKey };
+    },
+
+    /** Removes step `step`'s wait from the index (it ended: an event, a timeout or a cancel). */
+    async closeWait(input: { definition: MissionDefinition; step: number }): Promise<void> {
+      await heldMission(input.definition);
+      await deps.waits?.close(missionWaitKey(input.definition.missionId, input.step));
+    },
+
+    /**
+     * Decides how step `step`'s wait ended — from what the worker itself recorded, never from what the
+     * workflow believes (an activity completion can be forged): `event` when a verified event claimed
+     * the wait (or, for an approval, a verified approver approved its gate), `timeout` when a verified
+     * approver denied it or the server's clock is past the wait's end. Recorded once; every later step
+     * runs only on the branch recorded here (`reachable`).
+     */
+    async settleWait(input: { definition: MissionDefinition; step: number; gateId?: string }): Promise<WaitBranchTaken> {
+      const def = input.definition;
       await heldMission(def);
+      const { workflowId, runId } = currentExecution();
       const step = def.steps[input.step];
       if (step?.kind !== 'waitFor')
         throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no waitFor step ${input.step}`));
       const waitKey = missionWaitKey(def.missionId, input.step);
-      await deps.waits?.open({ waitKey, missionId: def.missionId, step: input.step, match: step.event, until: input.until });
-      return { waitKey };
-    },
-
-    /** Removes a wait from the index (it ended: an event, a timeout or a cancel). */
-    async closeWait(input: { waitKey: string }): Promise<void> {
-      await deps.waits?.close(input.waitKey);
+      const settled = await deps.claims.read<WaitOutcome>('wait-outcome', waitKey);
+      if (settled?.workflowId === workflowId) return settled.data.branch;
+      const opened = await deps.claims.read<WaitOpened>('mission-wait', waitKey);
+      if (opened?.workflowId !== workflowId)
+        throw toApplicationFailure(new AivyxError('CapabilityDenied', `mission ${workflowId}: wait ${waitKey} was never opened`));
+      const now = Context.current().info.currentAttemptScheduledTimestampMs;
+      let branch: WaitBranchTaken | undefined;
+      if (step.event.source === 'approval') {
+        const gateId = input.gateId ?? '';
+        const gate = await deps.claims.read<GateAuthority>('gate', gateId);
+        const decision = await deps.claims.read<DecisionAuthority>('gate-decision', gateId);
+        const asked =
+          gateId.startsWith(`${workflowId}/gate-`) &&
+          gate?.workflowId === workflowId &&
+          gate.data.tool === ASK_TOOL_ID &&
+          gate.data.inputHash === inputHash({ question: step.event.question });
+        if (asked && decision?.workflowId === workflowId) branch = decision.data.kind === 'approve' ? 'event' : 'timeout';
+      } else {
+        const event = await deps.claims.read('mission-event', waitKey);
+        if (event?.workflowId === workflowId) branch = 'event';
+      }
+      if (branch === undefined && now >= opened.data.until) branch = 'timeout';
+      if (branch === undefined)
+        throw toApplicationFailure(
+          new AivyxError('CapabilityDenied', `mission ${workflowId}: wait ${waitKey} has neither a verified event nor reached its end`),
+        );
+      const claim = await deps.claims.claim<WaitOutcome>({ kind: 'wait-outcome', subject: waitKey, workflowId, runId, data: { branch } });
+      return claim.data.branch;
     },
 
     /**
@@ -524,7 +615,7 @@ export function createMissionActivities(deps: MissionActivityDeps) {
      */
     async sendMissionNotice(input: { definition: MissionDefinition; step: number }): Promise<void> {
       const def = input.definition;
-      await heldMission(def);
+      await reachable(def, input.step);
       const step = def.steps[input.step];
       if (step?.kind !== 'notify' || !step.to)
         throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no notice to people at step ${input.step}`));

@@ -78,5 +78,6 @@ export function plannedMission(def: MissionDefinition, plan: MissionPlan): Missi
     steps: plan.steps.map(defineStep),
     capabilities: plan.capabilities,
     channel: { ...def.channel, sessionId: missionId },
+    plannedFrom: def.missionId,
   };
 }

@@ -230,6 +230,8 @@ export interface MissionWait {
   match: MissionEventMatch;
   /** Epoch ms when the wait times out. */
   until: number;
+  /** Epoch ms when it opened (a message sent before it is not its event). */
+  since?: number;
 }
 
 /** The index of open waits (written by the worker, read by channel adapters). */

@@ -140,6 +140,7 @@ export const missionDefinitionSchema = z.strictObject({
     .strictObject({ turnId: id, tool: z.string().min(1).max(200), input: z.unknown(), reason: z.string().max(10_000) })
     .optional(),
   replyRoute: replyRouteSchema.optional(),
+  plannedFrom: id.optional(),
 });
 
 /** The arguments of `scheduledMissionWorkflow` (what a Temporal Schedule's action carries). */
@@ -189,6 +190,7 @@ export const missionEventRequestSchema = z.strictObject({
     username: z.string().min(1).max(64).optional(),
     threadIds: z.array(z.string().min(1).max(998)).max(50).optional(),
     contains: z.string().min(1).max(200).optional(),
+    tier: z.string().min(1).max(32).optional(),
   }),
   proof: authorityProofSchema,
 });

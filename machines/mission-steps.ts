@@ -145,6 +145,8 @@ export interface MissionEventFacts {
   username?: string;
   threadIds?: string[];
   contains?: string;
+  /** The sender's tier on that channel (Telegram): a wait for words alone takes them only from a sender who is not Untrusted. */
+  tier?: string;
 }
 
 /**
@@ -161,6 +163,8 @@ export function eventMatches(match: MissionEventMatch, facts: MissionEventFacts,
     const byName = match.from.startsWith('@') && facts.username !== undefined;
     if (byName ? match.from.slice(1).toLowerCase() !== facts.username!.toLowerCase() : match.from !== facts.from) return false;
   }
+  // Words alone, from anyone who can write to the bot, would let a stranger end the wait.
+  if (match.from === undefined && (facts.tier === undefined || facts.tier === 'Untrusted')) return false;
   if (match.contains === undefined) return true;
   return text !== undefined ? text.toLowerCase().includes(match.contains.toLowerCase()) : facts.contains === match.contains;
 }

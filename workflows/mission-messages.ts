@@ -36,6 +36,8 @@ export interface MissionDefinition {
   pendingGate?: PendingGate;
   /** Where step turns deliver their replies (the original channel's route), if anywhere. */
   replyRoute?: ReplyRoute;
+  /** A planned mission: the mission that planned it, which alone may run it (as its child). */
+  plannedFrom?: string;
 }
 
 /** The escalated call a confirmation mission starts at. */

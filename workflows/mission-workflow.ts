@@ -11,6 +11,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
+  type ChildWorkflowHandle,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -50,6 +51,7 @@ import {
   missionStartMetadata,
   missionStatusQuery,
   ASK_TOOL_ID,
+  missionWaitKey,
   PLAN_TOOL_ID,
   plannedMissionId,
   type GateCallView,
@@ -104,6 +106,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   const opened = await acts.openMission({
     args,
     ...(workflowInfo().continuedFromExecutionRunId ? { continuedFromRunId: workflowInfo().continuedFromExecutionRunId } : {}),
+    ...(workflowInfo().parent ? { parentId: workflowInfo().parent!.workflowId } : {}),
   });
   if (!opened.ok)
     throw ApplicationFailure.create({ type: 'CapabilityDenied', nonRetryable: true, message: `mission refused: ${opened.reason}` });
@@ -309,11 +312,24 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     const planned = await acts.adoptMissionPlan({ definition: def, step, grant, plan: pendingPlan });
     pendingPlan = undefined;
     const childId = planned.definition.missionId;
-    const child = await startChild(missionWorkflow, {
-      workflowId: childId,
-      args: [{ ...planned, ...(args.dashboard ? { dashboard: true } : {}) }],
-      ...missionStartMetadata(planned.definition),
-    });
+    let child: ChildWorkflowHandle<typeof missionWorkflow>;
+    try {
+      child = await startChild(missionWorkflow, {
+        workflowId: childId,
+        args: [{ ...planned, ...(args.dashboard ? { dashboard: true } : {}) }],
+        ...missionStartMetadata(planned.definition),
+      });
+    } catch (e) {
+      // Its id already taken (someone started a workflow under it first): the plan does not run; the mission ends cleanly.
+      return {
+        status: 'Failed',
+        error: {
+          kind: 'Internal',
+          message: `the planned mission ${childId} could not start: ${e instanceof Error ? e.message : String(e)}`,
+        },
+        toolCallsMade: 0,
+      };
+    }
     waitingFor = `the planned mission ${childId}`;
     publish();
     let ended: MissionResult | { failure: string } | undefined;
@@ -561,44 +577,60 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         let outcome = stepDef.kind === 'wait' ? 'Waited' : 'Notified';
         let ends = false;
         let failure: string | undefined;
-        if (stepDef.kind === 'waitFor' && stepDef.event.source === 'approval') {
-          // A gate-like approval: a gate for the question; a verified approver's yes is the event, a no or silence the timeout.
-          const question = stepDef.event.question;
-          waitingFor = `${eventLabel(stepDef.event)} from an approver`;
-          const ended = await awaitGate(
-            step,
-            {
-              tool: ASK_TOOL_ID,
-              input: { question },
-              reason: question,
-              expireMs: durationMs(stepDef.within),
-              expiredText: 'no answer in time: the mission goes on as if the answer were no',
-            },
-            () => checked(),
-          );
-          waitingFor = undefined;
-          gate = undefined;
-          gateView = undefined;
-          publish();
-          if (ended.value === 'withdrawn') continue;
-          outcome = ended.value === 'approved' ? 'EventArrived' : 'TimedOut';
-          ends = (ended.value === 'approved' ? (stepDef.onEvent ?? 'continue') : (stepDef.onTimeout ?? 'end')) === 'end';
-        } else if (stepDef.kind === 'waitFor') {
+        if (stepDef.kind === 'waitFor') {
           const until = Date.now() + durationMs(stepDef.within);
-          const { waitKey } = await acts.openWait({ definition: def, step, until });
-          const w = (openWait = { waitKey, step, arrived: false });
-          waitingFor = `${eventLabel(stepDef.event)}, until ${new Date(until).toISOString()}`;
-          publish();
-          await condition(() => w.arrived || cancelled() !== undefined, Math.max(1, until - Date.now()));
-          // An event the worker is checking right now settles first.
-          await condition(() => checkingEvents === 0);
-          openWait = undefined;
+          const waitKey = missionWaitKey(missionId, step);
+          let gateId: string | undefined;
+          let arrived = false;
+          if (stepDef.event.source === 'approval') {
+            // A gate-like approval: a gate for the question; a verified approver's yes is the event, a no or silence the timeout.
+            await acts.openWait({ definition: def, step, until });
+            const question = stepDef.event.question;
+            waitingFor = `${eventLabel(stepDef.event)} from an approver`;
+            const ended = await awaitGate(
+              step,
+              {
+                tool: ASK_TOOL_ID,
+                input: { question },
+                reason: question,
+                expireMs: Math.max(1, until - Date.now()),
+                expiredText: 'no answer in time: the mission goes on as if the answer were no',
+              },
+              () => checked(),
+            );
+            gateId = ended.gateId;
+            gate = undefined;
+            gateView = undefined;
+            arrived = ended.value === 'approved';
+            if (ended.value === 'withdrawn') {
+              waitingFor = undefined;
+              publish();
+              continue;
+            }
+          } else {
+            // Open before the index row exists, so an event that comes at once finds the wait open.
+            const w = (openWait = { waitKey, step, arrived: false });
+            await acts.openWait({ definition: def, step, until });
+            waitingFor = `${eventLabel(stepDef.event)}, until ${new Date(until).toISOString()}`;
+            publish();
+            await condition(() => w.arrived || cancelled() !== undefined, Math.max(1, until - Date.now()));
+            // An event the worker is checking right now settles first.
+            await condition(() => checkingEvents === 0);
+            openWait = undefined;
+            await acts.closeWait({ definition: def, step });
+            arrived = w.arrived;
+            if (cancelled() && !arrived) {
+              waitingFor = undefined;
+              publish();
+              continue;
+            }
+          }
           waitingFor = undefined;
           publish();
-          await acts.closeWait({ waitKey });
-          if (cancelled() && !w.arrived) continue;
-          outcome = w.arrived ? 'EventArrived' : 'TimedOut';
-          ends = (w.arrived ? (stepDef.onEvent ?? 'continue') : (stepDef.onTimeout ?? 'end')) === 'end';
+          // The worker decides the branch from what it recorded (a forged completion cannot choose it), and later steps check it.
+          const branch = await acts.settleWait({ definition: def, step, ...(gateId ? { gateId } : {}) });
+          outcome = branch === 'event' ? 'EventArrived' : 'TimedOut';
+          ends = (branch === 'event' ? (stepDef.onEvent ?? 'continue') : (stepDef.onTimeout ?? 'end')) === 'end';
         } else if (stepDef.kind === 'wait') {
           const until = waitEndsAt(stepDef, Date.now());
           waitingFor = `a timer until ${new Date(until).toISOString()} (${stepLabel(stepDef)})`;

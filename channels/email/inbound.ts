@@ -187,10 +187,13 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
   async function offerToMissions(verdict: MailVerdict, parsed: ParsedMail, mid: string): Promise<boolean> {
     if (!deps.missions || !verdict.authenticated || !verdict.from) return false;
     const inReplyTo = bareMessageId(parsed.inReplyTo);
-    const threadIds = [...new Set([...(inReplyTo ? [inReplyTo] : []), ...referenceList(parsed.references).slice(-40)])];
+    const refs = referenceList(parsed.references);
+    // The root (first) and the latest references: a long thread's root is what a wait usually names.
+    const threadIds = [...new Set([...(inReplyTo ? [inReplyTo] : []), ...refs.slice(0, 1), ...refs.slice(-39)])];
     const taken = await deps.missions.offerEvent({
       facts: { source: 'email', from: verdict.from, ...(threadIds.length > 0 ? { threadIds } : {}) },
       eventId: emailMessageId(mid),
+      ...(parsed.date ? { sentAt: parsed.date.getTime() } : {}),
     });
     return taken.length > 0;
   }

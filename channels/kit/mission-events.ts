@@ -15,7 +15,7 @@ import type { MissionWaitsPort } from '../../activities/ports.js';
 import type { MissionEventProofBody } from '../../core/authority.js';
 import type { Attestor } from '../../infra/attestation.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
-import { isWorkflowNotFound } from '../../infra/temporal/client-errors.js';
+import { isTemporalUnreachable, isWorkflowNotFound } from '../../infra/temporal/client-errors.js';
 import { eventMatches, type MissionEventFacts } from '../../machines/index.js';
 import { missionEventUpdate, type MissionEventRequest } from '../../workflows/mission-messages.js';
 
@@ -36,16 +36,26 @@ export interface InboundEvent {
   eventId: string;
   /** Its text (Telegram `contains`); checked here, never sent on. */
   text?: string;
+  /** When its sender says it was sent (a signed Date header): a message older than the wait is not its event. */
+  sentAt?: number;
 }
 
-const recordKey = (eventId: string) => `mission-events/${createHash('sha256').update(eventId).digest('hex').slice(0, 32)}`;
+/** How far a sender's clock may run behind ours. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+const digest = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 32);
+const recordKey = (eventId: string) => `mission-events/${digest(eventId)}`;
 
 /** Offers `event` to every open wait it satisfies; returns the missions that are its (empty: the channel handles it as usual). */
 export async function offerMissionEvent(deps: MissionEventDeps, event: InboundEvent): Promise<string[]> {
   const key = recordKey(event.eventId);
   const earlier = await deps.store.getJson<{ missions: string[] }>(key);
   const open = (await deps.waits.list(event.facts.source)).filter(
-    (w) => w.until > Date.now() && eventMatches(w.match, event.facts, event.text),
+    (w) =>
+      w.until > Date.now() &&
+      // An old message resent (a signed mail kept and replayed) is not the reply a wait is for.
+      (event.sentAt === undefined || w.since === undefined || event.sentAt >= w.since - CLOCK_SKEW_MS) &&
+      eventMatches(w.match, event.facts, event.text),
   );
   // Seen before: offered again only to the missions it was decided for (one whose wait already took it refuses it).
   const matching = earlier ? open.filter((w) => earlier.missions.includes(w.missionId)) : open;
@@ -67,10 +77,15 @@ export async function offerMissionEvent(deps: MissionEventDeps, event: InboundEv
       proof: deps.attestor.seal('mission-event', w.missionId, body),
     };
     try {
-      await deps.client.workflow.getHandle(w.missionId).executeUpdate(missionEventUpdate, { args: [request] });
+      // One update id per wait and event: a retried offer (after an outage) is the same update, not a second one.
+      await deps.client.workflow
+        .getHandle(w.missionId)
+        .executeUpdate(missionEventUpdate, { args: [request], updateId: `event-${digest(`${w.waitKey}\n${event.eventId}`)}` });
       taken.push(w.missionId);
     } catch (err) {
-      // A mission that ended (or stopped waiting) leaves a stale row: drop it.
+      // Temporal unreachable: the message stays unhandled and the channel reads it again later (never a turn meanwhile).
+      if (isTemporalUnreachable(err)) throw err;
+      // A mission that ended leaves a stale row: drop it. A refusal (the wait just closed) leaves the message to the channel.
       if (isWorkflowNotFound(err)) await deps.waits.close(w.waitKey).catch(() => undefined);
       deps.log?.(`mission ${w.missionId} did not take event ${event.eventId}: ${(err as Error).message}`);
     }

@@ -222,6 +222,7 @@ export function createTelegramInbound(deps: TelegramInboundDeps): {
         source: 'telegram' as const,
         from: String(ctx.from.id),
         ...(ctx.from.username ? { username: ctx.from.username } : {}),
+        tier: tierOf(ctx),
       };
       if ((await deps.offerEvent({ facts: from, eventId: messageId, text: m.text ?? m.caption ?? '' })).length > 0) return;
     }

@@ -214,7 +214,7 @@ const pathsLine = (paths: readonly string[] | undefined): string[] => (paths ? [
 function specStepLine(s: MissionStepSpec): string {
   if (typeof s === 'string') return `task ${quoted(s)}`;
   if ('wait' in s) return `wait ${word(String(s.wait))}`;
-  if ('notify' in s) return `notify ${s.to ? s.to.map(word).join(', ') : 'the owner'} ${quoted(s.notify)}`;
+  if ('notify' in s) return `notify the owner ${quoted(s.notify)}`;
   if ('waitUntil' in s) return `wait until ${word(s.waitUntil)}${s.timeZone ? ` (${word(s.timeZone)})` : ''}`;
   const w = s.waitFor;
   const what =
@@ -279,7 +279,15 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
     const p = parseMissionCreateInput(i);
     return [
       `goal: ${quoted(p.goal)}`,
-      ...p.steps.map((s, n) => `step ${n + 1}: ${specStepLine(s)}`),
+      // A notice to people: one line per recipient, so none hides behind a cut line.
+      ...p.steps.flatMap((s, n) =>
+        typeof s === 'object' && 'notify' in s && s.to
+          ? [
+              `step ${n + 1}: notify ${s.to.length === 1 ? '1 person' : `${s.to.length} people`} ${quoted(s.notify)}`,
+              ...s.to.map((r) => `  to: ${word(r)}`),
+            ]
+          : [`step ${n + 1}: ${specStepLine(s)}`],
+      ),
       `capabilities: ${p.capabilities.length > 0 ? p.capabilities.map(word).join(' ') : 'none (it runs no tools)'}`,
       ...(p.schedule
         ? [

@@ -97,7 +97,8 @@ describe('mission.create', () => {
     expect(describeCall('mission.create', tell).lines).toEqual([
       'goal: "tell Bob"',
       'step 1: wait 1d',
-      'step 2: notify email:bob@example.com "the rent is due"',
+      'step 2: notify 1 person "the rent is due"',
+      '  to: email:bob@example.com',
       'capabilities: channel.send:email',
     ]);
     const err = await tool.run(tell, ctx()).catch((e: unknown) => e);

@@ -51,6 +51,8 @@ export interface MissionHarnessOptions {
   codec?: { connection: Client['connection'] };
   /** Give the worker a mission control port (mission.list/mission.cancel) over the harness's codec client (needs `codec`). */
   missionControl?: boolean;
+  /** Activities whose results are replaced, as a forged completion at the frontend would replace them (red-team tests). */
+  forgedCompletions?: Partial<Record<keyof ReturnType<typeof wireTurnActivities>, (...args: never[]) => Promise<unknown>>>;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
 }
@@ -130,6 +132,8 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     ...(confirmClient ? { schedules: createScheduleRecords(confirmClient, opts.scheduleSkewMs) } : {}),
     notifier: recordingNotifier(notices, deliveries, hub),
   });
+  // What an attacker at the frontend could do to any activity: complete it with a result of their choosing.
+  Object.assign(activities, opts.forgedCompletions ?? {});
   const workerDataConverter = opts.codec
     ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }))
     : undefined;
