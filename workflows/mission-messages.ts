@@ -162,8 +162,8 @@ export const missionWaitKey = (missionId: string, step: number): string => `${mi
 export const approveGateUpdate = defineUpdate<GateDecisionResult, [GateDecisionRequest]>('approveGate');
 /** Deny the open gate (same validator as approve). */
 export const denyGateUpdate = defineUpdate<GateDecisionResult, [GateDecisionRequest]>('denyGate');
-/** Deliver an inbound event to the open wait (validator: that wait is open). */
-export const missionEventUpdate = defineUpdate<{ accepted: boolean; reason?: string }, [MissionEventRequest]>('missionEvent');
+/** Deliver an inbound event to the open wait (validator: that wait is open; a refused event rejects the update). */
+export const missionEventUpdate = defineUpdate<{ accepted: true }, [MissionEventRequest]>('missionEvent');
 /** Cancel the mission: open gates are withdrawn and their approvers told. */
 export const cancelMissionSignal = defineSignal<[{ reason?: string }]>('cancelMission');
 /** The mission's current state. */

@@ -237,7 +237,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         if (!verdict.ok)
           throw ApplicationFailure.create({ type: 'CapabilityDenied', nonRetryable: true, message: `event refused: ${verdict.reason}` });
         w.arrived = true;
-        return { accepted: true };
+        return { accepted: true as const };
       } finally {
         checkingEvents--;
       }

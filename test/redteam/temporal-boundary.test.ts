@@ -21,7 +21,15 @@ import type { AuditEvent } from '../../core/audit-events.js';
 import { textContent } from '../../core/message.js';
 import type { GateApprover } from '../../machines/index.js';
 import { createAttestor } from '../../infra/attestation.js';
-import { approveGateUpdate, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import {
+  approveGateUpdate,
+  cancelMissionSignal,
+  missionEventUpdate,
+  missionStatusQuery,
+  missionWaitKey,
+  type MissionDefinition,
+  type missionWorkflow,
+} from '../../workflows/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { pendingActivity, testConnection, type TestConnection, updateRefusal } from '../support/temporal.js';
 import { buildTurnRequest, startHarness, type Harness } from '../support/turn-harness.js';
@@ -169,6 +177,46 @@ describe('a keyless client at the frontend (no master key, no payload key)', () 
     await handle.executeUpdate(approveGateUpdate, { args: [signedDecision(missions.attestor, 'approve', gateId, owner)] });
     expect(await handle.result()).toMatchObject({ state: 'completed' });
     expect(existsSync(pwned('keyless-approve'))).toBe(true);
+  });
+});
+
+describe('an event for a waiting mission, forged at the frontend (waitFor)', () => {
+  it('keyless (unencrypted), without a proof, or with another install’s proof: refused, audited; the wait goes on and nothing after it runs', async () => {
+    const def: MissionDefinition = {
+      ...forgedMission('forged-event'),
+      steps: [{ kind: 'waitFor', event: { source: 'telegram', from: '42' }, within: '1h' }, { text: `touch ${pwned('forged-event')}` }],
+      approvers: [{ identity: owner.identity, channel: owner.channel }],
+      channel: trustedFacts(),
+    };
+    const handle = await insider.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+      workflowId: def.missionId,
+      taskQueue: missions.taskQueue,
+      args: [signedMissionArgs(missions.attestor, def)],
+    });
+    for (let i = 0; (await handle.query(missionStatusQuery)).state !== 'waiting'; i++) {
+      if (i > 200) throw new Error('never waited');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const waitKey = missionWaitKey(def.missionId, 0);
+    const facts = { source: 'telegram' as const, from: '42' };
+    const body = { waitKey, eventId: 'e-forged', facts };
+    // Keyless: the worker's codec refuses the unencrypted argument.
+    await updateRefusal(keyless.workflow.getHandle(def.missionId).executeUpdate('missionEvent', { args: [body] }));
+    // With the payload key: no proof (malformed), then a proof made with another install's key.
+    expect(await updateRefusal(handle.executeUpdate(missionEventUpdate, { args: [body as never] }))).toMatch(/event refused: malformed/);
+    const other = createAttestor(new Uint8Array(32).fill(3));
+    expect(
+      await updateRefusal(
+        handle.executeUpdate(missionEventUpdate, { args: [{ ...body, proof: other.seal('mission-event', def.missionId, body) }] }),
+      ),
+    ).toMatch(/event refused/);
+    expect((await handle.query(missionStatusQuery)).state).toBe('waiting');
+    const audit = await missions.audit(def.missionId);
+    expect(audit.filter((e) => e.type === 'MissionEventRejected')).toHaveLength(1);
+    expect(audit.filter((e) => e.type === 'MissionEventReceived')).toEqual([]);
+    await handle.signal(cancelMissionSignal, { reason: 'test over' });
+    expect(await handle.result()).toMatchObject({ state: 'cancelled' });
+    expect(existsSync(pwned('forged-event'))).toBe(false);
   });
 });
 
