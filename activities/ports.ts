@@ -217,6 +217,8 @@ export interface AgentConfig {
   taintPolicy?: TaintPolicy;
   /** The owner's own files and vouched-for MCP servers: their results do not taint a turn. */
   trustedPlaces?: TrustedPlaces;
+  /** The task queue host-bound tools run on (AIVYX_HOST_QUEUE): openTurn tells the workflow. */
+  hostQueue?: string;
 }
 
 /**

@@ -74,6 +74,8 @@ export type OpenTurnResult =
       toolIds?: string[];
       /** What the workflow needs to decide taint (core/taint.ts); absent in histories older than it. */
       taint?: OpenedTaint;
+      /** Where host-bound tools run (AIVYX_HOST_QUEUE); absent: on the turn's own queue. */
+      hostQueue?: string;
     }
   | { ok: false; error: AivyxErrorData };
 
@@ -349,6 +351,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         budgetMs: deps.agent.budgetMs,
         toolIds: [...toolsById.keys()],
         taint: { sources: claim.data.taint ?? [], messageTrusted: fromMessage === undefined, policy: deps.agent.taintPolicy ?? {} },
+        ...(deps.agent.hostQueue ? { hostQueue: deps.agent.hostQueue } : {}),
       };
     },
 

@@ -3,6 +3,7 @@
  * is configuration read from the environment.
  *
  *   aivyx up                      start everything and keep running (restarting its dev server if it dies)
+ *   aivyx worker [--no-host-tools] | aivyx gateway     the scale-out roles on a real cluster (docs/DEPLOY.md)
  *   aivyx chat [-m TEXT] [--session ID] [--follow TURN | --resume TURN] [--standalone]
  *   aivyx audit verify [--checkpoint FILE] | tail [-n N] | pubkey | prove SEQ | consistency CHECKPOINT  [--json]
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
@@ -43,7 +44,7 @@ import { MISSION_USAGE, runApprovalsCommand, runMissionCommand } from '../channe
 import type { RestTarget } from '../channels/cli/rest-client.js';
 import { runSessionsCommand } from '../channels/cli/session-commands.js';
 import { projectRoot } from './project-root.js';
-import type { Stack } from './stack.js';
+import type { Stack, StackRole } from './stack.js';
 
 /** The modules of the commands that open the database or start a stack (loaded on use). */
 const directCommands = () => import('../channels/cli/audit-commands.js');
@@ -51,6 +52,9 @@ const directCommands = () => import('../channels/cli/audit-commands.js');
 const root = projectRoot();
 const USAGE = `usage:
   aivyx up                               start Temporal, the database, the worker and the local channels
+  aivyx worker [--no-host-tools]         on a cluster: run workflows and activities only (TEMPORAL_ADDRESS, DATABASE_URL);
+                                         --no-host-tools: this machine does not own the files (AIVYX_HOST_QUEUE)
+  aivyx gateway                          on a cluster: serve REST, the chat channels and the UI's codec endpoint, no worker
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
   aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed)
   aivyx chat --resume TURN               the same; a turn waiting for your approval asks approve? [y/N/details]
@@ -71,7 +75,7 @@ ${MISSION_USAGE}`;
 
 async function start(
   config: AivyxConfig,
-  extra: { restPort?: number; headless?: boolean; quiet?: boolean; role: 'up' | 'standalone' },
+  extra: { restPort?: number; headless?: boolean; quiet?: boolean; role: StackRole; noHostTools?: boolean },
   pass: string,
 ): Promise<Stack> {
   const [{ DefaultLogger, Runtime }, { startStack }, { telegramSettingsFromEnv }, { emailSettingsFromEnv }] = await Promise.all([
@@ -159,12 +163,42 @@ async function target(config: AivyxConfig, standalone: boolean): Promise<{ targe
   }
   if (!standalone) throw noStack(found, config.home);
   const stack = await start(config, { restPort: 0, headless: true, quiet: true, role: 'standalone' }, await passphrase());
-  return { target: () => ({ url: stack.restUrl, token: stack.restToken }), stop: () => stack.stop() };
+  return { target: () => ({ url: stack.restUrl!, token: stack.restToken }), stop: () => stack.stop() };
 }
 
 /** Takes `--standalone` out of a command's arguments. */
 function standaloneFlag(args: string[]): { standalone: boolean; rest: string[] } {
   return { standalone: args.includes('--standalone'), rest: args.filter((a) => a !== '--standalone') };
+}
+
+/** Runs until SIGINT/SIGTERM, then stops the stack. */
+async function untilSignalled(stack: Stack): Promise<number> {
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  process.stderr.write('aivyx: stopping…\n');
+  await stack.stop();
+  return 0;
+}
+
+/** `aivyx worker` / `aivyx gateway`: one process of a scale-out install (docs/DEPLOY.md). */
+async function scaleOutRole(config: AivyxConfig, role: 'worker' | 'gateway', args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { 'no-host-tools': { type: 'boolean' } }, allowPositionals: false });
+  if (role === 'gateway' && values['no-host-tools'])
+    throw new AivyxError('Config', '--no-host-tools is an option of aivyx worker', { hint: 'a gateway runs no tools' });
+  const stack = await start(config, { role, noHostTools: values['no-host-tools'] === true }, await passphrase());
+  process.stdout.write(
+    role === 'worker'
+      ? `aivyx worker is polling ${config.taskQueue}${config.hostQueue && !values['no-host-tools'] ? ` and ${config.hostQueue}` : ''} on ${stack.temporalAddress}.\n`
+      : [
+          `aivyx gateway is serving on ${stack.temporalAddress}.`,
+          `  REST channel: ${stack.restUrl}  (bearer token in ${config.home}/rest-token)`,
+          ...(stack.codecUrl ? [`  Codec server: ${stack.codecUrl}  (token in ${config.home}/codec-token)`] : []),
+          '',
+        ].join('\n'),
+  );
+  return untilSignalled(stack);
 }
 
 async function up(config: AivyxConfig): Promise<number> {
@@ -184,13 +218,7 @@ async function up(config: AivyxConfig): Promise<number> {
       '',
     ].join('\n'),
   );
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  process.stderr.write('aivyx: stopping…\n');
-  await stack.stop();
-  return 0;
+  return untilSignalled(stack);
 }
 
 async function chat(config: AivyxConfig, args: string[]): Promise<number> {
@@ -334,6 +362,9 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'up':
       return up(config);
+    case 'worker':
+    case 'gateway':
+      return scaleOutRole(config, command, args);
     case 'chat':
       return chat(config, args);
     case 'audit':

@@ -3,6 +3,12 @@
  * TEMPORAL_ADDRESS is set), the worker and the local REST channel. `aivyx up` runs it until
  * stopped, watching its dependencies (the dev server is restarted when it dies; /v1/health says
  * what is down); `aivyx chat --standalone` runs it for one conversation.
+ *
+ * Outgrowing one machine (docs/DEPLOY.md), the same stack runs in one of two roles against a real
+ * cluster and PostgreSQL: `worker` (workflows and activities, no channel listens) and `gateway`
+ * (REST, the chat channels, the codec server; no worker). Many of each may run: what must run once
+ * (a Telegram poller, an IMAP reader, the audit checkpointer) runs under a PostgreSQL lease
+ * (infra/leases.ts), and stream events reach the gateway over LISTEN/NOTIFY (infra/stream-bus.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,6 +42,8 @@ import { codecToken, restToken } from '../infra/home-tokens.js';
 import { getSecret } from '../infra/secrets.js';
 import { SealedStorage, unlockStorageKeyring } from '../infra/storage/index.js';
 import { StreamHub } from '../infra/stream-hub.js';
+import { startPgStreamBus, type StreamBus } from '../infra/stream-bus.js';
+import { holdLease, type LeasedWork } from '../infra/leases.js';
 import { workspaceDir } from '../infra/tier-policy.js';
 import {
   ensureNamespaceSetup,
@@ -54,7 +62,8 @@ const PROBE_TIMEOUT_MS = 2_000;
 
 /** A running stack. */
 export interface Stack {
-  restUrl: string;
+  /** The REST channel (none in the `worker` role). */
+  restUrl: string | undefined;
   restToken: string;
   temporalAddress: string;
   uiUrl: string | undefined;
@@ -75,8 +84,13 @@ export interface StackOptions {
   confirmPassphrase?: () => Promise<string>;
   projectRoot: string;
   env: NodeJS.ProcessEnv;
-  /** `up`, or a command running on its own stack (`--standalone`): named in the data directory's lock. */
-  role?: Extract<HomeRole, 'up' | 'standalone'>;
+  /**
+   * `up`, or a command running on its own stack (`--standalone`): named in the data directory's lock.
+   * `worker` and `gateway` are the scale-out roles (many per install; no lock on the data directory).
+   */
+  role?: StackRole;
+  /** `worker` role: do not poll the host queue (this machine does not own the files). */
+  noHostTools?: boolean;
   /** Bind the REST channel to the configured port (`up`) or any free port (`chat` standalone). */
   restPort?: number;
   /** Start the dev server without the UI (standalone chat). */
@@ -84,6 +98,28 @@ export interface StackOptions {
   /** Progress lines for the person starting it (also: a dependency going down and coming back). */
   log?: (line: string) => void;
   llm?: LlmProvider;
+}
+
+/** What one process runs. */
+export type StackRole = Extract<HomeRole, 'up' | 'standalone'> | 'worker' | 'gateway';
+
+const runsWorker = (role: StackRole) => role !== 'gateway';
+const runsChannels = (role: StackRole) => role !== 'worker';
+
+/** The scale-out roles share a real cluster and PostgreSQL (PGlite and the dev server belong to one process). */
+function checkRole(config: AivyxConfig, role: StackRole, noHostTools: boolean): void {
+  if (role !== 'worker' && role !== 'gateway') return;
+  const missing = [config.temporalAddress ? undefined : 'TEMPORAL_ADDRESS', config.databaseUrl ? undefined : 'DATABASE_URL'].filter(
+    Boolean,
+  );
+  if (missing.length > 0)
+    throw new AivyxError('Config', `aivyx ${role} needs ${missing.join(' and ')}: its processes share a Temporal cluster and PostgreSQL`, {
+      hint: 'set them (docs/DEPLOY.md), or run everything in one process with aivyx up',
+    });
+  if (noHostTools && !config.hostQueue)
+    throw new AivyxError('Config', '--no-host-tools needs AIVYX_HOST_QUEUE: without a host queue every worker runs the host tools', {
+      hint: 'set AIVYX_HOST_QUEUE to the same value in every process of the install (docs/DEPLOY.md)',
+    });
 }
 
 /** PostgreSQL's place without its password (for messages and /v1/health). */
@@ -111,13 +147,16 @@ function unreachableCode(err: unknown): string | undefined {
 /** Starts the stack; on failure everything already started is stopped again. */
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const { config } = opts;
+  const role = opts.role ?? 'up';
   const log = opts.log ?? (() => undefined);
+  checkRole(config, role, opts.noHostTools ?? false);
   // The channels' own settings are checked before anything opens (the secrets they name are read later).
   for (const channel of CHANNELS) channel.check?.(opts.env);
   mkdirSync(config.home, { recursive: true, mode: 0o700 });
   mkdirSync(workspaceDir(config.home), { recursive: true, mode: 0o700 });
-  const lock = lockHome(config.home, opts.role ?? 'up');
-  const cleanups: Array<() => Promise<void> | void> = [() => lock.release()];
+  // One `up` per data directory; the scale-out roles run many per install and keep nothing there but tokens.
+  const lock = role === 'worker' || role === 'gateway' ? undefined : lockHome(config.home, role);
+  const cleanups: Array<() => Promise<void> | void> = [() => lock?.release()];
   const stop = async () => {
     for (const fn of cleanups.reverse()) {
       try {
@@ -161,14 +200,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       db.db,
       auditKey,
     );
-    const checkpoints = startAuditCheckpoints({
-      db: db.db,
-      service: audit,
-      every: config.auditCheckpointEvery,
-      seconds: config.auditCheckpointSeconds,
-      log,
-    });
-    cleanups.push(() => checkpoints.stop());
     // Every client and worker of ours encrypts payloads: histories on the server hold no plaintext. The
     // worker refuses what is not encrypted for the workflow it arrives at; clients throw on it; the
     // codec server only displays.
@@ -176,7 +207,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
     const workerDataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }));
     // The model is settled before Temporal starts: a bad script or a missing key is reported at once.
-    const llm = opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name)));
+    const llm = runsWorker(role)
+      ? (opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name))))
+      : undefined;
 
     let address: string;
     let uiUrl: string | undefined;
@@ -186,15 +219,30 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     // What other commands find in running.json; republished when the dev server gets a new pid.
     const publish = () => {
       if (rest.url)
-        lock.publish({
+        lock?.publish({
           restUrl: rest.url,
           temporalAddress: address,
           ...(devServer ? { devServerPid: devServer.current().pid } : {}),
           ...(uiUrl ? { uiUrl } : {}),
         });
     };
+    // The codec server the Temporal UI decodes through; it answers CORS for the UI's origins only.
+    const startUiCodecServer = async () => {
+      const ui = `http://127.0.0.1:${config.uiPort}`;
+      const server = await startCodecServer({
+        codec,
+        token: codecToken(config.home),
+        allowedOrigin: [ui, `http://localhost:${config.uiPort}`],
+        uiUrl: ui,
+        port: config.codecPort,
+      });
+      cleanups.push(() => server.stop());
+      return server;
+    };
     if (config.temporalAddress) {
       address = config.temporalAddress;
+      // On a cluster the gateway serves the operators' UI its codec endpoint.
+      if (role === 'gateway' && !opts.headless) codecServer = await startUiCodecServer();
       health.register('temporal', {
         label: `Temporal at ${address}`,
         kind: 'Channel',
@@ -203,19 +251,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     } else {
       const cliPath = findTemporalCli({ env: opts.env, projectRoot: opts.projectRoot });
       // A dev server left by a previous owner that died must be gone before ours binds its port and file.
-      if (lock.previous?.devServerPid) await stopLeftoverDevServer(lock.previous.devServerPid, config.home);
-      if (!opts.headless) {
-        // Started first so the UI can be pointed at it; it answers CORS for the UI's origins only.
-        const ui = `http://127.0.0.1:${config.uiPort}`;
-        codecServer = await startCodecServer({
-          codec,
-          token: codecToken(config.home),
-          allowedOrigin: [ui, `http://localhost:${config.uiPort}`],
-          uiUrl: ui,
-          port: config.codecPort,
-        });
-        cleanups.push(() => codecServer?.stop());
-      }
+      if (lock?.previous?.devServerPid) await stopLeftoverDevServer(lock.previous.devServerPid, config.home);
+      // Started first so the UI can be pointed at it.
+      if (!opts.headless) codecServer = await startUiCodecServer();
       log('starting the Temporal dev server…');
       const devServerHint = `aivyx up restarts it by itself: retry in a few seconds (its log: ${join(config.home, 'temporal-server.log')})`;
       health.register('temporal', { label: 'the Temporal dev server', kind: 'Channel', hint: devServerHint });
@@ -280,26 +318,23 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         watchDependency(health, 'database', () => sql`select 1`.execute(db.db), { intervalMs: 2_000, timeoutMs: PROBE_TIMEOUT_MS }),
       );
 
-    const hub = new StreamHub();
-    const mcp = config.mcpServers.length > 0 ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers } : undefined;
+    // Stream events: in this process (PGlite), or between every process of the install (PostgreSQL).
+    let hub: StreamBus = new StreamHub();
+    if (config.databaseUrl) {
+      const bus = await startPgStreamBus({ databaseUrl: config.databaseUrl, key: master.subkey('stream') });
+      cleanups.push(() => bus.stop());
+      hub = bus;
+    }
+    const mcp =
+      runsWorker(role) && config.mcpServers.length > 0
+        ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers }
+        : undefined;
     if (mcp) cleanups.push(() => mcp.pool.close());
     const attestor = createAttestor(master.subkey('attestation'));
     // Channels that deliver replies and gate notices themselves (Telegram, email) register here once started.
     const deliveries = new DeliveryRegistry();
-    if (config.auditDigest) {
-      const digest = startAuditDigest({ service: audit, deliveries, target: config.auditDigest, log });
-      cleanups.push(() => digest.stop());
-    }
     // Confirm-first in conversations: an escalated channel turn opens a confirmation mission's gate.
     const starter = { client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true };
-    const confirmations = createConfirmations(starter);
-    // Missions the assistant drafted and a person approved (mission.create).
-    const missionStarts = createMissionStarts(starter);
-    // Gate notices go to the stream hub (by mission id) and the approvers' channels.
-    const notifier = routingMissionNotifier(
-      deliveries,
-      streamMissionNotifier((key, e) => hub.publish(key, e)),
-    );
     // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
     // Also the port mission.list/mission.cancel read and cancel through (whose a mission is: its verified definition).
     // Chat channels keep their state sealed in channel_state (channel state, open waits of missions).
@@ -313,59 +348,124 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // Telegram and e-mail offer what they receive to missions waiting for it (waitFor steps).
       events: { waits: createMissionWaits(channelState), store: channelState },
     });
-    const activities = wireTurnActivities({
-      db: db.db,
-      master,
-      hub,
-      deliveries,
-      confirmations,
-      missionStarts,
-      missionControl: missions,
-      schedules: createScheduleRecords(client),
-      notifier,
-      ...(mcp ? { mcp } : {}),
-      llm,
-      agent: {
-        capabilities: config.capabilities,
-        budgetMs: config.turnBudgetMs,
-        confirmFirst: config.confirmFirst,
-        tierPolicy: config.tierPolicy,
-        taintPolicy: config.taintPolicy,
-        trustedPlaces: config.trustedPlaces,
-      },
-      // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
-      protectedPaths: dataDirProtection({ home: config.home, passphraseFile: opts.env.AIVYX_PASSPHRASE_FILE }),
-    });
-    // A worker that gives up (rather than riding out an outage, which the SDK does) is replaced.
-    const worker = await superviseWorker(
-      () =>
-        createAivyxWorker({
-          connection: nativeConnection,
-          namespace: config.namespace,
-          taskQueue: config.taskQueue,
-          activities,
-          dataConverter: workerDataConverter,
-        }),
-      log,
-    );
-    cleanups.push(() => worker.stop());
-    // Tool calls whose entry is still owed after a crash (their turn ended, the entry never came) are written now.
-    const reconciled = await reconcileToolCalls(db.db, master.subkey('audit'), { write: true });
-    if (reconciled.written > 0)
-      log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
-
-    const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
     // Approval buttons and reply tokens are MACed and single use.
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
+    const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
     const channels = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
-    // Every chat channel the registry knows that is configured (Telegram: a bot token secret; email: AIVYX_EMAIL_ADDRESS).
+    // Leases between the processes of a scale-out install; `up` is the only process of its install.
+    const shared = role === 'worker' || role === 'gateway' ? config.databaseUrl : undefined;
+
+    // What runs once per install whichever process holds its lease (`up`: the only process, no lease).
+    const once = async (name: string, work: LeasedWork) => {
+      const lease = holdLease({ ...(shared ? { databaseUrl: shared } : {}), name, log, work });
+      cleanups.push(() => lease.stop());
+      await lease.settled;
+    };
+    // The signed checkpoints go to the witness file in the data directory of the process that signs: a
+    // gateway's (it keeps its data directory; workers may be disposable).
+    if (runsChannels(role))
+      await once('audit-checkpoints', async () =>
+        startAuditCheckpoints({
+          db: db.db,
+          service: audit,
+          every: config.auditCheckpointEvery,
+          seconds: config.auditCheckpointSeconds,
+          log,
+        }),
+      );
+    // The digest is sent by a worker: workers hold the channels' outbound side.
+    if (runsWorker(role) && config.auditDigest) {
+      const target = config.auditDigest;
+      await once('audit-digest', async () => startAuditDigest({ service: audit, deliveries, target, log }));
+    }
+
+    if (runsWorker(role)) {
+      // Gate notices go to the stream hub (by mission id) and the approvers' channels.
+      const notifier = routingMissionNotifier(
+        deliveries,
+        streamMissionNotifier((key, e) => hub.publish(key, e)),
+      );
+      const activities = wireTurnActivities({
+        db: db.db,
+        master,
+        hub,
+        deliveries,
+        confirmations: createConfirmations(starter),
+        // Missions the assistant drafted and a person approved (mission.create).
+        missionStarts: createMissionStarts(starter),
+        missionControl: missions,
+        schedules: createScheduleRecords(client),
+        notifier,
+        ...(mcp ? { mcp } : {}),
+        llm: llm!,
+        agent: {
+          capabilities: config.capabilities,
+          budgetMs: config.turnBudgetMs,
+          confirmFirst: config.confirmFirst,
+          tierPolicy: config.tierPolicy,
+          taintPolicy: config.taintPolicy,
+          trustedPlaces: config.trustedPlaces,
+          ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
+        },
+        // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
+        protectedPaths: dataDirProtection({ home: config.home, passphraseFile: opts.env.AIVYX_PASSPHRASE_FILE }),
+      });
+      // The shared queue, and the host's own queue where this machine owns the files (activities only).
+      const queues = [
+        { taskQueue: config.taskQueue, workflows: true },
+        ...(config.hostQueue && !opts.noHostTools ? [{ taskQueue: config.hostQueue, workflows: false }] : []),
+      ];
+      for (const queue of queues) {
+        // A worker that gives up (rather than riding out an outage, which the SDK does) is replaced.
+        const worker = await superviseWorker(
+          () =>
+            createAivyxWorker({
+              connection: nativeConnection,
+              namespace: config.namespace,
+              ...queue,
+              activities,
+              dataConverter: workerDataConverter,
+            }),
+          log,
+        );
+        cleanups.push(() => worker.stop());
+      }
+      if (config.hostQueue) log(`host tools: ${opts.noHostTools ? 'not here' : 'here'} (task queue ${config.hostQueue})`);
+      // A worker sends what its activities deliver (replies, gate notices, channel.send) while a gateway receives.
+      if (role === 'worker')
+        for (const channel of CHANNELS) {
+          const settings = await channel.configure({ env: opts.env, secret: (name) => getSecret(storage, name) });
+          if (settings === undefined) continue;
+          if (!channel.outbound) {
+            log(
+              `${channel.label} cannot send from a worker (its replies need the process that received the message): run it under aivyx up`,
+            );
+            continue;
+          }
+          const running = await channel.outbound(settings, { deliveries, storage: channelState, gateTokens, log });
+          cleanups.push(() => running.stop());
+          log(running.describe);
+        }
+      // Tool calls whose entry is still owed after a crash (their turn ended, the entry never came) are written now.
+      const reconciled = await reconcileToolCalls(db.db, master.subkey('audit'), { write: true });
+      if (reconciled.written > 0)
+        log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
+    }
+    if (!runsChannels(role))
+      return { restUrl: undefined, restToken: '', temporalAddress: address, uiUrl, codecUrl: undefined, client, health, stop };
+
+    // Every chat channel the registry knows that is configured (Telegram: a bot token secret; email: AIVYX_EMAIL_ADDRESS),
+    // each under its lease: with several gateways exactly one polls, and another takes over when it dies.
     for (const channel of CHANNELS) {
       const settings = await channel.configure({ env: opts.env, secret: (name) => getSecret(storage, name) });
       if (settings === undefined) continue;
-      const running = await channel.start(settings, channels);
-      cleanups.push(() => running.stop());
       health.register(`channel:${channel.name}`, { label: channel.label, kind: 'Channel', hint: 'see the log above' });
-      log(running.describe);
+      const lease = await leaseChannel(shared, channel.name, log, async () => {
+        const running = await channel.start(settings, channels);
+        log(running.describe);
+        return running;
+      });
+      cleanups.push(() => lease.stop());
     }
     const token = restToken(config.home);
     const restServer = await startRestServer({
@@ -388,6 +488,22 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await stop();
     throw err;
   }
+}
+
+/**
+ * Runs a channel: in `up` at once (a start that fails, say a bad token, fails the stack); in a gateway
+ * whenever it holds the channel's lease (a failed start is logged and tried again).
+ */
+async function leaseChannel(
+  databaseUrl: string | undefined,
+  name: string,
+  log: (line: string) => void,
+  start: () => Promise<{ stop(): Promise<void> }>,
+): Promise<{ stop(): Promise<void> }> {
+  if (!databaseUrl) return start();
+  const lease = holdLease({ databaseUrl, name: `channel:${name}`, log, work: start });
+  await lease.settled;
+  return lease;
 }
 
 /** The configured model; unset → Ollama when it answers on localhost, else the offline demo script. */

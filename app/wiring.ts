@@ -36,14 +36,14 @@ import { createMissionWaits } from '../infra/mission-waits.js';
 import { createInbox } from '../infra/inbox.js';
 import { createSessionHistory } from '../infra/session-history.js';
 import { SealedStorage } from '../infra/storage/index.js';
-import type { StreamHub } from '../infra/stream-hub.js';
+import type { StreamBus } from '../infra/stream-bus.js';
 import { createIntentStore } from '../infra/tool-intent-store.js';
 
 /** Inputs of `wireTurnActivities`. */
 export interface WiringInput {
   db: Kysely<Database>;
   master: MasterKey;
-  hub: StreamHub;
+  hub: StreamBus;
   llm: LlmProvider;
   agent: AgentConfig;
   /** Configured MCP servers (their tools run as `mcp.call`) and the tiers opted in to them. */

@@ -48,6 +48,8 @@ export interface AivyxWorkerOptions {
   shutdownGraceTime?: string;
   /** Payload codec and failure converter (the aivyx one encrypts); the SDK default when absent. */
   dataConverter?: DataConverter;
+  /** false: activities only (a host queue runs no workflows). Default true. */
+  workflows?: boolean;
 }
 
 /** A worker polling the aivyx task queue with our workflows and the given activities. */
@@ -56,7 +58,7 @@ export async function createAivyxWorker(opts: AivyxWorkerOptions): Promise<Worke
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    workflowBundle: await workflowBundle(opts.dataConverter?.failureConverterPath),
+    ...(opts.workflows === false ? {} : { workflowBundle: await workflowBundle(opts.dataConverter?.failureConverterPath) }),
     activities: opts.activities,
     ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '5s',

@@ -57,7 +57,17 @@ export interface ChatChannel<C = unknown> {
   /** Its configuration, or undefined when it is not configured (it then stays off). Bad settings throw Config. */
   configure(source: ChannelSettingsSource): Promise<C | undefined>;
   start(config: C, ctx: ChannelContext): Promise<RunningChannel>;
+  /**
+   * Only the outbound side (final replies, gate notices, `channel.send`), for an `aivyx worker`: the
+   * worker's delivery activities send through it while a gateway receives. Registers its deliverer
+   * in `ctx.deliveries`; `stop()` unregisters it. A channel whose replies need the process that
+   * received the message (an open socket) has none: it runs under `aivyx up` only.
+   */
+  outbound?(config: C, ctx: OutboundContext): Promise<RunningChannel>;
 }
+
+/** What the outbound side of a channel gets in a worker: no gateway, it receives nothing. */
+export type OutboundContext = Pick<ChannelContext, 'deliveries' | 'storage' | 'gateTokens' | 'log'>;
 
 /** Declares a channel (keeps its config type inside its own folder). */
 export function defineChannel<C>(channel: ChatChannel<C>): ChatChannel {

@@ -6,7 +6,8 @@ import type { ChannelFacts, ReplyRoute } from '../core/channel.js';
 import { AivyxError } from '../core/errors.js';
 import type { Message } from '../core/message.js';
 import type { TurnOutcome } from '../core/outcomes.js';
-import type { ChannelEvent, StreamHub } from '../infra/stream-hub.js';
+import type { ChannelEvent } from '../infra/stream-hub.js';
+import type { StreamBus } from '../infra/stream-bus.js';
 import { isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type TurnClientDeps } from './turn-client.js';
 
@@ -36,7 +37,7 @@ export interface SessionSummary {
 
 /** Submits turns and relays their events to a listener. */
 export class TurnGateway {
-  constructor(private readonly deps: TurnClientDeps & { hub: StreamHub }) {}
+  constructor(private readonly deps: TurnClientDeps & { hub: StreamBus }) {}
 
   /**
    * The sessions that are open (Running): each closes itself after a day without a message, and the

@@ -25,6 +25,8 @@ import { missionCreateTool } from './tools/mission-create.js';
 import { missionListTool } from './tools/mission-list.js';
 import { missionCancelTool } from './tools/mission-cancel.js';
 
+const HOST_SCOPE_FAMILIES: ReadonlySet<string> = new Set(['fs', 'shell', 'git', 'mcp']);
+
 /** Every tool, in the order the model is shown them. */
 export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   fsReadTool,
@@ -54,6 +56,14 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
 
 /** Tools whose running call the workflow may interrupt (it waits for the cancellation to complete). */
 export const INTERRUPTIBLE_TOOLS: ReadonlySet<string> = new Set(TOOL_CATALOG.filter((t) => t.interruptible).map((t) => t.id));
+
+/**
+ * Tools that touch the machine they run on (its files, its processes, its repositories, the MCP
+ * servers it spawns): they run only on the host's own task queue (AIVYX_HOST_QUEUE) when one is set.
+ */
+export const HOST_BOUND_TOOLS: ReadonlySet<string> = new Set(
+  TOOL_CATALOG.filter((t) => HOST_SCOPE_FAMILIES.has(t.scopeBase.split('.')[0]!)).map((t) => t.id),
+);
 
 /** Tools that are confirm-first unless configured otherwise (`AIVYX_CONFIRM_DESTRUCTIVE`). */
 export const DEFAULT_CONFIRM_FIRST: readonly string[] = Object.freeze(TOOL_CATALOG.filter((t) => t.confirmFirst).map((t) => t.id));

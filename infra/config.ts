@@ -29,6 +29,8 @@ export interface AivyxConfig {
   temporalAddress: string | undefined;
   namespace: string;
   taskQueue: string;
+  /** The host-bound tools' task queue (AIVYX_HOST_QUEUE); unset → the shared queue runs them. */
+  hostQueue: string | undefined;
   /** `openai:<model>`, `anthropic:<model>`, `ollama:<model>` or `scripted:<file>`; unset → Ollama if it answers, else the demo. */
   llm: string | undefined;
   /** The offline demo script used when no model is configured. */
@@ -87,6 +89,7 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     temporalAddress: v.TEMPORAL_ADDRESS,
     namespace: v.TEMPORAL_NAMESPACE,
     taskQueue: v.AIVYX_TASK_QUEUE,
+    hostQueue: v.AIVYX_HOST_QUEUE,
     llm: v.AIVYX_LLM,
     demoScript: resolve(projectRoot, 'docs/examples/demo-script.json'),
     ollamaModel: v.AIVYX_OLLAMA_MODEL,

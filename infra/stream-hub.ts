@@ -25,6 +25,11 @@ export class StreamHub {
     }
   }
 
+  /** Whether anyone here listens to `turnId` (the cross-process bus opens only those events). */
+  has(turnId: string): boolean {
+    return this.listeners.has(turnId);
+  }
+
   /** Listens to one turn; returns the function that stops listening. */
   subscribe(turnId: string, listener: ChannelEventListener): () => void {
     let set = this.listeners.get(turnId);

@@ -5,6 +5,7 @@
  */
 import {
   ActivityCancellationType,
+  ActivityFailure,
   CancellationScope,
   condition,
   isCancellation,
@@ -12,6 +13,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   sleep,
+  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createTurnActivities, PendingCall, RunToolResult, ScheduledCall } from '../activities/turn-activities.js';
@@ -21,7 +23,7 @@ import type { TurnRequest } from '../core/channel.js';
 import { AivyxError, type AivyxErrorData } from '../core/errors.js';
 import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
-import { findTool, INTERRUPTIBLE_TOOLS, toolSpecs } from '../core/tool-catalog.js';
+import { findTool, HOST_BOUND_TOOLS, INTERRUPTIBLE_TOOLS, toolSpecs } from '../core/tool-catalog.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { messageText } from '../core/message.js';
 import { TurnTaint, unvouchedLabel, type CallTaint } from '../core/taint.js';
@@ -42,12 +44,38 @@ const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>(ACTIVITY_POLICIES.l
  * so the call's key — workflow id / run id / activity id, which keys its row and its audit entry —
  * is known here too, even when the activity never reports back.
  */
-function toolActivity(activityId: string, interruptible: boolean): TurnActivities['runTool'] {
+function toolActivity(activityId: string, interruptible: boolean, hostQueue?: string): TurnActivities['runTool'] {
   return proxyActivities<Pick<TurnActivities, 'runTool'>>({
     ...ACTIVITY_POLICIES.tool,
     activityId,
     ...(interruptible ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+    ...(hostQueue ? { taskQueue: hostQueue, scheduleToStartTimeout: HOST_WAIT_NOTICE } : {}),
   }).runTool;
+}
+
+/** How long a host-bound call waits for its host before the UI says the host's workers are down. */
+const HOST_WAIT_NOTICE = '15 seconds';
+
+function notPickedUp(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
+}
+
+/**
+ * Runs a host-bound call on its host and only there: while none of the host's workers takes it, the
+ * call is scheduled again on the same queue (same activity id, so the same idempotency key) and the
+ * UI summary says what the turn waits for. It never falls back to another queue.
+ */
+async function onHost<T>(hostQueue: string, tool: string, run: () => Promise<T>): Promise<T> {
+  for (let waited = 0; ; waited++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!notPickedUp(err)) throw err;
+      setCurrentDetails(
+        `**waiting for host queue ${hostQueue}**: no worker of that host has taken ${tool} (${(waited + 1) * 15} s); it runs there once one polls`,
+      );
+    }
+  }
 }
 
 // Past the turn budget a call's audit entry is still owed: finalizeTurn writes it before TurnEnded.
@@ -229,7 +257,9 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
                 ...(callTaint ? { taint: callTaint } : {}),
                 ...(prior.length > 0 ? { context: prior } : {}),
               };
-              const runTool = toolActivity(activityId, INTERRUPTIBLE_TOOLS.has(call.tool));
+              const hostQueue = HOST_BOUND_TOOLS.has(call.tool) ? opened.hostQueue : undefined;
+              const toolRun = toolActivity(activityId, INTERRUPTIBLE_TOOLS.has(call.tool), hostQueue);
+              const runTool: typeof toolRun = hostQueue ? (input) => onHost(hostQueue, call.tool, () => toolRun(input)) : toolRun;
               let ran: RunToolResult | undefined;
               let out: ToolOutcome;
               try {

@@ -1,7 +1,7 @@
 /** E-mail through the channel contract: configured when AIVYX_EMAIL_ADDRESS is set (docs/EMAIL.md). */
 import { defineChannel } from '../contract.js';
 import { emailConfigFromEnv, emailOptionsFromConfig, emailSettingsFromEnv, type EmailConfig } from './config.js';
-import { startEmailChannel, EMAIL_CHANNEL_NAME } from './email-channel.js';
+import { startEmailChannel, startEmailOutbound, EMAIL_CHANNEL_NAME } from './email-channel.js';
 
 export const emailChannel = defineChannel<EmailConfig>({
   name: EMAIL_CHANNEL_NAME,
@@ -20,5 +20,9 @@ export const emailChannel = defineChannel<EmailConfig>({
       describe: `email: ${config.address} (IMAP ${config.imap.host}:${config.imap.port}, SMTP ${config.smtp.host}:${config.smtp.port})`,
       stop: () => mail.stop(),
     };
+  },
+  async outbound(config, ctx) {
+    const out = startEmailOutbound({ ...emailOptionsFromConfig(config), ...ctx, log: (line) => ctx.log(`[email] ${line}`) });
+    return { describe: `email: sending as ${config.address} (SMTP ${config.smtp.host}:${config.smtp.port})`, stop: () => out.stop() };
   },
 });

@@ -73,19 +73,37 @@ export interface EmailChannel {
   stop(): Promise<void>;
 }
 
+type OutboundOptions = Pick<EmailChannelOptions, 'smtp' | 'address' | 'fromName' | 'storage' | 'gateTokens' | 'log'>;
+
+function outboundOf(opts: OutboundOptions) {
+  return createEmailOutbound({
+    smtp: opts.smtp,
+    address: opts.address,
+    ...(opts.fromName ? { fromName: opts.fromName } : {}),
+    store: opts.storage,
+    ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}),
+    log: opts.log ?? ((line: string) => console.warn(`[email] ${line}`)),
+  });
+}
+
+/** Only the sending side, registered as `email` (an `aivyx worker`: a gateway reads the mailbox). */
+export function startEmailOutbound(opts: OutboundOptions & { deliveries: DeliveryRegistry }): { stop(): Promise<void> } {
+  const outbound = outboundOf(opts);
+  const unregister = opts.deliveries.register(EMAIL_CHANNEL_NAME, outbound.deliverer);
+  return {
+    async stop() {
+      unregister();
+      outbound.close();
+    },
+  };
+}
+
 /** Starts the email channel; resolves once the deliverer is registered (IMAP connects in the background). */
 export async function startEmailChannel(opts: EmailChannelOptions): Promise<EmailChannel> {
   validateEmailAllowlist(opts.trust.allowlist);
   const log = opts.log ?? ((line: string) => console.warn(`[email] ${line}`));
   const store = opts.storage;
-  const outbound = createEmailOutbound({
-    smtp: opts.smtp,
-    address: opts.address,
-    ...(opts.fromName ? { fromName: opts.fromName } : {}),
-    store,
-    ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}),
-    log,
-  });
+  const outbound = outboundOf({ ...opts, log });
   const unregister = opts.deliveries?.register(EMAIL_CHANNEL_NAME, outbound.deliverer);
   const maxMail = opts.maxMailBytes ?? 10 * 1024 * 1024;
   const inbound = createEmailInbound({

@@ -170,6 +170,8 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
         throw new AivyxError('Channel', `this reply is for Telegram bot ${route.botId}, not bot ${deps.botId}`);
       await deps.closeStream(reply.turnId);
       const rec = await store.getJson<TurnRecord>(turnKey(reply.turnId));
+      // A gateway in another process streams this turn: it reads this before each edit and stops.
+      if (rec && !rec.final) await store.putJson(turnKey(reply.turnId), { ...rec, final: true });
       const streamed = rec?.streamMessageId;
       const parts = splitMessage(outcomeText(reply.outcome, reply.turnId));
       try {

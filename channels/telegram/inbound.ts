@@ -106,6 +106,13 @@ export function createTelegramInbound(deps: TelegramInboundDeps): {
         .then(async () => {
           const view = streamView(text, status);
           if (isStopped() || closed || view === shown) return;
+          // The final reply may be on its way from a worker in another process: its edit must be the last.
+          const latest = await store.getJson<TurnRecord>(turnKey(turnId));
+          if (latest?.final || latest?.delivered) {
+            closed = true;
+            return;
+          }
+          if (latest?.streamMessageId !== undefined) rec.streamMessageId = latest.streamMessageId;
           shown = view;
           lastEdit = Date.now();
           if (rec.streamMessageId === undefined) {

@@ -24,6 +24,8 @@ export interface TurnRecord {
   /** Dropped once delivered (it may hold image bytes). */
   message?: Message;
   streamMessageId?: number;
+  /** The final reply is being delivered: the streamed view (maybe in another process) edits no more. */
+  final?: boolean;
   delivered?: boolean;
 }
 

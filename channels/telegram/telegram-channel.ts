@@ -69,6 +69,53 @@ export interface TelegramChannel {
   stop(): Promise<void>;
 }
 
+/** The bot with our API transformers. */
+function createBot(opts: Pick<TelegramChannelOptions, 'token' | 'apiRoot' | 'throttle' | 'maxRetryDelaySeconds'>): Bot {
+  const bot = new Bot(opts.token, { client: { apiRoot: opts.apiRoot ?? 'https://api.telegram.org' } });
+  // Order matters: the throttler queues, auto-retry (installed last, so it runs first) retries
+  // 429s after retry_after and 5xx with backoff underneath it. A network error is NOT retried
+  // here: auto-retry would retry it without limit inside one delivery activity attempt, unseen and
+  // deaf to shutdown; failing the attempt lets Temporal's retry policy retry it durably instead
+  // (the polling loop has its own back-off).
+  if (opts.throttle !== false) bot.api.config.use(apiThrottler(opts.throttle));
+  bot.api.config.use(autoRetry({ maxRetryAttempts: 8, maxDelaySeconds: opts.maxRetryDelaySeconds ?? 60, rethrowHttpErrors: true }));
+  return bot;
+}
+
+/**
+ * Only the outbound side, registered as `telegram` (an `aivyx worker`; a gateway polls). It has no
+ * streamed view of its own: the gateway's is closed through the turn record (`final`), and the
+ * streamed message id comes from there too.
+ */
+export async function startTelegramOutbound(
+  opts: Pick<
+    TelegramChannelOptions,
+    'token' | 'apiRoot' | 'throttle' | 'maxRetryDelaySeconds' | 'deliveries' | 'storage' | 'gateTokens' | 'log'
+  >,
+): Promise<{ stop(): Promise<void> }> {
+  const bot = createBot(opts);
+  await bot.init();
+  const abort = new AbortController();
+  const unregister = opts.deliveries.register(
+    TELEGRAM_CHANNEL_NAME,
+    createTelegramDeliverer({
+      api: bot.api,
+      botId: bot.botInfo.id,
+      store: opts.storage,
+      ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}),
+      closeStream: async () => undefined,
+      signal: abort.signal,
+      log: opts.log ?? ((line: string) => console.warn(`[telegram] ${line}`)),
+    }),
+  );
+  return {
+    async stop() {
+      unregister();
+      abort.abort();
+    },
+  };
+}
+
 /** Starts the Telegram channel; resolves once it is receiving updates. */
 export async function startTelegramChannel(opts: TelegramChannelOptions): Promise<TelegramChannel> {
   const policy = { allowlist: opts.allowlist, ...(opts.chatTiers ? { chatTiers: opts.chatTiers } : {}) };
@@ -77,14 +124,7 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
   const apiRoot = opts.apiRoot ?? 'https://api.telegram.org';
   const editInterval = opts.editIntervalMs ?? 1000;
   const store = opts.storage;
-  const bot = new Bot(opts.token, { client: { apiRoot } });
-  // Order matters: the throttler queues, auto-retry (installed last, so it runs first) retries
-  // 429s after retry_after and 5xx with backoff underneath it. A network error is NOT retried
-  // here: auto-retry would retry it without limit inside one delivery activity attempt, unseen and
-  // deaf to shutdown; failing the attempt lets Temporal's retry policy retry it durably instead
-  // (the polling loop has its own back-off).
-  if (opts.throttle !== false) bot.api.config.use(apiThrottler(opts.throttle));
-  bot.api.config.use(autoRetry({ maxRetryAttempts: 8, maxDelaySeconds: opts.maxRetryDelaySeconds ?? 60, rethrowHttpErrors: true }));
+  const bot = createBot(opts);
 
   let stopped = false;
   const abort = new AbortController();

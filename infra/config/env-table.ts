@@ -136,6 +136,13 @@ export const ENV_TABLE = {
     schema: text(),
   }),
   AIVYX_TASK_QUEUE: envVar({ group: 'temporal', default: '`aivyx`', meaning: 'the task queue the worker polls', schema: text('aivyx') }),
+  AIVYX_HOST_QUEUE: envVar({
+    group: 'temporal',
+    default: '(unset: host tools run on the shared queue)',
+    meaning:
+      'the task queue of the host that owns the files: fs, shell, git and MCP calls run only on workers polling it (every process of an install sets the same value; `aivyx worker --no-host-tools` does not poll it)',
+    schema: text(),
+  }),
   AIVYX_TEMPORAL_PORT: envVar({
     group: 'temporal',
     default: '`7233`',

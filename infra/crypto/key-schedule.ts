@@ -16,10 +16,11 @@ import { wrapKey } from './key-wrap.js';
  * HKDF domains. The seed's five (sessions, memory, audit, secrets, channel_state) plus ours:
  * 'attestation' keys the channel attestation MACs on turn requests (BRIEF §5), 'payload' keys the
  * Temporal PayloadCodec so workflow histories hold no plaintext, and 'audit_checkpoint' is the
- * Ed25519 seed that signs the audit log's checkpoints (docs/AUDIT.md).
+ * Ed25519 seed that signs the audit log's checkpoints (docs/AUDIT.md); 'stream' seals the stream events
+ * that travel between processes over PostgreSQL NOTIFY (infra/stream-bus.ts).
  */
 export type KeyDomain =
-  'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'config' | 'attestation' | 'payload' | 'audit_checkpoint';
+  'sessions' | 'memory' | 'audit' | 'secrets' | 'channel_state' | 'config' | 'attestation' | 'payload' | 'audit_checkpoint' | 'stream';
 
 /** Every KeyDomain, in a stable order (for tests and docs). */
 export const KEY_DOMAINS: readonly KeyDomain[] = [
@@ -32,6 +33,7 @@ export const KEY_DOMAINS: readonly KeyDomain[] = [
   'attestation',
   'payload',
   'audit_checkpoint',
+  'stream',
 ];
 
 /** Argon2id cost parameters: `m` memory in KiB, `t` iterations, `p` lanes. */
