@@ -15,6 +15,8 @@ RUN npm run build && npm prune --omit=dev
 # Run: the built checkout, as the unprivileged `node` user (uid 1000). The data directory and its
 # workspace exist in the image so a fresh named volume mounted on them is owned by that user.
 FROM node:20-bookworm-slim
+# git for the git tools a host worker runs (the slim image has none); CA certificates for git over https.
+RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /app /app
 RUN install -d -o node -g node -m 0700 /var/lib/aivyx /var/lib/aivyx/workspace
