@@ -72,6 +72,8 @@ export interface BotApiEmulator {
   ok(method: string): RecordedCall[];
   /** The lowest update id not yet confirmed by a getUpdates offset. */
   confirmedOffset(): number;
+  /** The most getUpdates calls ever in flight at once (Telegram answers a second poller 409 Conflict). */
+  maxConcurrentPolls(): number;
   /** Resolves when `pred` holds (polled every 20 ms), or rejects after `timeoutMs`. */
   waitFor(pred: () => boolean, timeoutMs?: number, what?: string): Promise<void>;
   close(): Promise<void>;
@@ -91,6 +93,8 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
   let nextFileId = 1;
   let nextCallbackId = 1;
   let confirmed = 0;
+  let polling = 0;
+  let maxPolling = 0;
 
   const wake = (): void => {
     for (const w of [...waiters]) w();
@@ -115,6 +119,23 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
   }
 
   async function getUpdates(p: Record<string, unknown>, req: IncomingMessage): Promise<unknown[]> {
+    maxPolling = Math.max(maxPolling, ++polling);
+    // A poller that died (its connection closed) is no longer polling, though its long poll has not timed out.
+    let counted = true;
+    const release = (): void => {
+      if (counted) polling--;
+      counted = false;
+    };
+    req.socket.once('close', release);
+    try {
+      return await pollUpdates(p, req);
+    } finally {
+      req.socket.off('close', release);
+      release();
+    }
+  }
+
+  async function pollUpdates(p: Record<string, unknown>, req: IncomingMessage): Promise<unknown[]> {
     const offset = Number(p.offset ?? 0);
     // Telegram: an offset confirms every update below it; they are never returned again.
     if (offset > confirmed) confirmed = offset;
@@ -319,6 +340,7 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
     },
     ok: (method) => calls.filter((c) => c.method === method && c.status === 200),
     confirmedOffset: () => confirmed,
+    maxConcurrentPolls: () => maxPolling,
     async waitFor(pred, timeoutMs = 30_000, what = 'condition') {
       const until = Date.now() + timeoutMs;
       while (!pred()) {
