@@ -482,6 +482,33 @@ export const ENV_TABLE = {
     meaning: 'the name of the secret holding the SMTP password',
     schema: text(),
   }),
+  // --- traces (docs/OBSERVABILITY.md): off unless an OTLP endpoint is set
+  OTEL_EXPORTER_OTLP_ENDPOINT: envVar({
+    group: 'telemetry',
+    default: 'unset → no traces',
+    meaning:
+      'an OTLP/HTTP collector (Jaeger, Tempo, an OpenTelemetry Collector), e.g. `http://127.0.0.1:4318`: traces go to its `/v1/traces`',
+    schema: httpUrl(),
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: envVar({
+    group: 'telemetry',
+    default: 'unset',
+    meaning: 'the full OTLP/HTTP traces URL (used as is); overrides `OTEL_EXPORTER_OTLP_ENDPOINT` for traces',
+    schema: httpUrl(),
+  }),
+  OTEL_EXPORTER_OTLP_HEADERS: envVar({
+    group: 'telemetry',
+    default: 'unset',
+    meaning: "headers sent to the collector, `key=value,…` (e.g. a vendor's API key: never printed)",
+    sensitive: true,
+    schema: text(),
+  }),
+  OTEL_SERVICE_NAME: envVar({
+    group: 'telemetry',
+    default: '`aivyx`',
+    meaning: "the traces' `service.name` (each process also reports its own `service.instance.id` and pid)",
+    schema: text('aivyx'),
+  }),
 };
 
 /** A variable's name. */

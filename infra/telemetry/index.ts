@@ -1,0 +1,5 @@
+/** Traces (OpenTelemetry over OTLP/HTTP): settings from the environment, the process's tracing, our spans and their redaction. */
+export { tracingSettingsFromEnv, type TracingSettings } from './settings.js';
+export { startTracing, type Tracing, type TracingOptions, type WorkerTracing } from './tracing.js';
+export { tracedLlmProvider } from './llm-spans.js';
+export { redactSpan, RedactingSpanProcessor } from './span-redaction.js';
