@@ -13,6 +13,7 @@ import { AivyxError } from '../../core/errors.js';
 import { findTool } from '../../core/tool-catalog.js';
 import { parseMcpTierGrants } from '../../core/tools/mcp-tools.js';
 import { parseAuditDigestTarget, type AuditDigestTarget } from '../audit/digest.js';
+import { LOG_FORMATS } from '../telemetry/logs.js';
 import { envVar, httpUrl, integer, list, onOff, oneOf, parsedBy, port, text } from './env-var.js';
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
@@ -482,7 +483,14 @@ export const ENV_TABLE = {
     meaning: 'the name of the secret holding the SMTP password',
     schema: text(),
   }),
-  // --- traces (docs/OBSERVABILITY.md): off unless an OTLP endpoint is set
+  // --- logs and traces (docs/OBSERVABILITY.md)
+  AIVYX_LOG_FORMAT: envVar({
+    group: 'telemetry',
+    default: '`text`',
+    meaning: '`json`: one JSON object per log line on stderr (secrets, message text and tool inputs redacted), for a log pipeline',
+    schema: oneOf(LOG_FORMATS, 'text'),
+  }),
+  // traces: off unless an OTLP endpoint is set
   OTEL_EXPORTER_OTLP_ENDPOINT: envVar({
     group: 'telemetry',
     default: 'unset → no traces',
