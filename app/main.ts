@@ -78,17 +78,21 @@ async function start(
   extra: { restPort?: number; headless?: boolean; quiet?: boolean; role: StackRole; noHostTools?: boolean },
   pass: string,
 ): Promise<Stack> {
-  const [{ DefaultLogger, Runtime }, { startStack }, { telegramSettingsFromEnv }, { emailSettingsFromEnv }] = await Promise.all([
-    import('@temporalio/worker'),
-    import('./stack.js'),
-    import('../channels/telegram/index.js'),
-    import('../channels/email/index.js'),
-  ]);
+  const [{ DefaultLogger, Runtime }, { startStack }, { telegramSettingsFromEnv }, { emailSettingsFromEnv }, { processLogs }] =
+    await Promise.all([
+      import('@temporalio/worker'),
+      import('./stack.js'),
+      import('../channels/telegram/index.js'),
+      import('../channels/email/index.js'),
+      import('../infra/telemetry/logs.js'),
+    ]);
+  // Text for a person, or JSON lines with redacted fields for a log pipeline (AIVYX_LOG_FORMAT).
+  const logs = processLogs(config.env.AIVYX_LOG_FORMAT, (s) => process.stderr.write(s));
   // Our own handlers decide what a signal means (chat: cancel the turn; up: stop everything), so
   // the SDK must not shut the worker down on SIGINT; and a person's terminal wants warnings only.
   // The core's own retry warnings would flood stderr while a dependency is down; aivyx reports that itself.
   Runtime.install({
-    logger: new DefaultLogger('WARN'),
+    logger: new DefaultLogger('WARN', logs.sdk),
     shutdownSignals: [],
     telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
   });
@@ -103,7 +107,7 @@ async function start(
     projectRoot: root,
     env: process.env,
     ...extra,
-    log: extra.quiet ? () => undefined : (l) => process.stderr.write(`aivyx: ${l}\n`),
+    log: extra.quiet ? () => undefined : logs.line,
   });
 }
 

@@ -54,6 +54,7 @@ import {
 } from '../infra/temporal/index.js';
 export { codecToken, restToken } from '../infra/home-tokens.js';
 import { reconciledAuditService, reconcileToolCalls } from '../infra/tool-call-log.js';
+import { startTracing, tracingSettingsFromEnv } from '../infra/telemetry/index.js';
 import { ownerMemoryOf, wireTurnActivities } from './wiring.js';
 import { createAivyxWorker, superviseWorker } from './worker.js';
 
@@ -167,6 +168,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     }
   };
   try {
+    // Traces (docs/OBSERVABILITY.md), when an OTLP endpoint is set; stopped last, so it flushes the worker's spans.
+    const tracingSettings = tracingSettingsFromEnv(opts.env);
+    const tracing = tracingSettings && startTracing(tracingSettings, { role: opts.role ?? 'up' });
+    if (tracing) cleanups.push(() => tracing.shutdown());
     const health = new Health(log);
     const dbLabel = config.databaseUrl ? postgresLabel(config.databaseUrl) : `PGlite in ${join(config.home, 'pglite')}`;
     health.register('database', {
@@ -301,7 +306,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
     cleanups.push(() => connection.close());
     if (config.temporalAddress) await ensureNamespaceSetup(connection, config.namespace);
-    const client = new Client({ connection, namespace: config.namespace, dataConverter });
+    const client = new Client({
+      connection,
+      namespace: config.namespace,
+      dataConverter,
+      ...(tracing && { interceptors: tracing.clientInterceptors }),
+    });
     const nativeConnection = await NativeConnection.connect({ address });
     cleanups.push(() => nativeConnection.close());
     // Probes: Temporal's gRPC health check, and PostgreSQL (PGlite lives in this process).
@@ -425,6 +435,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
               ...queue,
               activities,
               dataConverter: workerDataConverter,
+              ...(tracing && { tracing: tracing.worker }),
             }),
           log,
         );

@@ -38,6 +38,7 @@ import { createSessionHistory } from '../infra/session-history.js';
 import { SealedStorage } from '../infra/storage/index.js';
 import type { StreamBus } from '../infra/stream-bus.js';
 import { createIntentStore } from '../infra/tool-intent-store.js';
+import { tracedLlmProvider } from '../infra/telemetry/index.js';
 
 /** Inputs of `wireTurnActivities`. */
 export interface WiringInput {
@@ -72,6 +73,8 @@ export function wireTurnActivities(input: WiringInput) {
   const claims = createClaimPort(input.db);
   const audit = createAuditPort(input.db, input.master.subkey('audit'));
   const storage = SealedStorage.open(input.db, input.master);
+  // Each model step in a GenAI span (a no-op unless tracing is on).
+  const llm = tracedLlmProvider(input.llm);
   const turn = createTurnActivities({
     audit,
     proofs,
@@ -82,7 +85,7 @@ export function wireTurnActivities(input: WiringInput) {
     delivery: { deliver: async (req, outcome) => input.hub.publish(req.turnId, { type: 'final', outcome }) },
     history: createSessionHistory(storage.domain('sessions')),
     agent: input.agent,
-    llm: input.llm,
+    llm,
     ...(input.mcp ? { mcp: input.mcp } : {}),
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
     tools: input.tools ?? defaultTools(input, storage),
@@ -96,7 +99,7 @@ export function wireTurnActivities(input: WiringInput) {
     ...(input.schedules ? { schedules: input.schedules } : {}),
     // Open waits are indexed where the channels (in this install's database) look them up.
     waits: createMissionWaits(storage.domain('channel_state')),
-    llm: input.llm,
+    llm,
     sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()),
   });
   return {

@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { sibling } from '../infra/module-path.js';
+import type { WorkerTracing } from '../infra/telemetry/index.js';
 
 /** Absolute path of the workflows entry point (what the bundler and replay tests load). */
 export const WORKFLOWS_PATH = sibling(import.meta.url, '../workflows/index');
@@ -10,17 +11,20 @@ export const WORKFLOWS_PATH = sibling(import.meta.url, '../workflows/index');
 /** The workflow interceptors every aivyx workflow runs with (refused payloads become clean failures). */
 export const WORKFLOW_INTERCEPTORS_PATH = sibling(import.meta.url, '../workflows/interceptors');
 
-// Keyed by failure converter path: the sandbox's failure converter is compiled into the bundle.
+// Keyed by failure converter path and tracing modules: both are compiled into the bundle.
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
 /** The workflow bundle, built on first use and shared by every worker of this process. */
-export function workflowBundle(failureConverterPath?: string): Promise<WorkflowBundleWithSourceMap> {
-  const key = failureConverterPath ?? '';
+export function workflowBundle(
+  failureConverterPath?: string,
+  tracingModules: readonly string[] = [],
+): Promise<WorkflowBundleWithSourceMap> {
+  const key = [failureConverterPath ?? '', ...tracingModules].join('\n');
   let bundle = bundles.get(key);
   if (!bundle) {
     bundle = bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
-      workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_PATH],
+      workflowInterceptorModules: [...tracingModules, WORKFLOW_INTERCEPTORS_PATH],
       logger: quietLogger,
       ...(failureConverterPath ? { failureConverterPath } : {}),
     });
@@ -50,6 +54,8 @@ export interface AivyxWorkerOptions {
   dataConverter?: DataConverter;
   /** false: activities only (a host queue runs no workflows). Default true. */
   workflows?: boolean;
+  /** Traces (infra/telemetry): interceptors, the workflow span sink and the bundle's tracing modules. */
+  tracing?: WorkerTracing;
 }
 
 /** A worker polling the aivyx task queue with our workflows and the given activities. */
@@ -58,8 +64,11 @@ export async function createAivyxWorker(opts: AivyxWorkerOptions): Promise<Worke
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    ...(opts.workflows === false ? {} : { workflowBundle: await workflowBundle(opts.dataConverter?.failureConverterPath) }),
+    ...(opts.workflows === false
+      ? {}
+      : { workflowBundle: await workflowBundle(opts.dataConverter?.failureConverterPath, opts.tracing?.workflowModules) }),
     activities: opts.activities,
+    ...(opts.tracing ? { interceptors: { activity: opts.tracing.activityInterceptors }, sinks: opts.tracing.sinks } : {}),
     ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
     shutdownGraceTime: opts.shutdownGraceTime ?? '5s',
   });

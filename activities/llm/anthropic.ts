@@ -107,6 +107,7 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
   const maxTokens = opts.maxTokens ?? 4096;
   return {
     name,
+    model: opts.model,
     async step(req, sink): Promise<LlmStepResult> {
       const headers = { 'x-api-key': opts.apiKey, 'anthropic-version': ANTHROPIC_VERSION };
       const toId = toolNameMap(req.tools);

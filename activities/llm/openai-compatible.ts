@@ -147,6 +147,7 @@ export function createOpenAiCompatibleProvider(opts: OpenAiCompatibleOptions): L
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`;
   return {
     name,
+    model: opts.model,
     async step(req, sink): Promise<LlmStepResult> {
       const headers: Record<string, string> = { ...opts.headers };
       if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;

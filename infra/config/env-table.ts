@@ -13,6 +13,7 @@ import { AivyxError } from '../../core/errors.js';
 import { findTool } from '../../core/tool-catalog.js';
 import { parseMcpTierGrants } from '../../core/tools/mcp-tools.js';
 import { parseAuditDigestTarget, type AuditDigestTarget } from '../audit/digest.js';
+import { LOG_FORMATS } from '../telemetry/logs.js';
 import { envVar, httpUrl, integer, list, onOff, oneOf, parsedBy, port, text } from './env-var.js';
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
@@ -488,6 +489,40 @@ export const ENV_TABLE = {
     default: 'the IMAP secret',
     meaning: 'the name of the secret holding the SMTP password',
     schema: text(),
+  }),
+  // --- logs and traces (docs/OBSERVABILITY.md)
+  AIVYX_LOG_FORMAT: envVar({
+    group: 'telemetry',
+    default: '`text`',
+    meaning: '`json`: one JSON object per log line on stderr (secrets, message text and tool inputs redacted), for a log pipeline',
+    schema: oneOf(LOG_FORMATS, 'text'),
+  }),
+  // traces: off unless an OTLP endpoint is set
+  OTEL_EXPORTER_OTLP_ENDPOINT: envVar({
+    group: 'telemetry',
+    default: 'unset → no traces',
+    meaning:
+      'an OTLP/HTTP collector (Jaeger, Tempo, an OpenTelemetry Collector), e.g. `http://127.0.0.1:4318`: traces go to its `/v1/traces`',
+    schema: httpUrl(),
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: envVar({
+    group: 'telemetry',
+    default: 'unset',
+    meaning: 'the full OTLP/HTTP traces URL (used as is); overrides `OTEL_EXPORTER_OTLP_ENDPOINT` for traces',
+    schema: httpUrl(),
+  }),
+  OTEL_EXPORTER_OTLP_HEADERS: envVar({
+    group: 'telemetry',
+    default: 'unset',
+    meaning: "headers sent to the collector, `key=value,…` (e.g. a vendor's API key: never printed)",
+    sensitive: true,
+    schema: text(),
+  }),
+  OTEL_SERVICE_NAME: envVar({
+    group: 'telemetry',
+    default: '`aivyx`',
+    meaning: "the traces' `service.name` (each process also reports its own `service.instance.id` and pid)",
+    schema: text('aivyx'),
   }),
 };
 

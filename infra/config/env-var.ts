@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 /** Where a variable belongs (the README and `aivyx config` group by it). */
-export type EnvGroup = 'storage' | 'temporal' | 'model' | 'agent' | 'mcp' | 'telegram' | 'email';
+export type EnvGroup = 'storage' | 'temporal' | 'model' | 'agent' | 'mcp' | 'telegram' | 'email' | 'telemetry';
 
 /** One environment variable: its parser, its default (as shown to a person) and one line of meaning. */
 export interface EnvVar<T> {

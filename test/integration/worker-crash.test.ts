@@ -2,7 +2,7 @@
  * Must-show 5: the worker is SIGKILLed mid-turn and a new one started; the turn completes,
  * the audit chain verifies, and no ToolCall entry is duplicated.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,7 @@ import { textContent } from '../../core/message.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { testConnection, uniqueTaskQueue } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
+import { startWorkerProcess } from '../support/worker-child.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-crash-'));
 const target = join(dir, 'out.txt');
@@ -40,22 +41,15 @@ writeFileSync(
 let pg: Awaited<ReturnType<typeof createTestDatabase>>;
 const children: ChildProcess[] = [];
 
-function startWorker(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: pg.url,
-      AIVYX_TEST_TEMPORAL_ADDRESS: inject('temporalAddress'),
-      AIVYX_TASK_QUEUE: taskQueue,
-      AIVYX_SCRIPT: scriptFile,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+async function startWorker(taskQueue: string): Promise<ChildProcess> {
+  const child = await startWorkerProcess({
+    DATABASE_URL: pg.url,
+    AIVYX_TEST_TEMPORAL_ADDRESS: inject('temporalAddress'),
+    AIVYX_TASK_QUEUE: taskQueue,
+    AIVYX_SCRIPT: scriptFile,
   });
   children.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => d.toString().includes('worker ready') && resolve(child));
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
-  });
+  return child;
 }
 
 beforeAll(async () => {

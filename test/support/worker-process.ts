@@ -1,6 +1,7 @@
 /**
  * A worker in its own process, so a test can SIGKILL it mid-turn and start another.
- * Env: DATABASE_URL, AIVYX_TEST_TEMPORAL_ADDRESS, AIVYX_TASK_QUEUE, AIVYX_SCRIPT (JSON file).
+ * Env: DATABASE_URL, AIVYX_TEST_TEMPORAL_ADDRESS, AIVYX_TASK_QUEUE, AIVYX_SCRIPT (JSON file); traces
+ * when OTEL_EXPORTER_OTLP_ENDPOINT is set (flushed when SIGTERM stops the worker).
  */
 import { readFileSync } from 'node:fs';
 import { NativeConnection } from '@temporalio/worker';
@@ -9,11 +10,14 @@ import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.
 import { openDatabase } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub } from '../../infra/stream-hub.js';
+import { startTracing, tracingSettingsFromEnv } from '../../infra/telemetry/index.js';
 import { wireTurnActivities } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
 import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
 
 const env = process.env;
+const tracingSettings = tracingSettingsFromEnv(env);
+const tracing = tracingSettings && startTracing(tracingSettings, { role: 'worker' });
 const { db } = await openDatabase({ databaseUrl: env.DATABASE_URL ?? '' });
 const master = await openKeyring(db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
 const llm = createScriptedProvider(JSON.parse(readFileSync(env.AIVYX_SCRIPT ?? '', 'utf8')));
@@ -32,7 +36,11 @@ const worker = await createAivyxWorker({
   taskQueue: env.AIVYX_TASK_QUEUE ?? '',
   activities,
   dataConverter,
+  ...(tracing && { tracing: tracing.worker }),
 });
+process.once('SIGTERM', () => worker.shutdown());
 const running = worker.run();
 process.stdout.write('worker ready\n');
 await running;
+await tracing?.shutdown();
+await connection.close();
