@@ -332,6 +332,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         tierPolicy: config.tierPolicy,
         taintPolicy: config.taintPolicy,
         trustedPlaces: config.trustedPlaces,
+        prices: config.prices,
+        spendBudgets: config.spendBudgets,
       },
       // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
       protectedPaths: dataDirProtection({ home: config.home, passphraseFile: opts.env.AIVYX_PASSPHRASE_FILE }),
