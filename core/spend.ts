@@ -121,6 +121,11 @@ export function describeBudget(b: SpendBudget): string {
     .join(' / ');
 }
 
+/** e.g. `100 tokens (80 in, 20 out) of a budget of 60 tokens`: a mission's line in the UI and `mission show`. */
+export function describeSpendAgainst(s: Spend | undefined, b: SpendBudget | undefined): string {
+  return `${describeSpend(s ?? NO_SPEND)}${b ? ` of a budget of ${describeBudget(b)}` : ''}`;
+}
+
 /** Why `s` has used `b` up (tokens or cost reached), or undefined while some of it is left. */
 export function budgetUsedUp(s: Spend, b: SpendBudget | undefined): string | undefined {
   if (!b) return undefined;

@@ -32,7 +32,7 @@ import {
   addSpend,
   budgetUsedUp,
   describeBudget,
-  describeSpend,
+  describeSpendAgainst,
   NO_SPEND,
   raisedBudget,
   spendFields,
@@ -169,9 +169,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         `**Mission** ${missionId}: **${state}**`,
         `- step ${Math.min(s.context.step + 1, def.steps.length)} of ${def.steps.length}, ${stepsRun} run`,
         ...(waitingFor ? [`- waiting: ${waitingFor}`] : []),
-        ...(spentAnything(spent) || budget
-          ? [`- spent: ${describeSpend(spent)}${budget ? ` of a budget of ${describeBudget(budget)}` : ''}`]
-          : []),
+        ...(spentAnything(spent) || budget ? [`- spent: ${describeSpendAgainst(spent, budget)}`] : []),
         ...(g
           ? [`- gate \`${g.context.gateId}\` (${String(g.value)}) for \`${g.context.tool}\`${approver ? `; approver: ${approver}` : ''}`]
           : []),
