@@ -7,6 +7,7 @@
  * `activityKey()`; notifications are best-effort and deduplicated by the notifier.
  */
 import { AivyxError } from '../core/errors.js';
+import type { SpendBudget } from '../core/spend.js';
 import type { AuditEvent } from '../core/audit-events.js';
 import type { GateDecisionBody, MissionContinuationBody, MissionEventProofBody } from '../core/authority.js';
 import { channelTrustTier } from '../core/capability/index.js';
@@ -15,7 +16,9 @@ import { textContent } from '../core/message.js';
 import { APPROVING_TIERS, eventMatches, isTurnStep, type GateApproverRef, type StepGrant } from '../machines/index.js';
 import {
   ASK_TOOL_ID,
+  BUDGET_TOOL_ID,
   missionWaitKey,
+  type BudgetRaise,
   type GateDecisionRequest,
   type MissionArgs,
   type MissionDefinition,
@@ -77,6 +80,8 @@ export interface MissionActivityDeps {
   llm?: LlmProvider;
   /** Channels' `send` (notices to other people); none: such a notice fails saying so. */
   sender?: ChannelSender;
+  /** The spend budget of missions whose definition names none (AIVYX_MISSION_*_BUDGET); none: no limit. */
+  missionBudget?: SpendBudget;
 }
 
 /** The Schedules' own record of what they started (the server's, not the workflow's word). */
@@ -129,6 +134,9 @@ export interface DecisionAuthority {
 
 /** How `openMission` and `verifyGateDecision` answer: go, or why not (already audited). */
 export type Verdict = { ok: true } | { ok: false; reason: string };
+
+/** How `openMission` answers: a verdict, and when it goes, the spend budget the mission starts with. */
+export type OpenMissionVerdict = { ok: true; budget?: SpendBudget } | { ok: false; reason: string };
 
 /** A notifier that publishes notices on a stream (the StreamHub's `publish`), keyed by mission id. */
 export function streamMissionNotifier(publish: (key: string, event: ChannelEvent) => void): MissionNotifier {
@@ -269,9 +277,12 @@ export function createMissionActivities(deps: MissionActivityDeps) {
      * (a fresh start) or takes the claim over from the verified run this one continues; audits
      * `MissionStarted` or `MissionRejected`.
      */
-    async openMission(input: { args: MissionArgs; continuedFromRunId?: string; parentId?: string }): Promise<Verdict> {
+    async openMission(input: { args: MissionArgs; continuedFromRunId?: string; parentId?: string }): Promise<OpenMissionVerdict> {
       const { workflowId, runId } = currentExecution();
       const { definition: def, proof, carried, continuation } = input.args;
+      // The verified definition's own budget, else this worker's default (a continued run carries what approvers raised it to).
+      const budget = def.budget ?? deps.missionBudget;
+      const go: OpenMissionVerdict = budget ? { ok: true, budget } : { ok: true };
       const reject = async (reason: string): Promise<Verdict> => {
         await audit({ type: 'MissionRejected', turnId: workflowId, missionId: workflowId, reason });
         return { ok: false, reason };
@@ -298,7 +309,7 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         if (!hand.ok) return reject(`continuation: ${hand.reason}`);
         if (!(await deps.claims.move('mission', workflowId, { workflowId, runId: from }, runId)))
           return reject(`run ${from} it continues does not hold the mission`);
-        return { ok: true };
+        return go;
       }
       const claim = await deps.claims.claim<MissionAuthority>({
         kind: 'mission',
@@ -320,7 +331,41 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         channelName: def.channel.name,
         capabilities: def.capabilities,
       });
-      return { ok: true };
+      return go;
+    },
+
+    /**
+     * The budget an approver raised at a budget gate: only when that gate of this verified mission was
+     * opened for exactly this raise and its decision (checked by verifyGateDecision) approved it.
+     * Audits `MissionBudgetRaised`.
+     */
+    async raiseMissionBudget(input: { definition: MissionDefinition; gateId: string; raise: BudgetRaise }): Promise<SpendBudget> {
+      const def = input.definition;
+      await heldMission(def);
+      const gate = await deps.claims.read<GateAuthority>('gate', input.gateId);
+      const decision = await deps.claims.read<DecisionAuthority>('gate-decision', input.gateId);
+      const approved =
+        gate?.workflowId === def.missionId &&
+        gate.data.tool === BUDGET_TOOL_ID &&
+        gate.data.inputHash === inputHash(input.raise) &&
+        decision?.workflowId === def.missionId &&
+        decision.data.kind === 'approve';
+      if (!approved)
+        throw toApplicationFailure(
+          new AivyxError('CapabilityDenied', `mission ${def.missionId}: gate ${input.gateId} did not approve raising the budget to that`),
+        );
+      const { budget, raiseTo } = input.raise;
+      await audit({
+        type: 'MissionBudgetRaised',
+        turnId: def.missionId,
+        missionId: def.missionId,
+        gateId: input.gateId,
+        ...(budget.tokens !== undefined ? { fromTokens: budget.tokens } : {}),
+        ...(raiseTo.tokens !== undefined ? { toTokens: raiseTo.tokens } : {}),
+        ...(budget.costUsd !== undefined ? { fromCostUsd: budget.costUsd } : {}),
+        ...(raiseTo.costUsd !== undefined ? { toCostUsd: raiseTo.costUsd } : {}),
+      });
+      return raiseTo;
     },
 
     /** The proof that this verified run hands over to the run it continues as (continue-as-new). */

@@ -5,6 +5,7 @@ import type { TierPolicy } from '../core/capability/tier-policy.js';
 import type { HistoryEntry, TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import type { TaintPolicy } from '../core/taint.js';
+import type { PriceTable, Spend, SpendBudget, TokenUsage } from '../core/spend.js';
 import type { TrustedPlaces } from './taint-labels.js';
 import type { ChannelEvent } from '../core/channel.js';
 import type { MissionDefinition } from '../workflows/mission-messages.js';
@@ -219,6 +220,37 @@ export interface AgentConfig {
   trustedPlaces?: TrustedPlaces;
   /** The task queue host-bound tools run on (AIVYX_HOST_QUEUE): openTurn tells the workflow. */
   hostQueue?: string;
+  /** Model prices by price-table key (AIVYX_PRICES); a model not in it counts tokens only. */
+  prices?: PriceTable;
+  /** Spend budgets (docs/BUDGETS.md): per turn, per session and UTC day, and a mission's default. */
+  spendBudgets?: SpendBudgets;
+}
+
+/** The worker's spend budgets; an absent one is no limit. */
+export interface SpendBudgets {
+  turn?: SpendBudget;
+  sessionDay?: SpendBudget;
+  /** For missions whose definition names no budget of its own. */
+  mission?: SpendBudget;
+}
+
+/** One LLM step's spend, as `llmStep` records it. */
+export interface SpendRecord {
+  turnId: string;
+  step: number;
+  sessionKey: string;
+  /** `YYYY-MM-DD` (UTC). */
+  day: string;
+  model: string;
+  usage: TokenUsage;
+  costUsd?: number;
+}
+
+/** The worker's own record of what model steps spent (keyed by turn and step: a retried step overwrites). */
+export interface SpendLedgerPort {
+  record(r: SpendRecord): Promise<void>;
+  /** What a session's steps spent on `day`. */
+  dayTotal(sessionKey: string, day: string): Promise<Spend>;
 }
 
 /**

@@ -20,6 +20,7 @@ import { messageText } from '../core/message.js';
 import { summarizeToolOutcome, summarizeTurnOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import type { ToolCall } from '../core/tools.js';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.js';
+import { priceOf, spendDay, spendFields, type Spend, type SpendBudget } from '../core/spend.js';
 import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { McpClientPool } from './mcp/mcp-client.js';
@@ -33,6 +34,7 @@ import {
   type DeliveryPort,
   type ProofPort,
   type SessionHistoryPort,
+  type SpendLedgerPort,
   type StreamPort,
   type ToolCallFacts,
   type ToolCallLogPort,
@@ -62,6 +64,8 @@ export interface TurnActivityDeps {
   mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
   /** Opens a confirmation gate when a channel turn ends `Escalated`; without it such a turn just ends. */
   confirmations?: ConfirmationPort;
+  /** Where `llmStep` records each step's spend and `openTurn` reads a session's day; none: no session-day budget. */
+  spend?: SpendLedgerPort;
 }
 
 /** Result of `openTurn`: the turn's effective capabilities, or why it may not run. */
@@ -76,8 +80,17 @@ export type OpenTurnResult =
       taint?: OpenedTaint;
       /** Where host-bound tools run (AIVYX_HOST_QUEUE); absent: on the turn's own queue. */
       hostQueue?: string;
+      /** The worker's spend budgets for this turn (docs/BUDGETS.md); absent when none is configured, and in older histories. */
+      spend?: OpenedSpend;
     }
   | { ok: false; error: AivyxErrorData };
+
+/** The spend budgets a turn runs under, from the worker's config: its own, and what is left of its session's day. */
+export interface OpenedSpend {
+  turn?: SpendBudget;
+  /** The session's budget for the day and what its earlier turns spent today (UTC) when this one opened. */
+  day?: { budget: SpendBudget; used: Spend };
+}
 
 /** The turn's taint at its start: untrusted sources already in context, and the worker's policy. */
 export interface OpenedTaint {
@@ -260,6 +273,36 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     inputHash: inputHash(c.call.input),
   });
 
+  const budgets = deps.agent.spendBudgets ?? {};
+  // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
+  const modelKey = deps.llm.model ? `${deps.llm.name}:${deps.llm.model}` : deps.llm.name;
+
+  /** The budgets a turn of `sessionKey` opens with; undefined when none is configured. */
+  async function openedSpend(sessionKey: string): Promise<OpenedSpend | undefined> {
+    const day =
+      budgets.sessionDay && deps.spend
+        ? { budget: budgets.sessionDay, used: await deps.spend.dayTotal(sessionKey, spendDay(Date.now())) }
+        : undefined;
+    if (!budgets.turn && !day) return undefined;
+    return { ...(budgets.turn ? { turn: budgets.turn } : {}), ...(day ? { day } : {}) };
+  }
+
+  /** Prices a step's usage and records it in the ledger (the worker's own record, whatever the workflow is told). */
+  async function withSpend(input: LlmStepInput, sessionKey: string, result: LlmStepResult): Promise<LlmStepResult> {
+    if (!result.usage) return result;
+    const costUsd = priceOf(result.usage, deps.agent.prices?.[modelKey]);
+    await deps.spend?.record({
+      turnId: input.turnId,
+      step: input.step,
+      sessionKey,
+      day: spendDay(Date.now()),
+      model: modelKey,
+      usage: result.usage,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+    });
+    return { ...result, ...(costUsd !== undefined ? { costUsd } : {}) };
+  }
+
   // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
   let mcpSpec: Promise<ToolSpec> | undefined;
   async function modelTools(specs: ToolSpec[]): Promise<ToolSpec[]> {
@@ -345,10 +388,12 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         trustTier: tier,
         effectiveCapabilities: claim.data.effective,
       });
+      const spend = await openedSpend(sessionWorkflowId(req.channel.name, req.channel.sessionId));
       return {
         ok: true,
         effective: claim.data.effective,
         budgetMs: deps.agent.budgetMs,
+        ...(spend ? { spend } : {}),
         toolIds: [...toolsById.keys()],
         taint: { sources: claim.data.taint ?? [], messageTrusted: fromMessage === undefined, policy: deps.agent.taintPolicy ?? {} },
         ...(deps.agent.hostQueue ? { hostQueue: deps.agent.hostQueue } : {}),
@@ -380,6 +425,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       } catch (err) {
         throw toApplicationFailure(err);
       }
+      result = await withSpend(input, sessionKey, result);
       if (result.type !== 'tool_calls') return result;
       const callProofs: Record<string, AuthorityProof> = {};
       for (const call of result.calls)
@@ -616,6 +662,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         outcome: summarizeTurnOutcome(outcome),
         toolCallsMade: outcome.toolCallsMade,
         durationMs: input.durationMs,
+        ...(outcome.spend ? spendFields(outcome.spend) : {}),
       });
       // A channel's turn that asked for approval gets its gate now, before the channel shows the outcome
       // (mission step turns are gated by their own mission: their ids do not start with `turn/`).

@@ -415,6 +415,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           tierPolicy: config.tierPolicy,
           taintPolicy: config.taintPolicy,
           trustedPlaces: config.trustedPlaces,
+          prices: config.prices,
+          spendBudgets: config.spendBudgets,
           ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
         },
         // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.

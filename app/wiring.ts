@@ -35,6 +35,7 @@ import { createDeliveryActivities, DeliveryRegistry } from '../activities/delive
 import { createMissionWaits } from '../infra/mission-waits.js';
 import { createInbox } from '../infra/inbox.js';
 import { createSessionHistory } from '../infra/session-history.js';
+import { createSpendLedger } from '../infra/spend-ledger.js';
 import { SealedStorage } from '../infra/storage/index.js';
 import type { StreamBus } from '../infra/stream-bus.js';
 import { createIntentStore } from '../infra/tool-intent-store.js';
@@ -89,6 +90,7 @@ export function wireTurnActivities(input: WiringInput) {
     ...(input.mcp ? { mcp: input.mcp } : {}),
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
     tools: input.tools ?? defaultTools(input, storage),
+    spend: createSpendLedger(input.db),
   });
   // Mission step turns are attested here, by the worker, only for verified missions; gate notices go to `notifier`.
   const missions = createMissionActivities({
@@ -100,6 +102,7 @@ export function wireTurnActivities(input: WiringInput) {
     // Open waits are indexed where the channels (in this install's database) look them up.
     waits: createMissionWaits(storage.domain('channel_state')),
     llm,
+    ...(input.agent.spendBudgets?.mission ? { missionBudget: input.agent.spendBudgets.mission } : {}),
     sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()),
   });
   return {

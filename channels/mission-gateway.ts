@@ -4,6 +4,7 @@
  * Approvals made here are by `local-user` on the `cli` channel at tier Trusted; the workflow's
  * update validator still decides whether that approver may decide the gate.
  */
+import { spendBudgetSchema } from '../core/spend.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import { gateDecisionBody } from '../activities/mission-activities.js';
@@ -74,6 +75,8 @@ export const missionSpecSchema = z
     reminderAfter: duration.optional(),
     expireAfter: duration.optional(),
     onExpire: z.enum(['fail', 'skip-step']).optional(),
+    /** Its spend budget, `{ tokens?, costUsd? }` (docs/BUDGETS.md); default the worker's AIVYX_MISSION_*_BUDGET. */
+    budget: spendBudgetSchema.optional(),
     /** Makes it a recurring mission: each run is a mission of its own (core/mission-spec.ts). */
     schedule: missionScheduleSpecSchema.optional(),
     /** Start from the goal alone: the model plans the steps, and the plan is approved before any of it runs. */
@@ -91,7 +94,7 @@ export function parseMissionSpec(input: unknown): MissionSpec {
     missionSpecSchema,
     input,
     'mission',
-    'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step)',
+    'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step), budget ({tokens, costUsd})',
   );
 }
 
@@ -212,6 +215,7 @@ export class MissionGateway implements MissionControlPort, ScheduleControlPort {
       ...(spec.reminderAfter !== undefined ? { reminderAfter: spec.reminderAfter } : {}),
       ...(spec.expireAfter !== undefined ? { expireAfter: spec.expireAfter } : {}),
       onExpire: spec.onExpire === 'skip-step' ? 'skip-step' : 'fail',
+      ...(spec.budget ? { budget: spec.budget } : {}),
       capabilities: this.deps.capabilities,
       channel: { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: missionId, sender: LOCAL_APPROVER.identity },
     };

@@ -16,6 +16,7 @@ export function outcomeReplyText(outcome: TurnOutcome, turnId: string, approveHi
       return `This needs approval first: ${outcome.reason} (tool ${outcome.pendingTool}). An approval request for gate ${gateId} went to the people who may decide it.${approveHint(gateId)}`;
     }
     case 'TimedOut':
+      if (outcome.budget) return `Sorry, I stopped: ${outcome.budget.reason}. The owner can raise the budget (docs/BUDGETS.md).`;
       return `Sorry, that took too long (${Math.round(outcome.elapsedMs / 1000)} s) and was stopped.`;
     case 'Cancelled':
       return 'Cancelled.';

@@ -68,13 +68,13 @@ export type AuditEvent =
       scopeQualifier: string | null;
       heldCapabilities: string[];
     }
-  | {
+  | ({
       type: 'TurnEnded';
       turnId: string;
       outcome: string;
       toolCallsMade: number;
       durationMs: number;
-    }
+    } & Partial<SpendTotals>)
   | {
       type: 'MemoryAccess';
       turnId: string;
@@ -147,7 +147,27 @@ export type AuditEvent =
   | { type: 'MissionEventReceived'; turnId: string; missionId: string; waitKey: string; source: string; from: string; eventId: string }
   /** An event sent to a wait that did not verify or did not match: the wait goes on. */
   | { type: 'MissionEventRejected'; turnId: string; missionId: string; waitKey: string; reason: string }
-  | { type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string };
+  /** An approver raised a mission's spend budget at its budget gate (docs/BUDGETS.md). */
+  | {
+      type: 'MissionBudgetRaised';
+      turnId: string;
+      missionId: string;
+      gateId: string;
+      fromTokens?: number;
+      toTokens?: number;
+      fromCostUsd?: number;
+      toCostUsd?: number;
+    }
+  | ({ type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string } & Partial<SpendTotals>);
+
+/** What model steps spent, as `TurnEnded` and `MissionEnded` record it (absent when nothing was reported). */
+export interface SpendTotals {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  /** US dollars of the steps whose model has a price. */
+  costUsd?: number;
+}
 
 /** The `type` names of audit events. */
 export type AuditEventType = AuditEvent['type'];

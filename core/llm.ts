@@ -2,6 +2,7 @@
 import type { AuthorityProof } from './authority.js';
 import type { HistoryEntry } from './channel.js';
 import type { Message } from './message.js';
+import type { TokenUsage } from './spend.js';
 import type { ToolCall, ToolResult } from './tools.js';
 
 /** What the model has seen so far inside this turn, after the user's message. */
@@ -31,17 +32,27 @@ export interface LlmStepRequest {
   tools: ToolSpec[];
 }
 
+/** What a step cost: tokens from the provider, cost added by the `llmStep` activity from the price table. */
+export interface LlmStepSpend {
+  /** Absent in histories older than budgets (counted as nothing). */
+  usage?: TokenUsage;
+  /** US dollars; absent when the model has no price (its tokens still count). */
+  costUsd?: number;
+}
+
 /** Result of one LLM step: a final assistant message, or a batch of tool calls to run in parallel. */
-export type LlmStepResult =
-  | { type: 'final'; text: string }
-  | {
-      type: 'tool_calls';
-      text?: string;
-      calls: ToolCall[];
-      /**
-       * Per call id, the worker's proof that this step of this turn run produced the call (purpose
-       * `tool-call`): `runTool` refuses a call without one, so a forged or copied activity result
-       * cannot run a tool. Added by the `llmStep` activity, never by a provider.
-       */
-      callProofs?: Record<string, AuthorityProof>;
-    };
+export type LlmStepResult = LlmStepSpend &
+  (
+    | { type: 'final'; text: string }
+    | {
+        type: 'tool_calls';
+        text?: string;
+        calls: ToolCall[];
+        /**
+         * Per call id, the worker's proof that this step of this turn run produced the call (purpose
+         * `tool-call`): `runTool` refuses a call without one, so a forged or copied activity result
+         * cannot run a tool. Added by the `llmStep` activity, never by a provider.
+         */
+        callProofs?: Record<string, AuthorityProof>;
+      }
+  );

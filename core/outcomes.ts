@@ -1,5 +1,6 @@
 /** Seed D3 outcome types: what a tool call and a whole turn can end as. */
 import type { AivyxErrorData } from './errors.js';
+import type { BudgetBreach, Spend } from './spend.js';
 
 /** Whether a tool confirmed that its intended effect happened (not just that it returned). */
 export type Verification = 'Verified' | 'Unverified' | 'NotApplicable';
@@ -11,13 +12,18 @@ export type ToolOutcome =
   | { status: 'RequiresEscalation'; reason: string }
   | { status: 'Failed'; error: AivyxErrorData };
 
-/** The five ways a turn ends. Durations are milliseconds. */
-export type TurnOutcome =
+/**
+ * The five ways a turn ends. Durations are milliseconds. `spend` is what the turn's model steps
+ * used (absent when nothing was reported); a turn stopped by a spend budget ends `TimedOut` with
+ * `budget` saying which one — like the time budget, it ran out of what it was allowed.
+ */
+export type TurnOutcome = (
   | { status: 'Completed'; finalMessage: string; toolCallsMade: number; durationMs: number }
   | { status: 'Escalated'; reason: string; pendingTool: string; pendingInput?: unknown; toolCallsMade: number }
-  | { status: 'TimedOut'; toolCallsMade: number; elapsedMs: number }
+  | { status: 'TimedOut'; toolCallsMade: number; elapsedMs: number; budget?: BudgetBreach }
   | { status: 'Cancelled'; toolCallsMade: number }
-  | { status: 'Failed'; error: AivyxErrorData; toolCallsMade: number };
+  | { status: 'Failed'; error: AivyxErrorData; toolCallsMade: number }
+) & { spend?: Spend };
 
 /** Short audit-friendly summary of a tool outcome (no output bodies). */
 export function summarizeToolOutcome(o: ToolOutcome): string {
@@ -40,6 +46,8 @@ export function summarizeTurnOutcome(o: TurnOutcome): string {
       return `Failed(${o.error.kind})`;
     case 'Escalated':
       return `Escalated(${o.pendingTool})`;
+    case 'TimedOut':
+      return o.budget ? `TimedOut(budget:${o.budget.limit})` : 'TimedOut';
     default:
       return o.status;
   }

@@ -4,6 +4,7 @@
  * input must fail cleanly (non-retryably) instead of throwing deep inside a workflow task that
  * Temporal would retry forever. Authority is not decided here — proofs are checked by activities.
  */
+import { spendBudgetSchema, spendSchema } from './spend.js';
 import { z } from 'zod';
 import { AUTHORITY_PURPOSES } from './authority.js';
 
@@ -141,6 +142,7 @@ export const missionDefinitionSchema = z.strictObject({
     .optional(),
   replyRoute: replyRouteSchema.optional(),
   plannedFrom: id.optional(),
+  budget: spendBudgetSchema.optional(),
 });
 
 /** The arguments of `scheduledMissionWorkflow` (what a Temporal Schedule's action carries). */
@@ -160,6 +162,8 @@ export const missionArgsSchema = z.strictObject({
       gateSeq: z.number().int().nonnegative(),
       stepsRun: z.number().int().nonnegative(),
       plan: z.unknown().optional(),
+      budget: spendBudgetSchema.optional(),
+      spent: spendSchema.optional(),
     })
     .optional(),
   continuation: authorityProofSchema.optional(),

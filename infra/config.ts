@@ -10,6 +10,8 @@ import type { TrustedPlaces } from '../activities/taint-labels.js';
 import type { TaintPolicy } from '../core/taint.js';
 import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
+import type { PriceTable, SpendBudget } from '../core/spend.js';
+import type { SpendBudgets } from '../activities/ports.js';
 import { DEFAULT_CONFIRM_FIRST, type EnvValues } from './config/env-table.js';
 import { parseEnv } from './config/parse-env.js';
 
@@ -43,6 +45,9 @@ export interface AivyxConfig {
   /** The codec server the Temporal UI decodes payloads through (a stable port: its sign-in page is bookmarkable). */
   codecPort: number;
   turnBudgetMs: number;
+  /** Model prices (AIVYX_PRICES) and the spend budgets (AIVYX_*_TOKEN_BUDGET, AIVYX_*_COST_BUDGET; docs/BUDGETS.md). */
+  prices: PriceTable;
+  spendBudgets: SpendBudgets;
   /** A session closes after this long without a message. */
   sessionIdleMs: number;
   /** The agent's own capability set, before tier ceilings. */
@@ -80,6 +85,20 @@ function confirmFirstOf(v: EnvValues): string[] {
   return v.AIVYX_CONFIRM_DESTRUCTIVE ? [...DEFAULT_CONFIRM_FIRST] : [];
 }
 
+/** A budget from its two variables; undefined when neither is set. */
+function budget(tokens: number | undefined, costUsd: number | undefined): SpendBudget | undefined {
+  if (tokens === undefined && costUsd === undefined) return undefined;
+  return { ...(tokens !== undefined ? { tokens } : {}), ...(costUsd !== undefined ? { costUsd } : {}) };
+}
+
+/** The spend budgets the variables set (an unset one is no limit). */
+function spendBudgetsOf(v: EnvValues): SpendBudgets {
+  const turn = budget(v.AIVYX_TURN_TOKEN_BUDGET, v.AIVYX_TURN_COST_BUDGET);
+  const sessionDay = budget(v.AIVYX_SESSION_DAY_TOKEN_BUDGET, v.AIVYX_SESSION_DAY_COST_BUDGET);
+  const mission = budget(v.AIVYX_MISSION_TOKEN_BUDGET, v.AIVYX_MISSION_COST_BUDGET);
+  return { ...(turn ? { turn } : {}), ...(sessionDay ? { sessionDay } : {}), ...(mission ? { mission } : {}) };
+}
+
 /** Reads and validates the configuration (throws `Config` naming every bad variable); `projectRoot` locates the bundled demo script. */
 export function loadConfig(env: Record<string, string | undefined>, projectRoot: string): AivyxConfig {
   const { values: v } = parseEnv(env);
@@ -98,6 +117,8 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     restPort: v.AIVYX_REST_PORT,
     codecPort: v.AIVYX_CODEC_PORT,
     turnBudgetMs: v.AIVYX_TURN_BUDGET_MS,
+    prices: v.AIVYX_PRICES,
+    spendBudgets: spendBudgetsOf(v),
     sessionIdleMs: v.AIVYX_SESSION_IDLE_MS,
     capabilities: v.AIVYX_CAPABILITIES,
     confirmFirst: confirmFirstOf(v),

@@ -2,6 +2,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AuthorityProof } from '../core/authority.js';
 import type { ChannelFacts, ReplyRoute } from '../core/channel.js';
+import type { Spend, SpendBudget } from '../core/spend.js';
 import {
   stepLabel,
   type GateApprover,
@@ -38,6 +39,8 @@ export interface MissionDefinition {
   replyRoute?: ReplyRoute;
   /** A planned mission: the mission that planned it, which alone may run it (as its child). */
   plannedFrom?: string;
+  /** Its spend budget (docs/BUDGETS.md); absent: the worker's AIVYX_MISSION_*_BUDGET, or none. */
+  budget?: SpendBudget;
 }
 
 /** The escalated call a confirmation mission starts at. */
@@ -66,6 +69,9 @@ export interface MissionCarry {
   stepsRun: number;
   /** A plan step's drafted plan, while its gate is open or its grant not yet used. */
   plan?: unknown;
+  /** The spend budget as approvers last raised it, and what the mission's steps spent so far. */
+  budget?: SpendBudget;
+  spent?: Spend;
 }
 
 /** Arguments of `missionWorkflow`. */
@@ -91,6 +97,8 @@ export interface MissionResult {
   state: 'completed' | 'failed' | 'cancelled' | 'expired';
   stepsRun: number;
   reason?: string;
+  /** What its step turns spent (absent when nothing was reported). */
+  spent?: Spend;
 }
 
 /**
@@ -121,6 +129,9 @@ export interface MissionStatus {
   stepsRun: number;
   /** What a wait step is waiting for (a timer until when), while it waits. */
   waiting?: string;
+  /** What its step turns spent so far, and its spend budget (docs/BUDGETS.md). */
+  spent?: Spend;
+  budget?: SpendBudget;
   gate?: { gateId: string; state: string; tool: string; inputHash: string; approvers: GateApproverRef[] } & Partial<GateCallView>;
 }
 
@@ -150,6 +161,16 @@ export interface MissionEventRequest {
 
 /** The "tool" a `waitFor` approval's gate is about: a question to the mission's approvers (input `{ question }`). */
 export const ASK_TOOL_ID = 'mission.ask';
+/** The "tool" a budget gate is about: raising the mission's spend budget (input {@link BudgetRaise}). */
+export const BUDGET_TOOL_ID = 'mission.budget';
+
+/** What a budget gate asks: the mission spent `spent` of `budget`; raise it to `raiseTo`? */
+export interface BudgetRaise {
+  spent: Spend;
+  budget: SpendBudget;
+  raiseTo: SpendBudget;
+}
+
 /** The tool a plan gate is about: the model's proposed plan (activities/mission-plan.ts). */
 export const PLAN_TOOL_ID = 'mission.plan';
 /** The id of the mission an approved plan runs as (a child of the mission that planned it). */

@@ -16,6 +16,7 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  patched,
   startChild,
   proxyActivities,
   setCurrentDetails,
@@ -27,6 +28,18 @@ import { createActor, type Actor } from 'xstate';
 import type { MissionActivities, MissionAuditEvent } from '../activities/mission-activities.js';
 import type { TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
+import {
+  addSpend,
+  budgetUsedUp,
+  describeBudget,
+  describeSpendAgainst,
+  NO_SPEND,
+  raisedBudget,
+  spendFields,
+  spentAnything,
+  type Spend,
+  type SpendBudget,
+} from '../core/spend.js';
 import { describeCall } from '../core/tools/describe-call.js';
 import { AivyxApprover, AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
 import {
@@ -51,6 +64,7 @@ import {
   missionStartMetadata,
   missionStatusQuery,
   ASK_TOOL_ID,
+  BUDGET_TOOL_ID,
   missionWaitKey,
   PLAN_TOOL_ID,
   plannedMissionId,
@@ -119,6 +133,10 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   let stepsRun = args.carried?.stepsRun ?? 0;
   // A plan step's drafted plan, from the draft until its approved grant is used (carried through continue-as-new).
   let pendingPlan: unknown = args.carried?.plan;
+  // What the step turns spent (summed from their outcomes) and the budget it runs under: the verified
+  // definition's or the worker's (openMission), or what an approver last raised it to (carried, attested).
+  let spent: Spend = args.carried?.spent ?? NO_SPEND;
+  let budget: SpendBudget | undefined = args.carried?.budget ?? opened.budget;
   let cancelState: { reason: string } | undefined;
   // What the person who denied a gate said (for the result only).
   let deniedSaying: string | undefined;
@@ -143,7 +161,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
               .join(',')
           : undefined
       : undefined;
-    const key = JSON.stringify([state, s.context.step, openGate, g ? String(g.value) : undefined, approver, waitingFor]);
+    const key = JSON.stringify([state, s.context.step, openGate, g ? String(g.value) : undefined, approver, waitingFor, spent, budget]);
     if (key === published) return;
     published = key;
     setCurrentDetails(
@@ -151,6 +169,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         `**Mission** ${missionId}: **${state}**`,
         `- step ${Math.min(s.context.step + 1, def.steps.length)} of ${def.steps.length}, ${stepsRun} run`,
         ...(waitingFor ? [`- waiting: ${waitingFor}`] : []),
+        ...(spentAnything(spent) || budget ? [`- spent: ${describeSpendAgainst(spent, budget)}`] : []),
         ...(g
           ? [`- gate \`${g.context.gateId}\` (${String(g.value)}) for \`${g.context.tool}\`${approver ? `; approver: ${approver}` : ''}`]
           : []),
@@ -269,6 +288,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         step: s.context.step,
         stepsRun,
         ...(waitingFor ? { waiting: waitingFor } : {}),
+        ...(spentAnything(spent) ? { spent } : {}),
+        ...(budget ? { budget } : {}),
         ...(g
           ? {
               gate: {
@@ -349,6 +370,37 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     if ('state' in end && end.state === 'completed') return { status: 'Completed', finalMessage: '', toolCallsMade: 0, durationMs: 0 };
     const why = 'state' in end ? `${end.state}${end.reason ? `: ${end.reason}` : ''}` : end.failure;
     return { status: 'Failed', error: { kind: 'Internal', message: `the planned mission ${childId} ended ${why}` }, toolCallsMade: 0 };
+  }
+
+  /**
+   * The budget gate: the mission has used its spend budget up, so before step `step` spends more an
+   * approver is asked to raise it. Approved: the worker confirms the raise and the mission goes on;
+   * denied or expired: the mission fails; withdrawn (a cancel): the loop ends it.
+   */
+  async function budgetGate(step: number, current: SpendBudget, usedUp: string): Promise<void> {
+    const raise = { spent, budget: current, raiseTo: raisedBudget(current, spent) };
+    waitingFor = 'an approver to raise the spend budget';
+    const ended = await awaitGate(
+      step,
+      {
+        tool: BUDGET_TOOL_ID,
+        input: raise,
+        reason: `this mission has used ${usedUp}; raise it to ${describeBudget(raise.raiseTo)}?`,
+        expireMs,
+        expiredText: 'no answer in time: the spend budget stays as it was and the mission ends',
+      },
+      () => checked(),
+    );
+    gate = undefined;
+    gateView = undefined;
+    waitingFor = undefined;
+    if (ended.value === 'approved') budget = await acts.raiseMissionBudget({ definition: def, gateId: ended.gateId, raise });
+    else if (ended.value === 'denied' || ended.value === 'expired') {
+      deniedSaying = ended.reason;
+      const why = ended.value === 'denied' ? `denied by ${ended.by?.identity ?? '?'} on ${ended.by?.channel ?? '?'}` : 'the gate expired';
+      mission.send({ type: 'STEP_FAILED', reason: `the spend budget was used up (${usedUp}) and not raised: ${why}` });
+    }
+    checked();
   }
 
   /** A gate's end: how it was decided, and by whom (the decision's words are the denier's, for the result only). */
@@ -562,6 +614,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           gateSeq,
           stepsRun,
           ...(pendingPlan !== undefined ? { plan: pendingPlan } : {}),
+          ...(budget ? { budget } : {}),
+          ...(spentAnything(spent) ? { spent } : {}),
         };
         // The next run proves it continues this verified one (a copy of these arguments started fresh proves nothing).
         const continuation = await acts.attestContinuation({ definition: def, carried });
@@ -571,6 +625,12 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       // Run step k as a child turn, attested by the worker (the workflow holds no key).
       const { step, attempt, grant } = snap.context;
       const stepDef = def.steps[step];
+      // A step that may spend (a turn, a plan) waits while the budget is used up, until an approver raises it.
+      const usedUp = stepDef && (isTurnStep(stepDef) || stepDef.kind === 'plan') && !seeded ? budgetUsedUp(spent, budget) : undefined;
+      if (usedUp && budget && patched('mission-spend-budget')) {
+        await budgetGate(step, budget, usedUp);
+        continue;
+      }
       if (stepDef && !isTurnStep(stepDef) && stepDef.kind !== 'plan' && !seeded) {
         // A wait or a notice: no turn, no tools, nothing to escalate.
         const stepId = `${missionId}/step-${step}`;
@@ -679,6 +739,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         const request = await acts.attestStepTurn({ definition: def, step, attempt, ...(grant ? { grant } : {}) });
         const turnId = request.turnId;
         outcome = await runStepTurn(request);
+        spent = addSpend(spent, outcome.spend);
         stepsRun++;
         stepsThisRun++;
         await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: turnId, outcome: outcome.status });
@@ -737,6 +798,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       missionId,
       state: end.value as MissionResult['state'],
       stepsRun,
+      ...(spentAnything(spent) ? { spent } : {}),
       ...(end.context.failure
         ? { reason: `${end.context.failure}${deniedSaying ? `: ${deniedSaying}` : ''}` }
         : cancelled()
@@ -745,7 +807,12 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     };
     publish();
     // A cancel's reason is a person's text: the audit gets only the mission's own (system) failure reason.
-    await audit({ type: 'MissionEnded', state: result.state, ...(end.context.failure ? { reason: end.context.failure } : {}) });
+    await audit({
+      type: 'MissionEnded',
+      state: result.state,
+      ...(end.context.failure ? { reason: end.context.failure } : {}),
+      ...(spentAnything(spent) ? spendFields(spent) : {}),
+    });
     await condition(allHandlersFinished);
     return result;
   });

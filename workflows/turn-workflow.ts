@@ -27,6 +27,8 @@ import { findTool, HOST_BOUND_TOOLS, INTERRUPTIBLE_TOOLS, toolSpecs } from '../c
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { messageText } from '../core/message.js';
 import { TurnTaint, unvouchedLabel, type CallTaint } from '../core/taint.js';
+import { addSpend, NO_SPEND, spentAnything, stepSpend, type Spend } from '../core/spend.js';
+import { spendStop, spendSummary } from './turn-spend.js';
 import { deliverOrHold } from './deliver-or-hold.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
@@ -169,6 +171,8 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
     cancelRequested = true;
   });
   let toolCallsMade = 0;
+  // What the model steps spent, summed from their results (so the checks below replay the same).
+  let spent: Spend = NO_SPEND;
   // Scheduled calls whose audit entry is not yet confirmed written (finalizeTurn writes what is left).
   const owed = new Map<string, ScheduledCall>();
   let pending: PendingCall | undefined;
@@ -176,7 +180,7 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
   // Every call scheduled so far: runTool re-reads their labels, so a result it did not record cannot pass as clean.
   const context: string[] = [];
 
-  const outcome = await CancellationScope.nonCancellable(async (): Promise<TurnOutcome> => {
+  const ended = await CancellationScope.nonCancellable(async (): Promise<TurnOutcome> => {
     const opened = await bookkeeping.openTurn(req);
     if (!opened.ok) return { status: 'Failed', error: opened.error, toolCallsMade };
     const effective = CapabilitySet.fromJSON(opened.effective);
@@ -194,7 +198,10 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
       if (cancelRequested) return { status: 'Cancelled', toolCallsMade };
       const remaining = opened.budgetMs - (Date.now() - startedAt);
       if (remaining <= 0) return { status: 'TimedOut', toolCallsMade, elapsedMs: Date.now() - startedAt };
-      setCurrentDetails(`**LLM step ${step + 1}** · ${toolCallsMade} tool call(s) so far`);
+      // The session's day is checked before every step (its earlier turns may have used it up).
+      const dayOver = spendStop(opened.spend, spent, 'session-day');
+      if (dayOver) return { status: 'TimedOut', toolCallsMade, elapsedMs: Date.now() - startedAt, budget: dayOver };
+      setCurrentDetails(`**LLM step ${step + 1}** · ${toolCallsMade} tool call(s) so far${spendSummary(spent)}`);
 
       const stepRace = await raceStep<LlmStepResult>(
         () => llm.llmStep({ turnId: req.turnId, step, sessionKey, message: req.message, transcript, tools: specs }),
@@ -209,9 +216,13 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
         return { status: 'Failed', error: failureToErrorData(stepRace.error), toolCallsMade };
       }
       const result = stepRace.value;
+      spent = addSpend(spent, stepSpend(result));
       if (result.type === 'final') {
         return { status: 'Completed', finalMessage: result.text, toolCallsMade, durationMs: Date.now() - startedAt };
       }
+      // A step that used the turn's budget up runs none of the calls it proposed: the turn ends here.
+      const turnOver = spendStop(opened.spend, spent, 'turn');
+      if (turnOver) return { status: 'TimedOut', toolCallsMade, elapsedMs: Date.now() - startedAt, budget: turnOver };
 
       // A batch: deterministic scope checks here, then every granted call as its own activity, in parallel.
       const calls = result.calls;
@@ -329,6 +340,9 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
       }
     }
   }).catch((err: unknown): TurnOutcome => ({ status: 'Failed', error: failureToErrorData(err), toolCallsMade }));
+  // The totals travel with the outcome: into TurnEnded, the channel's reply and a mission's budget.
+  const outcome: TurnOutcome = spentAnything(spent) ? { ...ended, spend: spent } : ended;
+  if (spentAnything(spent)) setCurrentDetails(`**Ended ${outcome.status}**${spendSummary(spent)}`);
 
   await CancellationScope.nonCancellable(() =>
     bookkeeping.finalizeTurn({

@@ -4,11 +4,20 @@
  */
 import type { LlmStepRequest, LlmStepResult } from '../../core/llm.js';
 import type { ContentPart } from '../../core/message.js';
+import type { TokenUsage } from '../../core/spend.js';
 import { AivyxError } from '../../core/errors.js';
 import type { ToolCall } from '../../core/tools.js';
 import type { LlmProvider } from './llm-provider.js';
 import { eventJson, malformedResponse, postSse, providerError, truncatedStream } from './llm-errors.js';
-import { parseToolArguments, toolNameMap, toolResultIsError, toolResultText, uniqueCallIds, wireToolName } from './openai-compatible.js';
+import {
+  parseToolArguments,
+  tokenCount,
+  toolNameMap,
+  toolResultIsError,
+  toolResultText,
+  uniqueCallIds,
+  wireToolName,
+} from './openai-compatible.js';
 
 /** The API version header value this provider speaks. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -115,6 +124,18 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
       let text = '';
       let stopped = false;
       let stopReason: string | undefined;
+      // message_start reports the input (cache reads and writes are input too); message_delta the cumulative output.
+      const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+      let usageSeen = false;
+      const addUsage = (raw: unknown): void => {
+        if (typeof raw !== 'object' || raw === null) return;
+        const u = raw as Record<string, unknown>;
+        const input = [u.input_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens].map(tokenCount);
+        if (input.some((n) => n !== undefined)) usage.inputTokens = input.reduce<number>((a, n) => a + (n ?? 0), 0);
+        const output = tokenCount(u.output_tokens);
+        if (output !== undefined) usage.outputTokens = output;
+        usageSeen ||= input.some((n) => n !== undefined) || output !== undefined;
+      };
       const stream = postSse({
         provider: name,
         url,
@@ -131,6 +152,8 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
         const index = typeof data.index === 'number' ? data.index : -1;
         switch (type) {
           case 'message_start':
+            addUsage(((data.message ?? {}) as Record<string, unknown>).usage);
+            break;
           case 'ping':
             break;
           case 'content_block_start': {
@@ -173,6 +196,7 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
           case 'message_delta': {
             const delta = (data.delta ?? {}) as Record<string, unknown>;
             if (typeof delta.stop_reason === 'string') stopReason = delta.stop_reason;
+            addUsage(data.usage);
             break;
           }
           case 'message_stop':
@@ -189,14 +213,15 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
       const tools = [...blocks.entries()]
         .filter((e): e is [number, Extract<OpenBlock, { kind: 'tool' }>] => e[1].kind === 'tool')
         .sort(([a], [b]) => a - b);
-      if (tools.length === 0) return { type: 'final', text };
+      const spent = usageSeen ? { usage } : {};
+      if (tools.length === 0) return { type: 'final', text, ...spent };
       const calls: ToolCall[] = tools.map(([, b]) => {
         const tool = toId(b.name);
         if (!b.done && stopReason === 'max_tokens')
           throw malformedResponse(name, `the ${tool} tool call was cut off at max_tokens (${maxTokens})`);
         return { callId: b.id, tool, input: parseToolArguments(name, tool, b.json) };
       });
-      const result: LlmStepResult = { type: 'tool_calls', calls: uniqueCallIds(calls, req.step) };
+      const result: LlmStepResult = { type: 'tool_calls', calls: uniqueCallIds(calls, req.step), ...spent };
       if (text) result.text = text;
       return result;
     },

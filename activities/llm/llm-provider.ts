@@ -15,8 +15,8 @@ export interface LlmStepSink {
 export interface LlmProvider {
   /** Short name for logs and audit, e.g. `scripted`. */
   readonly name: string;
-  /** The model it asks (`gpt-4o`, `claude-…`), for traces; absent when it has none (the scripted provider). */
+  /** The model it asks (its price-table key is `<name>:<model>`); absent for the scripted model (key `scripted`). */
   readonly model?: string;
-  /** Runs one step; throws AivyxError('Llm') for provider failures. */
+  /** Runs one step (with the tokens it used, when the provider says); throws AivyxError('Llm') for provider failures. */
   step(req: LlmStepRequest, sink: LlmStepSink): Promise<LlmStepResult>;
 }

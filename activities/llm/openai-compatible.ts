@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { LlmStepRequest, LlmStepResult, ToolSpec } from '../../core/llm.js';
 import type { ContentPart } from '../../core/message.js';
+import type { TokenUsage } from '../../core/spend.js';
 import type { ToolCall, ToolResult } from '../../core/tools.js';
 import type { LlmProvider } from './llm-provider.js';
 import { eventJson, malformedResponse, postSse, providerError, truncatedStream } from './llm-errors.js';
@@ -155,6 +156,7 @@ export function createOpenAiCompatibleProvider(opts: OpenAiCompatibleOptions): L
       let text = '';
       const calls = new Map<number, PartialCall>();
       let finished = false;
+      let usage: TokenUsage | undefined;
       for await (const ev of postSse({
         provider: name,
         url,
@@ -171,6 +173,8 @@ export function createOpenAiCompatibleProvider(opts: OpenAiCompatibleOptions): L
         }
         const chunk = eventJson(name, ev);
         if (chunk.error !== undefined) throw providerError({ provider: name, status: null, body: chunk, apiKey: opts.apiKey });
+        // With stream_options.include_usage the last chunk before [DONE] carries the step's usage (and no choices).
+        usage = openAiUsage(chunk.usage) ?? usage;
         const choices = Array.isArray(chunk.choices) ? (chunk.choices as Array<Record<string, unknown>>) : [];
         for (const choice of choices) {
           if (typeof choice.index === 'number' && choice.index !== 0) continue;
@@ -195,7 +199,8 @@ export function createOpenAiCompatibleProvider(opts: OpenAiCompatibleOptions): L
         }
       }
       if (!finished) throw truncatedStream(name, 'the stream ended before the model finished its answer');
-      if (calls.size === 0) return { type: 'final', text };
+      const spent = usage ? { usage } : {};
+      if (calls.size === 0) return { type: 'final', text, ...spent };
       const assembled: ToolCall[] = [...calls.entries()]
         .sort(([a], [b]) => a - b)
         .map(([, c]) => {
@@ -203,9 +208,24 @@ export function createOpenAiCompatibleProvider(opts: OpenAiCompatibleOptions): L
           const tool = toId(c.name);
           return { callId: c.id, tool, input: parseToolArguments(name, tool, c.args) };
         });
-      const result: LlmStepResult = { type: 'tool_calls', calls: uniqueCallIds(assembled, req.step) };
+      const result: LlmStepResult = { type: 'tool_calls', calls: uniqueCallIds(assembled, req.step), ...spent };
       if (text) result.text = text;
       return result;
     },
   };
+}
+
+/** A whole count of tokens from a provider's usage object, or undefined when absent or not a count. */
+export function tokenCount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** The chat-completions `usage` object (`prompt_tokens`, `completion_tokens`) as our usage; undefined without one. */
+function openAiUsage(raw: unknown): TokenUsage | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const u = raw as Record<string, unknown>;
+  const inputTokens = tokenCount(u.prompt_tokens);
+  const outputTokens = tokenCount(u.completion_tokens);
+  if (inputTokens === undefined && outputTokens === undefined) return undefined;
+  return { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0 };
 }

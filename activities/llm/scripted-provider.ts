@@ -223,6 +223,26 @@ async function say(text: string, sink: LlmStepSink): Promise<LlmStepResult> {
   return { type: 'final', text };
 }
 
+/** About four characters a token: what a scripted step reports when it does not declare its usage. */
+const CHARS_PER_TOKEN = 4;
+
+/** What the model reads in a step: the history, the message and the turn so far (the tools' descriptions are not counted). */
+function charsRead(req: LlmStepRequest): number {
+  const history = req.history.reduce((n, h) => n + h.text.length, 0);
+  return history + messageText(req.message.content).length + (req.transcript.length > 0 ? JSON.stringify(req.transcript).length : 0);
+}
+
+/** The step's declared usage, or the estimate from characters read and written (deterministic: same request, same count). */
+function usageOf(step: ScriptedStep, req: LlmStepRequest, result: LlmStepResult): LlmStepResult {
+  if ('fail' in step) return result;
+  const written = (result.text ?? '').length + (result.type === 'tool_calls' ? JSON.stringify(result.calls).length : 0);
+  const usage = step.usage ?? {
+    inputTokens: Math.ceil(charsRead(req) / CHARS_PER_TOKEN),
+    outputTokens: Math.ceil(written / CHARS_PER_TOKEN),
+  };
+  return { ...result, usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } };
+}
+
 async function runStep(step: ScriptedStep, scope: TemplateScope, rule: ScriptedRule, sink: LlmStepSink): Promise<LlmStepResult> {
   if (step.delayMs) await pause(step.delayMs, sink);
   if (sink.signal.aborted) throw abortReason(sink.signal);
@@ -258,12 +278,13 @@ export function createScriptedProvider(script: ScriptedScript, source = '<inline
         if (pattern !== undefined && match === null) continue;
         const step = rule.steps[req.step];
         if (step === undefined) return say(SCRIPT_EXHAUSTED, sink);
-        return runStep(
+        const result = await runStep(
           step,
           { message, step: req.step, match: match ?? undefined, results: lastResults(req), receivedAt: req.message.receivedAt },
           rule,
           sink,
         );
+        return usageOf(step, req, result);
       }
       return say(SCRIPT_NO_MATCH, sink);
     },

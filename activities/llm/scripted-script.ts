@@ -26,8 +26,15 @@ export interface ScriptedRule {
 /** One model step: say a final text, call tools, or fail. */
 export type ScriptedStep = ScriptedSayStep | ScriptedCallStep | ScriptedFailStep;
 
+/** Tokens a step says it used (instead of the estimate: a quarter of the characters read and written). */
+export interface ScriptedUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 /** Ends the turn with `say` (templated), streamed in pieces. */
 export interface ScriptedSayStep {
+  usage?: ScriptedUsage;
   say: string;
   /** Said instead of `say` when a tool result of the previous step is not Completed (denied, failed, escalated). */
   sayOnFailure?: string;
@@ -42,6 +49,7 @@ export interface ScriptedSayStep {
 /** Requests a batch of tool calls (run in parallel); `say` is optional text shown alongside. */
 export interface ScriptedCallStep {
   call: ScriptedCall[];
+  usage?: ScriptedUsage;
   say?: string;
   chunks?: number;
   chunkDelayMs?: number;
@@ -128,7 +136,7 @@ function checkStep(p: Problem, path: string, step: unknown): void {
     return;
   }
   if ('call' in step) {
-    onlyKeys(p, path, step, ['call', 'say', 'chunks', 'chunkDelayMs', 'delayMs']);
+    onlyKeys(p, path, step, ['call', 'say', 'chunks', 'chunkDelayMs', 'delayMs', 'usage']);
     if (!Array.isArray(step.call) || step.call.length === 0) throw p(`${path}.call`, 'must be a non-empty array of {"tool", "input"}');
     step.call.forEach((c: unknown, i) => {
       const cp = `${path}.call[${i}]`;
@@ -139,11 +147,19 @@ function checkStep(p: Problem, path: string, step: unknown): void {
     });
     if (step.say !== undefined) checkTemplate(p, `${path}.say`, step.say);
   } else if ('say' in step) {
-    onlyKeys(p, path, step, ['say', 'sayOnFailure', 'chunks', 'chunkDelayMs', 'delayMs']);
+    onlyKeys(p, path, step, ['say', 'sayOnFailure', 'chunks', 'chunkDelayMs', 'delayMs', 'usage']);
     checkTemplate(p, `${path}.say`, step.say);
     if (step.sayOnFailure !== undefined) checkTemplate(p, `${path}.sayOnFailure`, step.sayOnFailure);
   } else {
     throw p(path, 'a step needs "say", "call" or "fail"');
+  }
+  if (step.usage !== undefined) {
+    if (!isObject(step.usage)) throw p(`${path}.usage`, 'must be an object {"inputTokens", "outputTokens"}');
+    onlyKeys(p, `${path}.usage`, step.usage, ['inputTokens', 'outputTokens']);
+    for (const k of ['inputTokens', 'outputTokens']) {
+      if (step.usage[k] === undefined) throw p(`${path}.usage.${k}`, 'is required');
+      checkInt(p, `${path}.usage.${k}`, step.usage[k], 0);
+    }
   }
   checkInt(p, `${path}.chunks`, step.chunks, 1);
   checkInt(p, `${path}.chunkDelayMs`, step.chunkDelayMs, 0);

@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { AivyxError, describeError } from '../../core/errors.js';
 import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
+import { describeSpend } from '../../core/spend.js';
 import { outcomeReplyText } from '../outcome-text.js';
 import { watchInbox } from './inbox-watch.js';
 import { createRestartDedupe } from './restart-dedupe.js';
@@ -33,10 +34,11 @@ export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = {
 export function outcomeLine(o: TurnOutcome): string {
   switch (o.status) {
     case 'Completed':
-      return `[Completed · ${o.toolCallsMade} tool call(s) · ${o.durationMs} ms]`;
+      return `[Completed · ${o.toolCallsMade} tool call(s) · ${o.durationMs} ms${o.spend ? ` · ${describeSpend(o.spend)}` : ''}]`;
     case 'Escalated':
       return `[Escalated: ${o.pendingTool} needs approval — ${o.reason}]`;
     case 'TimedOut':
+      if (o.budget) return `[TimedOut: over the ${o.budget.limit} budget — ${o.budget.reason}]`;
       return `[TimedOut after ${o.elapsedMs} ms · ${o.toolCallsMade} tool call(s)]`;
     case 'Cancelled':
       return `[Cancelled · ${o.toolCallsMade} tool call(s)]`;

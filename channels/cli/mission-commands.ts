@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AivyxError } from '../../core/errors.js';
+import { describeSpendAgainst } from '../../core/spend.js';
 import type { MissionSummary, ScheduleRow } from '../mission-gateway.js';
 import type { MissionStatus } from '../../workflows/mission-messages.js';
 import { restJson, type RestTarget } from './rest-client.js';
@@ -178,6 +179,7 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
       }
       const lines = [`mission ${s.missionId}: ${s.state} (${s.status.toLowerCase()})`, `  step ${s.step + 1}, ${s.stepsRun} step runs`];
       if (s.waiting) lines.push(`  waiting: ${s.waiting}`);
+      if (s.spent || s.budget) lines.push(`  spent: ${describeSpendAgainst(s.spent, s.budget)}`);
       if (s.gate) lines.push(...gateLines(s.gate));
       if (s.result?.reason) lines.push(`  reason: ${s.result.reason}`);
       out(`${lines.join('\n')}\n`);

@@ -6,6 +6,8 @@
  * know, is shown as canonical JSON (redacted, cut). Every value is escaped, so an argument holding
  * a newline or a bidi override cannot forge a line of the request an approver reads.
  */
+import { z } from 'zod';
+import { describeBudget, describeSpend, spendBudgetSchema, spendSchema } from '../spend.js';
 import { utf8Length } from '../limits.js';
 import { parseFsReadInput } from './fs-read.js';
 import { parseFsWriteInput } from './fs-write.js';
@@ -300,6 +302,16 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
   },
   // A waitFor step's question to the approvers (a gate-like approval).
   'mission.ask': (i) => [`question: ${quoted(String((i as { question?: unknown } | null)?.question ?? ''))}`],
+  // A mission's spend budget gate: what was spent of which budget, and what it would be raised to.
+  'mission.budget': (i) => {
+    const r = budgetRaiseSchema.safeParse(i);
+    if (!r.success) return [`request: ${jsonLine(i)}`];
+    return [
+      `spent: ${describeSpend(r.data.spent)}`,
+      `budget: ${describeBudget(r.data.budget)}`,
+      `raise to: ${describeBudget(r.data.raiseTo)}`,
+    ];
+  },
   // A mission's plan, drafted from its goal, before anything of it runs (the plan gate): the same view.
   'mission.plan': (i) => DESCRIBERS['mission.create']!(i),
   'mission.list': (i) => {
@@ -362,3 +374,6 @@ export function describeCall(tool: string, input: unknown): CallDescription {
     return { lines: ['input: (cannot be shown)'] };
   }
 }
+
+/** The input of a budget gate (workflows/mission-messages.ts `BudgetRaise`). */
+const budgetRaiseSchema = z.strictObject({ spent: spendSchema, budget: spendBudgetSchema, raiseTo: spendBudgetSchema });

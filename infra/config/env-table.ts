@@ -7,6 +7,7 @@
 import { parseMcpServers } from '../../activities/mcp/mcp-servers.js';
 import { DEFAULT_CONFIRM_FIRST, TOOL_CATALOG } from '../../core/tool-catalog.js';
 import { parseTaintPolicy } from '../../core/taint.js';
+import { priceTableSchema, type PriceTable } from '../../core/spend.js';
 import { Scope } from '../../core/capability/scope.js';
 import { TRUST_TIERS } from '../../core/capability/trust-tier.js';
 import { AivyxError } from '../../core/errors.js';
@@ -50,6 +51,27 @@ function llmSpec(raw: string): string {
   if (!prefix || s.length === prefix.length)
     throw new Error(`must be ${LLM_FORMS.map((p) => `${p}<${p === 'scripted:' ? 'file' : 'model'}>`).join(', ')}`);
   return s;
+}
+
+/** `AIVYX_PRICES`: a JSON price table (core/spend.ts). */
+function parsePrices(raw: string): PriceTable {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error('must be JSON: {"<provider>:<model>": {"inputPerMTok": <dollars>, "outputPerMTok": <dollars>}}');
+  }
+  const parsed = priceTableSchema.safeParse(json);
+  if (!parsed.success)
+    throw new Error(`is not a price table: ${parsed.error.issues.map((i) => `${i.path.join('.') || '$'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+/** A positive amount of US dollars, e.g. `0.50`. */
+function dollars(raw: string): number {
+  const n = Number(raw.trim());
+  if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !(n > 0)) throw new Error('must be a positive amount of US dollars, e.g. 0.50');
+  return n;
 }
 
 function scope(s: string): string {
@@ -212,6 +234,50 @@ export const ENV_TABLE = {
     default: '`300000`',
     meaning: 'a turn past this many milliseconds ends `TimedOut`',
     schema: integer(300_000, 1, 'a number of milliseconds'),
+  }),
+  AIVYX_PRICES: envVar({
+    group: 'agent',
+    default: 'none (tokens only)',
+    meaning:
+      'model prices in US dollars per million tokens, JSON keyed like `AIVYX_LLM`: `{"openai:gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": 10}}`; a model not in it counts tokens only (docs/BUDGETS.md)',
+    schema: parsedBy({}, parsePrices),
+  }),
+  AIVYX_TURN_TOKEN_BUDGET: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'a turn whose model steps reach this many tokens (input + output) stops, `TimedOut` with reason budget',
+    schema: integer(undefined, 1, 'a number of tokens'),
+  }),
+  AIVYX_TURN_COST_BUDGET: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'the same in US dollars (priced models only, `AIVYX_PRICES`)',
+    schema: parsedBy(undefined, dollars),
+  }),
+  AIVYX_SESSION_DAY_TOKEN_BUDGET: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'tokens one conversation may use per UTC day; once reached, its turns stop before their next model step',
+    schema: integer(undefined, 1, 'a number of tokens'),
+  }),
+  AIVYX_SESSION_DAY_COST_BUDGET: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'the same in US dollars',
+    schema: parsedBy(undefined, dollars),
+  }),
+  AIVYX_MISSION_TOKEN_BUDGET: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning:
+      "a mission's token budget when its definition names none: once reached, the mission waits at a gate asking an approver to raise it",
+    schema: integer(undefined, 1, 'a number of tokens'),
+  }),
+  AIVYX_MISSION_COST_BUDGET: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning: 'the same in US dollars',
+    schema: parsedBy(undefined, dollars),
   }),
   AIVYX_SESSION_IDLE_MS: envVar({
     group: 'agent',

@@ -138,6 +138,22 @@ export interface ToolCallTable {
   untrusted_output: string | null;
 }
 
+/** One LLM step's tokens and cost (migration 0013), keyed by turn and step; summed per session and UTC day. */
+export interface LlmSpendTable {
+  turn_id: string;
+  step: number;
+  /** The session workflow id the turn belongs to. */
+  session_key: string;
+  /** `YYYY-MM-DD`, UTC, when the step ran. */
+  day: string;
+  /** The price-table key of the model (`openai:gpt-4o`, `scripted`). */
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  /** Null when the model has no price. */
+  cost_usd: number | null;
+}
+
 /** The whole schema, as kysely's `Kysely<Database>` type parameter. */
 export interface Database {
   install: InstallTable;
@@ -150,6 +166,7 @@ export interface Database {
   memory_tokens: MemoryTokenTable;
   authority_claims: AuthorityClaimTable;
   tool_calls: ToolCallTable;
+  llm_spend: LlmSpendTable;
 }
 
 /** A row read from `install`. */

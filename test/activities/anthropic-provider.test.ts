@@ -169,7 +169,8 @@ describe('Anthropic provider: streaming', () => {
     const s = sink();
     const result = await provider(srv.url).step(req(), s);
     expect(s.chunks).toEqual(['Both', ' files', ' say hello', ' – ünïcödé ✓.']);
-    expect(result).toEqual({ type: 'final', text: 'Both files say hello – ünïcödé ✓.' });
+    // The usage the provider reported (the last chunk's, or message_start's input and message_delta's output).
+    expect(result).toEqual({ type: 'final', text: 'Both files say hello – ünïcödé ✓.', usage: { inputTokens: 472, outputTokens: 12 } });
     expect(s.beats).toBeGreaterThan(10);
   });
 
@@ -179,6 +180,7 @@ describe('Anthropic provider: streaming', () => {
     const result = await provider(srv.url).step(req(), s);
     expect(result).toEqual({
       type: 'tool_calls',
+      usage: { inputTokens: 472, outputTokens: 89 },
       text: "I'll read both files.",
       calls: [
         { callId: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', tool: 'fs.read', input: { path: '/tmp/work/a.txt' } },

@@ -135,7 +135,8 @@ describe('OpenAI-compatible provider: streaming', () => {
     const s = sink();
     const result = await createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), s);
     expect(s.chunks).toEqual(['Both', ' files', ' say', ' hello', ' – ünïcödé ✓.']);
-    expect(result).toEqual({ type: 'final', text: 'Both files say hello – ünïcödé ✓.' });
+    // The usage the provider reported (the last chunk's, or message_start's input and message_delta's output).
+    expect(result).toEqual({ type: 'final', text: 'Both files say hello – ünïcödé ✓.', usage: { inputTokens: 412, outputTokens: 9 } });
     expect(s.beats).toBeGreaterThan(10);
   });
 
@@ -144,6 +145,7 @@ describe('OpenAI-compatible provider: streaming', () => {
     const result = await createOpenAiCompatibleProvider({ baseUrl: srv.url, model: 'm' }).step(req(), sink());
     expect(result).toEqual({
       type: 'tool_calls',
+      usage: { inputTokens: 380, outputTokens: 52 },
       calls: [
         { callId: 'call_Xq3bV8tZk1mN2pR4sT6uW8yA', tool: 'fs.read', input: { path: '/tmp/work/a.txt' } },
         { callId: 'call_Lm9nB7vC5xZ3aS1dF2gH4jK6', tool: 'fs.read', input: { path: '/tmp/work/b.txt' } },

@@ -14,7 +14,7 @@ import {
   type ScriptedScript,
 } from '../../activities/llm/scripted-provider.js';
 import { AivyxError } from '../../core/errors.js';
-import type { LlmStepRequest, TranscriptItem } from '../../core/llm.js';
+import type { LlmStepRequest, LlmStepResult, TranscriptItem } from '../../core/llm.js';
 import { textContent } from '../../core/message.js';
 import type { ToolResult } from '../../core/tools.js';
 
@@ -32,6 +32,12 @@ function req(text: string, step = 0, transcript: TranscriptItem[] = []): LlmStep
 function sink(signal = new AbortController().signal): LlmStepSink & { chunks: string[]; beats: number } {
   const s = { chunks: [] as string[], beats: 0, signal, text: (c: string) => void s.chunks.push(c), heartbeat: () => void s.beats++ };
   return s;
+}
+
+/** A step result without its usage (the tests below are about content; usage has its own test). */
+function withoutUsage(r: LlmStepResult): LlmStepResult {
+  const { usage: _usage, ...rest } = r;
+  return rest as LlmStepResult;
 }
 
 function configError(f: () => unknown): AivyxError {
@@ -90,26 +96,26 @@ describe('scripted provider', () => {
   const llm = createScriptedProvider(script);
 
   it('tries rules in order; matches are case-insensitive; a rule without a matcher catches all', async () => {
-    expect(await llm.step(req('READ /etc/hostname'), sink())).toEqual({
+    expect(withoutUsage(await llm.step(req('READ /etc/hostname'), sink()))).toEqual({
       type: 'tool_calls',
       calls: [
         { callId: 's0c0', tool: 'fs.read', input: { path: '/etc/hostname', maxBytes: 10 } },
         { callId: 's0c1', tool: 'fs.read', input: { path: '/etc/hostname.bak' } },
       ],
     });
-    expect(await llm.step(req('please run ls -la'), sink())).toEqual({
+    expect(withoutUsage(await llm.step(req('please run ls -la'), sink()))).toEqual({
       type: 'tool_calls',
       calls: [{ callId: 's0c0', tool: 'shell.exec', input: { argv: ['please', 'run', 'ls', '-la'] } }],
     });
-    expect(await llm.step(req('hello'), sink())).toEqual({ type: 'final', text: 'echo: hello' });
+    expect(withoutUsage(await llm.step(req('hello'), sink()))).toEqual({ type: 'final', text: 'echo: hello' });
     expect(llm.name).toBe('scripted');
   });
 
   it('indexes steps by req.step and reports exhaustion', async () => {
-    expect(await llm.step(req('read /x', 1, afterTools), sink())).toEqual({ type: 'final', text: 'got 4 bytes' });
-    expect(await llm.step(req('read /x', 2, afterTools), sink())).toEqual({ type: 'final', text: SCRIPT_EXHAUSTED });
+    expect(withoutUsage(await llm.step(req('read /x', 1, afterTools), sink()))).toEqual({ type: 'final', text: 'got 4 bytes' });
+    expect(withoutUsage(await llm.step(req('read /x', 2, afterTools), sink()))).toEqual({ type: 'final', text: SCRIPT_EXHAUSTED });
     const noCatchAll = createScriptedProvider({ rules: [{ match: 'x', steps: [{ say: 'x' }] }] });
-    expect(await noCatchAll.step(req('y'), sink())).toEqual({ type: 'final', text: SCRIPT_NO_MATCH });
+    expect(withoutUsage(await noCatchAll.step(req('y'), sink()))).toEqual({ type: 'final', text: SCRIPT_NO_MATCH });
   });
 
   it("fills templates from the message, the match and the previous step's results", async () => {
@@ -127,22 +133,22 @@ describe('scripted provider', () => {
         },
       ],
     });
-    expect(await t.step(req('Say Hi', 1, afterTools), sink())).toEqual({
+    expect(withoutUsage(await t.step(req('Say Hi', 1, afterTools), sink()))).toEqual({
       type: 'final',
       text: 'Say Hi|Say Hi|Hi|1|Completed|box\n|root|shell.exec:rm|fs.write: permission denied||{"owner":"root"}',
     });
-    expect(await t.step(req('say hi', 2, afterTools), sink())).toEqual({
+    expect(withoutUsage(await t.step(req('say hi', 2, afterTools), sink()))).toEqual({
       type: 'final',
       text: 'fs.read: Completed (NotApplicable); shell.exec: Denied (needs shell.exec:rm); fs.write: Failed (Tool: fs.write: permission denied (try elsewhere))',
     });
-    expect(await t.step(req('say hi', 2), sink())).toEqual({ type: 'final', text: '(no tool results)' });
+    expect(withoutUsage(await t.step(req('say hi', 2), sink()))).toEqual({ type: 'final', text: '(no tool results)' });
   });
 
   it('says sayOnFailure when a previous result did not complete', async () => {
     const t = createScriptedProvider({ rules: [{ steps: [{ say: 'x' }, { say: 'fine', sayOnFailure: 'trouble: {{result.1.status}}' }] }] });
-    expect(await t.step(req('a', 1, afterTools), sink())).toEqual({ type: 'final', text: 'trouble: Denied' });
+    expect(withoutUsage(await t.step(req('a', 1, afterTools), sink()))).toEqual({ type: 'final', text: 'trouble: Denied' });
     const ok: TranscriptItem[] = [{ role: 'tool', results: [results[0] as ToolResult] }];
-    expect(await t.step(req('a', 1, ok), sink())).toEqual({ type: 'final', text: 'fine' });
+    expect(withoutUsage(await t.step(req('a', 1, ok), sink()))).toEqual({ type: 'final', text: 'fine' });
   });
 
   it('streams the text in pieces that add up to the final text', async () => {
@@ -150,7 +156,7 @@ describe('scripted provider', () => {
       rules: [{ match: 'n', steps: [{ say: 'abcdefghij', chunks: 3 }] }, { steps: [{ say: 'one two three four five six seven' }] }],
     });
     const s1 = sink();
-    expect(await t.step(req('n'), s1)).toEqual({ type: 'final', text: 'abcdefghij' });
+    expect(withoutUsage(await t.step(req('n'), s1))).toEqual({ type: 'final', text: 'abcdefghij' });
     expect(s1.chunks).toEqual(['abc', 'def', 'ghij']);
     const s2 = sink();
     await t.step(req('words'), s2);
@@ -163,7 +169,7 @@ describe('scripted provider', () => {
   it('streams optional text with tool calls and fails on a fail step', async () => {
     const t = createScriptedProvider({ rules: [{ steps: [{ say: 'Reading…', call: [{ tool: 'fs.read' }] }] }] });
     const s = sink();
-    expect(await t.step(req('x'), s)).toEqual({
+    expect(withoutUsage(await t.step(req('x'), s))).toEqual({
       type: 'tool_calls',
       text: 'Reading…',
       calls: [{ callId: 's0c0', tool: 'fs.read', input: {} }],
@@ -176,7 +182,7 @@ describe('scripted provider', () => {
     const t = createScriptedProvider({ rules: [{ steps: [{ say: 'late', delayMs: 2_100 }] }] });
     const s = sink();
     const started = Date.now();
-    expect(await t.step(req('x'), s)).toEqual({ type: 'final', text: 'late' });
+    expect(withoutUsage(await t.step(req('x'), s))).toEqual({ type: 'final', text: 'late' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
     expect(s.beats).toBe(3);
 
@@ -223,7 +229,10 @@ describe('script validation', () => {
     const dir = mkdtempSync(join(tmpdir(), 'aivyx-script-'));
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ rules: [{ steps: [{ say: 'from file' }] }] }));
-    expect(await (await loadScriptedProvider(`scripted:${good}`)).step(req('x'), sink())).toEqual({ type: 'final', text: 'from file' });
+    expect(withoutUsage(await (await loadScriptedProvider(`scripted:${good}`)).step(req('x'), sink()))).toEqual({
+      type: 'final',
+      text: 'from file',
+    });
     expect(await (await loadScriptedProvider(good)).step(req('x'), sink())).toMatchObject({ text: 'from file' });
 
     const bad = join(dir, 'bad.json');
@@ -264,5 +273,28 @@ describe('script validation', () => {
       type: 'final',
       text: expect.stringContaining('You said: what is up'),
     });
+  });
+});
+
+describe('scripted usage', () => {
+  it('reports the usage a step declares, else a quarter of the characters read and written, the same on every call', async () => {
+    const t = createScriptedProvider({
+      rules: [
+        { match: 'declared', steps: [{ say: 'ok', usage: { inputTokens: 40, outputTokens: 10 } }] },
+        { steps: [{ say: 'twelve chars' }] },
+      ],
+    });
+    expect((await t.step(req('declared'), sink())).usage).toEqual({ inputTokens: 40, outputTokens: 10 });
+    // 'estimate me' is 11 characters read (3 tokens), 'twelve chars' 12 written (3 tokens).
+    const first = await t.step(req('estimate me'), sink());
+    expect(first.usage).toEqual({ inputTokens: 3, outputTokens: 3 });
+    expect((await t.step(req('estimate me'), sink())).usage).toEqual(first.usage);
+    // A step past the script's end says so and reports nothing.
+    expect((await t.step(req('estimate me', 5), sink())).usage).toBeUndefined();
+  });
+
+  it('refuses a malformed usage when the script loads', () => {
+    const e = configError(() => validateScript({ rules: [{ steps: [{ say: 'x', usage: { inputTokens: 1 } }] }] }, 's.json'));
+    expect(e.message).toContain('$.rules[0].steps[0].usage.outputTokens');
   });
 });

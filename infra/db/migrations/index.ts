@@ -11,6 +11,7 @@ import * as toolCalls from './2026-12-03-0006-tool-calls.js';
 import * as auditTree from './2026-12-03-0010-audit-tree.js';
 import * as toolCallTaint from './2026-12-04-0011-tool-call-taint.js';
 import * as installWrappedKey from './2026-12-04-0012-install-wrapped-key.js';
+import * as llmSpend from './2026-12-05-0013-llm-spend.js';
 
 /** Every migration, keyed by its frozen name. */
 export const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-03-0010-audit-tree': auditTree,
   '2026-12-04-0011-tool-call-taint': toolCallTaint,
   '2026-12-04-0012-install-wrapped-key': installWrappedKey,
+  '2026-12-05-0013-llm-spend': llmSpend,
 };
 
 /** kysely MigrationProvider over the static list. */

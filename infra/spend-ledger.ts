@@ -1,0 +1,45 @@
+/** The spend ledger over `llm_spend` (migration 0013): what each LLM step used, summed per session and day. */
+import { sql, type Kysely } from 'kysely';
+import type { SpendLedgerPort } from '../activities/ports.js';
+import type { Spend } from '../core/spend.js';
+import type { Database } from './db/index.js';
+
+/** A `SpendLedgerPort` over `llm_spend`. */
+export function createSpendLedger(db: Kysely<Database>): SpendLedgerPort {
+  return {
+    async record(r) {
+      const row = {
+        session_key: r.sessionKey,
+        day: r.day,
+        model: r.model,
+        input_tokens: r.usage.inputTokens,
+        output_tokens: r.usage.outputTokens,
+        cost_usd: r.costUsd ?? null,
+      };
+      // A retried step was called again: its last attempt's spend stands for the step.
+      await db
+        .insertInto('llm_spend')
+        .values({ turn_id: r.turnId, step: r.step, ...row })
+        .onConflict((oc) => oc.columns(['turn_id', 'step']).doUpdateSet(row))
+        .execute();
+    },
+    async dayTotal(sessionKey, day) {
+      const t = await db
+        .selectFrom('llm_spend')
+        .select([
+          sql<string>`coalesce(sum(input_tokens), 0)`.as('input'),
+          sql<string>`coalesce(sum(output_tokens), 0)`.as('output'),
+          sql<number | null>`sum(cost_usd)`.as('cost'),
+          sql<string>`count(*) filter (where cost_usd is null)`.as('unpriced'),
+        ])
+        .where('session_key', '=', sessionKey)
+        .where('day', '=', day)
+        .executeTakeFirstOrThrow();
+      const unpriced = Number(t.unpriced);
+      const spend: Spend = { inputTokens: Number(t.input), outputTokens: Number(t.output) };
+      if (t.cost !== null) spend.costUsd = Number(t.cost);
+      if (unpriced > 0) spend.unpricedSteps = unpriced;
+      return spend;
+    },
+  };
+}
