@@ -251,6 +251,8 @@ export interface SpendLedgerPort {
   record(r: SpendRecord): Promise<void>;
   /** What a session's steps spent on `day`. */
   dayTotal(sessionKey: string, day: string): Promise<Spend>;
+  /** What a turn's steps before `beforeStep` spent. */
+  turnTotal(turnId: string, beforeStep: number): Promise<Spend>;
 }
 
 /**

@@ -20,7 +20,7 @@ import { messageText } from '../core/message.js';
 import { summarizeToolOutcome, summarizeTurnOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import type { ToolCall } from '../core/tools.js';
 import { canonicalJson, sha256Hex } from '../core/canonical-json.js';
-import { priceOf, spendDay, spendFields, type Spend, type SpendBudget } from '../core/spend.js';
+import { budgetUsedUp, priceOf, spendDay, spendFields, type Spend, type SpendBudget } from '../core/spend.js';
 import { errorData, toApplicationFailure } from './failure.js';
 import type { LlmProvider } from './llm/llm-provider.js';
 import type { McpClientPool } from './mcp/mcp-client.js';
@@ -287,6 +287,29 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     return { ...(budgets.turn ? { turn: budgets.turn } : {}), ...(day ? { day } : {}) };
   }
 
+  /**
+   * The worker's own check before it calls the model: the workflow stops a turn at its budgets, but
+   * an attacker at the frontend can complete activities with forged results (under-reported usage),
+   * so the ledger — written here, by the worker — has the last word on whether another step may spend.
+   */
+  async function refuseOverBudget(input: LlmStepInput, sessionKey: string): Promise<void> {
+    if (!deps.spend || (!budgets.turn && !budgets.sessionDay)) return;
+    const [turn, day] = await Promise.all([
+      budgets.turn ? deps.spend.turnTotal(input.turnId, input.step) : undefined,
+      budgets.sessionDay ? deps.spend.dayTotal(sessionKey, spendDay(Date.now())) : undefined,
+    ]);
+    const over = (turn && budgetUsedUp(turn, budgets.turn)) ?? (day && budgetUsedUp(day, budgets.sessionDay));
+    if (over)
+      throw new AivyxError(
+        'CapabilityDenied',
+        `the model is not called: this ${turn && budgetUsedUp(turn, budgets.turn) ? 'turn' : "session's day"} has used ${over}`,
+        {
+          hint: 'raise the budget (docs/BUDGETS.md) or wait for the next day (UTC)',
+          detail: { budget: true },
+        },
+      );
+  }
+
   /** Prices a step's usage and records it in the ledger (the worker's own record, whatever the workflow is told). */
   async function withSpend(input: LlmStepInput, sessionKey: string, result: LlmStepResult): Promise<LlmStepResult> {
     if (!result.usage) return result;
@@ -413,6 +436,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       let result: LlmStepResult;
       try {
         // The model sees who said what, not the taint labels (those are the runtime's, core/taint.ts).
+        await refuseOverBudget(input, sessionKey);
         const history = (await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT)).map(({ role, text }) => ({ role, text }));
         const req = { ...rest, tools: await modelTools(rest.tools), history };
         result = await withHeartbeat(() =>

@@ -1,8 +1,27 @@
 /** The spend ledger over `llm_spend` (migration 0013): what each LLM step used, summed per session and day. */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { SpendLedgerPort } from '../activities/ports.js';
 import type { Spend } from '../core/spend.js';
 import type { Database } from './db/index.js';
+
+type SpendQuery = SelectQueryBuilder<Database, 'llm_spend', object>;
+
+/** The summed spend of the rows `where` picks. */
+async function totalOf(db: Kysely<Database>, where: (q: SpendQuery) => SpendQuery): Promise<Spend> {
+  const t = await where(db.selectFrom('llm_spend'))
+    .select([
+      sql<string>`coalesce(sum(input_tokens), 0)`.as('input'),
+      sql<string>`coalesce(sum(output_tokens), 0)`.as('output'),
+      sql<number | null>`sum(cost_usd)`.as('cost'),
+      sql<string>`count(*) filter (where cost_usd is null)`.as('unpriced'),
+    ])
+    .executeTakeFirstOrThrow();
+  const unpriced = Number(t.unpriced);
+  const spend: Spend = { inputTokens: Number(t.input), outputTokens: Number(t.output) };
+  if (t.cost !== null) spend.costUsd = Number(t.cost);
+  if (unpriced > 0) spend.unpricedSteps = unpriced;
+  return spend;
+}
 
 /** A `SpendLedgerPort` over `llm_spend`. */
 export function createSpendLedger(db: Kysely<Database>): SpendLedgerPort {
@@ -23,23 +42,7 @@ export function createSpendLedger(db: Kysely<Database>): SpendLedgerPort {
         .onConflict((oc) => oc.columns(['turn_id', 'step']).doUpdateSet(row))
         .execute();
     },
-    async dayTotal(sessionKey, day) {
-      const t = await db
-        .selectFrom('llm_spend')
-        .select([
-          sql<string>`coalesce(sum(input_tokens), 0)`.as('input'),
-          sql<string>`coalesce(sum(output_tokens), 0)`.as('output'),
-          sql<number | null>`sum(cost_usd)`.as('cost'),
-          sql<string>`count(*) filter (where cost_usd is null)`.as('unpriced'),
-        ])
-        .where('session_key', '=', sessionKey)
-        .where('day', '=', day)
-        .executeTakeFirstOrThrow();
-      const unpriced = Number(t.unpriced);
-      const spend: Spend = { inputTokens: Number(t.input), outputTokens: Number(t.output) };
-      if (t.cost !== null) spend.costUsd = Number(t.cost);
-      if (unpriced > 0) spend.unpricedSteps = unpriced;
-      return spend;
-    },
+    dayTotal: (sessionKey, day) => totalOf(db, (q) => q.where('session_key', '=', sessionKey).where('day', '=', day)),
+    turnTotal: (turnId, beforeStep) => totalOf(db, (q) => q.where('turn_id', '=', turnId).where('step', '<', beforeStep)),
   };
 }
