@@ -326,11 +326,11 @@ async function temporal(config: AivyxConfig, args: string[]): Promise<number> {
       hint: 'pass --address HOST:PORT or set TEMPORAL_ADDRESS (the local dev server is set up by `aivyx up` itself)',
     });
   const namespace = values.namespace ?? config.namespace;
-  const [{ Connection }, { ensureNamespaceSetup, MIN_RETENTION_HOURS }] = await Promise.all([
+  const [{ Connection }, { clusterConnectionOptions, ensureNamespaceSetup, MIN_RETENTION_HOURS }] = await Promise.all([
     import('@temporalio/client'),
     import('../infra/temporal/index.js'),
   ]);
-  const connection = await Connection.connect({ address }).catch((err: unknown) => {
+  const connection = await Connection.connect(clusterConnectionOptions(address, process.env)).catch((err: unknown) => {
     throw new AivyxError('Channel', `cannot reach Temporal at ${address}: ${describeCause(err)}`, {
       hint: 'check that the cluster is up and the address is right',
       cause: err,

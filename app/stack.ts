@@ -46,6 +46,7 @@ import { startPgStreamBus, type StreamBus } from '../infra/stream-bus.js';
 import { holdLease, type LeasedWork } from '../infra/leases.js';
 import { workspaceDir } from '../infra/tier-policy.js';
 import {
+  clusterConnectionOptions,
   ensureNamespaceSetup,
   findTemporalCli,
   stopLeftoverDevServer,
@@ -291,7 +292,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       uiUrl = devServer.uiUrl;
       health.register('temporal', { label: `the Temporal dev server at ${address}`, kind: 'Channel', hint: devServerHint });
     }
-    const connection = await Connection.connect({ address }).catch((err: unknown) => {
+    // A cluster's TLS and API key (TEMPORAL_TLS_*, TEMPORAL_API_KEY); our own dev server needs none.
+    const connectOptions = config.temporalAddress ? clusterConnectionOptions(address, opts.env) : { address };
+    const connection = await Connection.connect(connectOptions).catch((err: unknown) => {
       throw new AivyxError(
         'Channel',
         `cannot reach Temporal at ${address}${config.temporalAddress ? ' (TEMPORAL_ADDRESS)' : ''}: ${describeCause(err)}`,
@@ -312,7 +315,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       dataConverter,
       ...(tracing && { interceptors: tracing.clientInterceptors }),
     });
-    const nativeConnection = await NativeConnection.connect({ address });
+    const nativeConnection = await NativeConnection.connect(connectOptions);
     cleanups.push(() => nativeConnection.close());
     // Probes: Temporal's gRPC health check, and PostgreSQL (PGlite lives in this process).
     cleanups.push(

@@ -152,6 +152,37 @@ export const ENV_TABLE = {
     schema: parsedBy<string | undefined>(undefined, temporalAddress),
   }),
   TEMPORAL_NAMESPACE: envVar({ group: 'temporal', default: '`default`', meaning: 'the Temporal namespace', schema: text('default') }),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: envVar({
+    group: 'temporal',
+    default: 'unset',
+    meaning: 'mTLS to the cluster: the client certificate (PEM file); with `TEMPORAL_TLS_CLIENT_KEY_PATH`',
+    schema: text(),
+  }),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: envVar({
+    group: 'temporal',
+    default: 'unset',
+    meaning: "mTLS: the client certificate's private key (PEM file)",
+    schema: text(),
+  }),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: envVar({
+    group: 'temporal',
+    default: "unset → the system's roots",
+    meaning: "TLS: the CA that signed the cluster's certificate (PEM file)",
+    schema: text(),
+  }),
+  TEMPORAL_TLS_SERVER_NAME: envVar({
+    group: 'temporal',
+    default: 'unset',
+    meaning: "TLS: the name to expect in the cluster's certificate",
+    schema: text(),
+  }),
+  TEMPORAL_API_KEY: envVar({
+    group: 'temporal',
+    default: 'unset',
+    meaning: 'an API key for the cluster (Temporal Cloud), sent over TLS (never printed)',
+    sensitive: true,
+    schema: text(),
+  }),
   TEMPORAL_CLI_PATH: envVar({
     group: 'temporal',
     default: '`.venv/bin/temporal`, then `PATH`',

@@ -13,4 +13,5 @@ export {
 export { superviseDevServer, RESTART_BACKOFF_MS, type DevServerEvents, type SupervisedDevServer } from './dev-server-supervisor.js';
 export { isTemporalUnreachable, isWorkflowNotFound } from './client-errors.js';
 export { freePort } from './free-port.js';
+export { clusterConnectionOptions, type ClusterConnectionOptions } from './cluster-connection.js';
 export { AIVYX_SEARCH_ATTRIBUTES } from '../../core/search-attributes.js';
