@@ -87,8 +87,9 @@ const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
 
 describe('describeCall', () => {
   it('has a renderer for every catalog tool, showing the canonical input its parser produces', () => {
-    // Besides the catalog: a waitFor approval's question, and a mission's plan (its plan gate), shown like mission.create.
-    expect([...DESCRIBED_TOOLS].sort()).toEqual([...TOOL_CATALOG.map((t) => t.id), 'mission.ask', 'mission.plan'].sort());
+    // Besides the catalog: a waitFor approval's question, a mission's plan (its plan gate), shown like mission.create,
+    // and a mission's budget gate (the raise it asks for).
+    expect([...DESCRIBED_TOOLS].sort()).toEqual([...TOOL_CATALOG.map((t) => t.id), 'mission.ask', 'mission.plan', 'mission.budget'].sort());
     for (const tool of TOOL_CATALOG) {
       const sample = SAMPLES[tool.id];
       expect(sample, `a sample for ${tool.id}`).toBeDefined();
