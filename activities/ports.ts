@@ -237,6 +237,9 @@ export interface SpendBudgets {
 /** One LLM step's spend, as `llmStep` records it. */
 export interface SpendRecord {
   turnId: string;
+  /** The turn's run and the step's attempt: each call of the model is counted, a retry or a reset too. */
+  runId: string;
+  attempt: number;
   step: number;
   sessionKey: string;
   /** `YYYY-MM-DD` (UTC). */

@@ -41,7 +41,7 @@ import {
 } from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
 import { describeTaint, policyAction, stricter, taintGoverns, type CallTaint, type TaintPolicy } from '../core/taint.js';
-import { findTool } from '../core/tool-catalog.js';
+import { findTool, HOST_BOUND_TOOLS } from '../core/tool-catalog.js';
 import { confirmationRerunTurnId, sessionWorkflowId } from '../workflows/turn-ids.js';
 import { historyLabels, messageLabel, outputLabel } from './taint-labels.js';
 
@@ -316,6 +316,8 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     const costUsd = priceOf(result.usage, deps.agent.prices?.[modelKey]);
     await deps.spend?.record({
       turnId: input.turnId,
+      runId: currentExecution().runId,
+      attempt: Context.current().info.attempt,
       step: input.step,
       sessionKey,
       day: spendDay(Date.now()),
@@ -513,6 +515,10 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       };
       const authority = await turnAuthority(turnId);
       if (!authority) return reject('this turn was not verified in this workflow run');
+      // The host's files are touched only on the host's queue, however the call was routed here.
+      const hostQueue = deps.agent.hostQueue;
+      if (hostQueue && HOST_BOUND_TOOLS.has(String(call?.tool)) && Context.current().info.taskQueue !== hostQueue)
+        return reject(`${String(call?.tool)} runs only on the host's task queue ${hostQueue}, not on ${Context.current().info.taskQueue}`);
       const proof = deps.proofs.check('tool-call', turnId, toolCallProofBody(runId, step, call), input.callProof);
       if (!proof.ok) return reject(`the call did not come from this turn's model step (${proof.reason})`);
 

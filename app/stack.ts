@@ -338,8 +338,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       cleanups.push(() => bus.stop());
       hub = bus;
     }
+    // MCP servers are processes of the host: a worker without the host's tools starts none.
     const mcp =
-      runsWorker(role) && config.mcpServers.length > 0
+      runsWorker(role) && !opts.noHostTools && config.mcpServers.length > 0
         ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers }
         : undefined;
     if (mcp) cleanups.push(() => mcp.pool.close());
@@ -423,7 +424,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
         },
         // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
-        protectedPaths: dataDirProtection({ home: config.home, passphraseFile: opts.env.AIVYX_PASSPHRASE_FILE }),
+        protectedPaths: dataDirProtection({
+          home: config.home,
+          passphraseFile: opts.env.AIVYX_PASSPHRASE_FILE,
+          secretFiles: [opts.env.TEMPORAL_TLS_CLIENT_KEY_PATH, opts.env.TEMPORAL_TLS_CLIENT_CERT_PATH],
+        }),
       });
       // The shared queue, and the host's own queue where this machine owns the files (activities only).
       const queues = [

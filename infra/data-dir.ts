@@ -21,8 +21,14 @@ function spellings(p: string): string[] {
 }
 
 /** The protected paths of a data directory `home` (which should exist) and an optional passphrase file. */
-export function dataDirProtection(opts: { home: string; passphraseFile?: string | undefined }): ProtectedPaths {
-  const roots = [...spellings(opts.home), ...(opts.passphraseFile ? spellings(opts.passphraseFile) : []), '/proc'];
+export function dataDirProtection(opts: {
+  home: string;
+  passphraseFile?: string | undefined;
+  /** Other secrets on disk (the Temporal client certificate's key): no host tool reads them either. */
+  secretFiles?: readonly (string | undefined)[];
+}): ProtectedPaths {
+  const files = [opts.passphraseFile, ...(opts.secretFiles ?? [])].filter((f): f is string => Boolean(f));
+  const roots = [...spellings(opts.home), ...files.flatMap(spellings), '/proc'];
   // The workspace is spelled under the data directory, never through its own symlink: a workspace
   // linked back into the data directory must not make that part reachable.
   return { roots: [...new Set(roots)], exceptions: spellings(opts.home).map((h) => join(h, 'workspace')) };

@@ -6,6 +6,10 @@
  * another gateway, trying every `retryMs`, takes over within seconds. The holder checks its
  * connection every `retryMs` too and stops its work the moment it cannot (a partition must not
  * leave two pollers). On PGlite there is one process, so the lease is simply held.
+ *
+ * Any role that can connect to the database can take the same advisory lock and so keep every gateway
+ * from polling (a denial of service, not a takeover: the lock gives no access to anything). Give
+ * aivyx a database only its own roles reach (docs/DEPLOY.md).
  */
 import pg from 'pg';
 
@@ -75,10 +79,19 @@ export function holdLease(opts: LeaseOptions): Lease {
       }
       return;
     }
-    const c = new pg.Client({ connectionString: opts.databaseUrl });
+    // A holder's machine that vanishes without closing its socket (power loss, a partition) must lose the
+    // lock in seconds, not when the OS's 2-hour keepalive notices: keepalives on both ends, and a check
+    // that gives up rather than hangs (the holder then stops its work).
+    const c = new pg.Client({
+      connectionString: opts.databaseUrl,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 1_000,
+      query_timeout: retryMs,
+    });
     c.on('error', () => undefined);
     try {
       await c.connect();
+      await c.query('set tcp_keepalives_idle = 2; set tcp_keepalives_interval = 1; set tcp_keepalives_count = 3');
       const r = await c.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [`aivyx-lease:${opts.name}`]);
       if (!r.rows[0]?.ok || stopped) {
         await c.end().catch(() => undefined);

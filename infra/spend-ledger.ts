@@ -35,11 +35,12 @@ export function createSpendLedger(db: Kysely<Database>): SpendLedgerPort {
         output_tokens: r.usage.outputTokens,
         cost_usd: r.costUsd ?? null,
       };
-      // A retried step was called again: its last attempt's spend stands for the step.
+      // One row per call of the model: a retried attempt or a reset run spent again and adds; the same
+      // attempt recording twice (its activity retried after the write) does not.
       await db
         .insertInto('llm_spend')
-        .values({ turn_id: r.turnId, step: r.step, ...row })
-        .onConflict((oc) => oc.columns(['turn_id', 'step']).doUpdateSet(row))
+        .values({ turn_id: r.turnId, run_id: r.runId, attempt: r.attempt, step: r.step, ...row })
+        .onConflict((oc) => oc.columns(['turn_id', 'run_id', 'step', 'attempt']).doUpdateSet(row))
         .execute();
     },
     dayTotal: (sessionKey, day) => totalOf(db, (q) => q.where('session_key', '=', sessionKey).where('day', '=', day)),

@@ -30,6 +30,30 @@ export const STREAM_CHANNEL = 'aivyx_stream';
 const PART_CHARS = 7_000;
 const NONCE = 24;
 const RECONNECT_MS = [250, 1_000, 2_000, 5_000];
+// Anyone who can connect to the database may NOTIFY: a part is checked before anything is allocated
+// for it, and unfinished events are bounded in number and age.
+const MAX_PARTS = 64;
+const MAX_KEY = 512;
+const MAX_PENDING = 256;
+const PENDING_MS = 10_000;
+const MESSAGE_ID = /^[0-9a-f-]{36}$/;
+
+/** A notification's payload as a part, or undefined when it is not one of ours. */
+function parsePart(raw: string | undefined): Part | undefined {
+  let p: unknown;
+  try {
+    p = JSON.parse(raw ?? '');
+  } catch {
+    return undefined;
+  }
+  if (typeof p !== 'object' || p === null) return undefined;
+  const { k, m, i, n, d } = p as Record<string, unknown>;
+  if (typeof k !== 'string' || k.length === 0 || k.length > MAX_KEY || typeof d !== 'string' || d.length > PART_CHARS) return undefined;
+  if (!Number.isInteger(n) || !Number.isInteger(i) || (n as number) < 1 || (n as number) > MAX_PARTS) return undefined;
+  if ((i as number) < 0 || (i as number) >= (n as number)) return undefined;
+  if (typeof m !== 'string' || ((n as number) > 1 && !MESSAGE_ID.test(m))) return undefined;
+  return { k, m, i: i as number, n: n as number, d };
+}
 
 interface Part {
   /** The key (turn or mission id): only processes listening to it open the event. */
@@ -104,21 +128,24 @@ function resilientClient(url: string, onConnect: (c: pg.Client) => Promise<void>
 /** A bus over PostgreSQL LISTEN/NOTIFY; `stop()` closes its two connections. */
 export async function startPgStreamBus(opts: { databaseUrl: string; key: Uint8Array }): Promise<StreamBus & { stop(): Promise<void> }> {
   const hub = new StreamHub();
-  const pending = new Map<string, { parts: string[]; got: number }>();
+  const pending = new Map<string, { key: string; parts: string[]; got: number; at: number }>();
   const receive = (raw: string | undefined) => {
-    let part: Part;
-    try {
-      part = JSON.parse(raw ?? '') as Part;
-    } catch {
-      return;
-    }
-    if (!hub.has(part.k)) return;
+    const part = parsePart(raw);
+    if (!part || !hub.has(part.k)) return;
     let data = part.d;
     if (part.n > 1) {
-      const p = pending.get(part.m) ?? { parts: new Array<string>(part.n).fill(''), got: 0 };
+      const now = Date.now();
+      for (const [id, p] of pending) if (now - p.at > PENDING_MS) pending.delete(id);
+      let p = pending.get(part.m);
+      if (!p) {
+        if (pending.size >= MAX_PENDING) return;
+        p = { key: part.k, parts: new Array<string>(part.n).fill(''), got: 0, at: now };
+        pending.set(part.m, p);
+      }
+      // A part that disagrees with its event's first part (another key or count) is not of that event.
+      if (p.key !== part.k || p.parts.length !== part.n) return;
       if (p.parts[part.i] === '') p.got++;
       p.parts[part.i] = part.d;
-      pending.set(part.m, p);
       if (p.got < part.n) return;
       pending.delete(part.m);
       data = p.parts.join('');
@@ -129,7 +156,13 @@ export async function startPgStreamBus(opts: { databaseUrl: string; key: Uint8Ar
   const listener = resilientClient(
     opts.databaseUrl,
     async (c) => {
-      c.on('notification', (n) => receive(n.payload));
+      c.on('notification', (n) => {
+        try {
+          receive(n.payload);
+        } catch {
+          // a malformed notification costs nothing but itself
+        }
+      });
       await c.query(`LISTEN ${STREAM_CHANNEL}`);
     },
     () => pending.clear(),
@@ -158,7 +191,8 @@ export async function startPgStreamBus(opts: { databaseUrl: string; key: Uint8Ar
     },
     subscribe: (key, l) => hub.subscribe(key, l),
     async stop() {
-      await queue.catch(() => undefined);
+      // What is queued gets a moment to go out; a database that is down must not hold the shutdown.
+      await Promise.race([queue.catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
       await Promise.all([listener.close(), publisher.close()]);
     },
   };

@@ -145,6 +145,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
 
   /** Operator view: current details always; search attributes only when `args.dashboard` (the time-skipping server has none). */
   let published = '';
+  let publishedCommands = '';
   // What a wait step waits for (the UI's reason for 'waiting' outside a gate).
   let waitingFor: string | undefined;
   const publish = (): void => {
@@ -161,9 +162,14 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
               .join(',')
           : undefined
       : undefined;
-    const key = JSON.stringify([state, s.context.step, openGate, g ? String(g.value) : undefined, approver, waitingFor, spent, budget]);
+    // The search attributes (a command) follow exactly the fields they always did, so a history recorded
+    // before spend existed replays with the same commands; the details (no command) also show the spend.
+    const commandKey = JSON.stringify([state, s.context.step, openGate, g ? String(g.value) : undefined, approver, waitingFor]);
+    const key = JSON.stringify([commandKey, spent, budget]);
     if (key === published) return;
+    const upsert = commandKey !== publishedCommands;
     published = key;
+    publishedCommands = commandKey;
     setCurrentDetails(
       [
         `**Mission** ${missionId}: **${state}**`,
@@ -175,7 +181,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           : []),
       ].join('\n'),
     );
-    if (args.dashboard) {
+    if (args.dashboard && upsert) {
       upsertSearchAttributes([
         { key: AivyxMissionState, value: state },
         { key: AivyxOpenGate, value: openGate ?? null },
@@ -394,8 +400,12 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     gate = undefined;
     gateView = undefined;
     waitingFor = undefined;
-    if (ended.value === 'approved') budget = await acts.raiseMissionBudget({ definition: def, gateId: ended.gateId, raise });
-    else if (ended.value === 'denied' || ended.value === 'expired') {
+    if (ended.value === 'approved') {
+      // The worker confirms the approval (it refuses a forged one); the budget is the one the gate showed
+      // the approver, never what an activity result says.
+      await acts.raiseMissionBudget({ definition: def, gateId: ended.gateId, raise });
+      budget = raise.raiseTo;
+    } else if (ended.value === 'denied' || ended.value === 'expired') {
       deniedSaying = ended.reason;
       const why = ended.value === 'denied' ? `denied by ${ended.by?.identity ?? '?'} on ${ended.by?.channel ?? '?'}` : 'the gate expired';
       mission.send({ type: 'STEP_FAILED', reason: `the spend budget was used up (${usedUp}) and not raised: ${why}` });

@@ -35,7 +35,13 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
           const header = submitted.get(input.options.workflowId);
           if (!header) return next(input);
           submitted.delete(input.options.workflowId);
-          const carrier = defaultPayloadConverter.fromPayload<Record<string, string>>(header);
+          // Anyone at the frontend can set this header: one that does not parse only loses the trace link.
+          let carrier: Record<string, string>;
+          try {
+            carrier = defaultPayloadConverter.fromPayload<Record<string, string>>(header);
+          } catch {
+            return next(input);
+          }
           return context.with(propagation.extract(ROOT_CONTEXT, carrier), () => next(input));
         },
       },

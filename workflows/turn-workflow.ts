@@ -65,14 +65,15 @@ function notPickedUp(err: unknown): boolean {
 /**
  * Runs a host-bound call on its host and only there: while none of the host's workers takes it, the
  * call is scheduled again on the same queue (same activity id, so the same idempotency key) and the
- * UI summary says what the turn waits for. It never falls back to another queue.
+ * UI summary says what the turn waits for. It never falls back to another queue. A turn cancelled
+ * meanwhile stops waiting: a call that never started is safe to drop.
  */
-async function onHost<T>(hostQueue: string, tool: string, run: () => Promise<T>): Promise<T> {
+async function onHost<T>(hostQueue: string, tool: string, isCancelled: () => boolean, run: () => Promise<T>): Promise<T> {
   for (let waited = 0; ; waited++) {
     try {
       return await run();
     } catch (err) {
-      if (!notPickedUp(err)) throw err;
+      if (!notPickedUp(err) || isCancelled()) throw err;
       setCurrentDetails(
         `**waiting for host queue ${hostQueue}**: no worker of that host has taken ${tool} (${(waited + 1) * 15} s); it runs there once one polls`,
       );
@@ -270,7 +271,15 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
               };
               const hostQueue = HOST_BOUND_TOOLS.has(call.tool) ? opened.hostQueue : undefined;
               const toolRun = toolActivity(activityId, INTERRUPTIBLE_TOOLS.has(call.tool), hostQueue);
-              const runTool: typeof toolRun = hostQueue ? (input) => onHost(hostQueue, call.tool, () => toolRun(input)) : toolRun;
+              const runTool: typeof toolRun = hostQueue
+                ? (input) =>
+                    onHost(
+                      hostQueue,
+                      call.tool,
+                      () => cancelRequested,
+                      () => toolRun(input),
+                    )
+                : toolRun;
               let ran: RunToolResult | undefined;
               let out: ToolOutcome;
               try {

@@ -120,8 +120,10 @@ export function createTelegramInbound(deps: TelegramInboundDeps): {
               reply_parameters: { message_id: rec.replyTo, allow_sending_without_reply: true },
             });
             rec.streamMessageId = sent.message_id;
-            // The deliverer reads the id from here (it may run in another process).
-            await store.putJson(turnKey(turnId), rec);
+            // The deliverer reads the id from here (it may run in another process, and may have marked the
+            // record final or delivered meanwhile): only the id is added to what is stored now.
+            const stored = await store.getJson<TurnRecord>(turnKey(turnId));
+            await store.putJson(turnKey(turnId), { ...(stored ?? rec), streamMessageId: sent.message_id });
           } else {
             await editText(bot.api, rec.chatId, rec.streamMessageId, view);
           }

@@ -94,13 +94,17 @@ export async function startTelegramOutbound(
   >,
 ): Promise<{ stop(): Promise<void> }> {
   const bot = createBot(opts);
-  await bot.init();
+  // The bot's id is the token's first part: no getMe here, so a Telegram outage (or a revoked token)
+  // fails deliveries, which Temporal retries, instead of keeping every worker from starting.
+  const botId = Number(/^(\d+):/.exec(opts.token)?.[1]);
+  if (!Number.isSafeInteger(botId))
+    throw new AivyxError('Config', 'the Telegram bot token does not start with the bot id', { hint: 'a token looks like 123456:ABC-…' });
   const abort = new AbortController();
   const unregister = opts.deliveries.register(
     TELEGRAM_CHANNEL_NAME,
     createTelegramDeliverer({
       api: bot.api,
-      botId: bot.botInfo.id,
+      botId,
       store: opts.storage,
       ...(opts.gateTokens ? { tokens: opts.gateTokens } : {}),
       closeStream: async () => undefined,

@@ -141,6 +141,9 @@ export interface ToolCallTable {
 /** One LLM step's tokens and cost (migration 0013), keyed by turn and step; summed per session and UTC day. */
 export interface LlmSpendTable {
   turn_id: string;
+  /** The turn workflow's run and the activity attempt: every call of the model is a row of its own. */
+  run_id: Generated<string>;
+  attempt: Generated<number>;
   step: number;
   /** The session workflow id the turn belongs to. */
   session_key: string;

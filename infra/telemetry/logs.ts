@@ -25,11 +25,14 @@ export function isRedactedField(key: string): boolean {
   return SECRET_KEY.test(key) || CONTENT_KEY.test(key);
 }
 
-/** `value` with every secret- or content-bearing field replaced by `[redacted]`, recursively (errors keep name and message). */
+/** `value` with every secret- or content-bearing field replaced by `[redacted]`, recursively (errors keep their name and kind only: a message can quote tool output or the prompt). */
 export function redactLogFields(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return typeof value === 'bigint' ? value.toString() : value;
   if (depth >= MAX_DEPTH) return '[…]';
-  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (value instanceof Error) {
+    const kind = (value as { kind?: unknown; type?: unknown }).kind ?? (value as { type?: unknown }).type;
+    return { name: value.name, ...(typeof kind === 'string' ? { kind } : {}) };
+  }
   if (Array.isArray(value)) return value.map((v) => redactLogFields(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = isRedactedField(k) ? REDACTED : redactLogFields(v, depth + 1);

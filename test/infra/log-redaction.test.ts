@@ -37,7 +37,8 @@ describe('redactLogFields', () => {
   it('leaves scalars alone, renders bigints and errors, and stops at a depth', () => {
     expect(redactLogFields('plain')).toBe('plain');
     expect(redactLogFields(10n)).toBe('10');
-    expect(redactLogFields({ error: new TypeError('boom') })).toEqual({ error: { name: 'TypeError', message: 'boom' } });
+    // An error's message can quote tool output or the prompt: only its name (and an AivyxError's kind) stays.
+    expect(redactLogFields({ error: new TypeError('boom: my locker code') })).toEqual({ error: { name: 'TypeError' } });
     const deep = { a: { b: { c: { d: { e: { f: { g: 1 } } } } } } };
     expect(JSON.stringify(redactLogFields(deep))).toContain('[…]');
   });

@@ -63,28 +63,26 @@ describe('a forged under-report of spend', () => {
     // Under budget: the step runs and is recorded by the worker.
     await env.run(activities.llmStep, input('turn/ok', 0, 'session/a'));
     expect(calls).toBe(1);
-    // The turn's earlier steps used 150 tokens (whatever the workflow was told): no further step.
-    await ledger.record({
-      turnId: 'turn/t',
-      step: 0,
-      sessionKey: 'session/b',
-      day: spendDay(Date.now()),
-      model: 'scripted',
-      usage: { inputTokens: 100, outputTokens: 50 },
-    });
+    // The turn's step 0 ran in two runs (a reset at the frontend makes a new run of the same turn), 75
+    // tokens each: both count, so 150 tokens are spent whatever the workflow was told — no step 1.
+    // What the worker recorded of a step 0 (today, the scripted model).
+    const spent = (turnId: string, runId: string, sessionKey: string, inputTokens: number, outputTokens: number) =>
+      ledger.record({
+        turnId,
+        runId,
+        attempt: 1,
+        step: 0,
+        sessionKey,
+        day: spendDay(Date.now()),
+        model: 'scripted',
+        usage: { inputTokens, outputTokens },
+      });
+    for (const runId of ['run-1', 'run-2']) await spent('turn/t', runId, 'session/b', 50, 25);
     await expect(env.run(activities.llmStep, input('turn/t', 1, 'session/b'))).rejects.toThrow(
       /the model is not called: this turn has used 150 tokens of a 100-token budget/,
     );
     // The session's day is spent across other turns: a new turn's first step is refused too.
-    for (let i = 0; i < 6; i++)
-      await ledger.record({
-        turnId: `turn/d${i}`,
-        step: 0,
-        sessionKey: 'session/c',
-        day: spendDay(Date.now()),
-        model: 'scripted',
-        usage: { inputTokens: 60, outputTokens: 40 },
-      });
+    for (let i = 0; i < 6; i++) await spent(`turn/d${i}`, 'r', 'session/c', 60, 40);
     await expect(env.run(activities.llmStep, input('turn/new', 0, 'session/c'))).rejects.toThrow(
       /this session's day has used 600 tokens of a 500-token budget/,
     );

@@ -36,6 +36,18 @@ describe('the PostgreSQL stream bus', () => {
       const c = new pg.Client({ connectionString: database.url });
       await c.connect();
       await c.query('select pg_notify($1, $2)', [STREAM_CHANNEL, JSON.stringify({ k: 'turn/a', m: '', i: 0, n: 1, d: 'Zm9yZ2Vk' })]);
+      // Malformed parts from anyone who can connect: none crashes the listener or allocates for them.
+      const uuid = '00000000-0000-4000-8000-000000000000';
+      for (const junk of [
+        'null',
+        '7',
+        '{"k":"turn/a"}',
+        JSON.stringify({ k: 'turn/a', m: uuid, i: 0, n: 2 ** 32, d: 'x' }),
+        JSON.stringify({ k: 'turn/a', m: uuid, i: 1.5, n: 2, d: 'x' }),
+        JSON.stringify({ k: 'turn/a', m: uuid, i: 9, n: 2, d: 'x' }),
+        JSON.stringify({ k: 'turn/a', m: 'not-a-uuid', i: 0, n: 2, d: 'x' }),
+      ])
+        await c.query('select pg_notify($1, $2)', [STREAM_CHANNEL, junk]);
       await c.end();
       worker.publish('turn/a', { type: 'status', text: 'last' });
       for (const end = Date.now() + 10_000; heard.length < 53;) {
