@@ -67,7 +67,8 @@ export function holdLease(opts: LeaseOptions): Lease {
   const tick = async () => {
     if (stopped) return;
     if (!opts.databaseUrl) {
-      if (!running) await start();
+      // One process: nobody else could hold it. A start that fails is tried again on the next tick.
+      if (!running) await start().catch((err: unknown) => log(`lease ${opts.name}: ${(err as Error).message}; trying again`));
       return;
     }
     if (client) {
