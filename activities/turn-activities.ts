@@ -41,7 +41,7 @@ import {
 } from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
 import { describeTaint, policyAction, stricter, taintGoverns, type CallTaint, type TaintPolicy } from '../core/taint.js';
-import { findTool, HOST_BOUND_TOOLS } from '../core/tool-catalog.js';
+import { findTool, HOST_BOUND_TOOLS, toolSpecs } from '../core/tool-catalog.js';
 import { confirmationRerunTurnId, sessionWorkflowId } from '../workflows/turn-ids.js';
 import { historyLabels, messageLabel, outputLabel } from './taint-labels.js';
 
@@ -440,7 +440,9 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         // The model sees who said what, not the taint labels (those are the runtime's, core/taint.ts).
         await refuseOverBudget(input, sessionKey);
         const history = (await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT)).map(({ role, text }) => ({ role, text }));
-        const req = { ...rest, tools: await modelTools(rest.tools), history };
+        const { toolIds, tools: specs, ...step } = rest;
+        const offered = toolIds ? toolSpecs(toolIds.filter((id) => findTool(id) !== undefined)) : (specs ?? []);
+        const req = { ...step, tools: await modelTools(offered), history };
         result = await withHeartbeat(() =>
           deps.llm.step(req, {
             text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),

@@ -443,6 +443,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
               connection: nativeConnection,
               namespace: config.namespace,
               ...queue,
+              workflowCache: config.workflowCache,
               activities,
               dataConverter: workerDataConverter,
               ...(tracing && { tracing: tracing.worker }),

@@ -54,9 +54,21 @@ export interface AivyxWorkerOptions {
   dataConverter?: DataConverter;
   /** false: activities only (a host queue runs no workflows). Default true. */
   workflows?: boolean;
+  /** Workflows kept in memory (default {@link DEFAULT_WORKFLOW_CACHE}); the others replay from history on their next task. */
+  workflowCache?: number;
   /** Traces (infra/telemetry): interceptors, the workflow span sink and the bundle's tracing modules. */
   tracing?: WorkerTracing;
 }
+
+/**
+ * A cached workflow costs about 2.5 MiB of worker memory (the sandbox evaluates the bundle once per
+ * workflow), and a waiting mission or an idle session needs none of it until its next task, when it
+ * replays from history. The SDK's default (one per MiB of heap: thousands) would keep every waiting
+ * mission resident, without bound. 200 keeps a busy worker's active turns and missions cached (a
+ * cache smaller than what is active at once replays workflows mid-turn: measured, docs/BENCHMARKS.md)
+ * and bounds the rest to about 500 MiB.
+ */
+export const DEFAULT_WORKFLOW_CACHE = 200;
 
 /** A worker polling the aivyx task queue with our workflows and the given activities. */
 export async function createAivyxWorker(opts: AivyxWorkerOptions): Promise<Worker> {
@@ -66,7 +78,10 @@ export async function createAivyxWorker(opts: AivyxWorkerOptions): Promise<Worke
     taskQueue: opts.taskQueue,
     ...(opts.workflows === false
       ? {}
-      : { workflowBundle: await workflowBundle(opts.dataConverter?.failureConverterPath, opts.tracing?.workflowModules) }),
+      : {
+          workflowBundle: await workflowBundle(opts.dataConverter?.failureConverterPath, opts.tracing?.workflowModules),
+          maxCachedWorkflows: opts.workflowCache ?? DEFAULT_WORKFLOW_CACHE,
+        }),
     activities: opts.activities,
     ...(opts.tracing ? { interceptors: { activity: opts.tracing.activityInterceptors }, sinks: opts.tracing.sinks } : {}),
     ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),

@@ -6,7 +6,7 @@
  * Each mission has one step whose scripted LLM proposes `shell.exec` (confirm-first for this
  * agent), so the step turn ends Escalated and the mission opens a gate, as in production: real
  * turns, audit appends on PostgreSQL, attestation, the encrypting payload codec, dashboard
- * search attributes. The worker runs in this process with the SDK's default cache size.
+ * search attributes. The worker runs in this process with aivyx's workflow cache (AIVYX_WORKFLOW_CACHE).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -148,6 +148,7 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
     taskQueue,
     activities,
     dataConverter: workerDataConverter,
+    ...(env.AIVYX_WORKFLOW_CACHE ? { workflowCache: intFromEnv(env, 'AIVYX_WORKFLOW_CACHE', 40) } : {}),
   });
   const cacheSize = worker.options.maxCachedWorkflows;
   const missionQuery = `WorkflowType = 'missionWorkflow' AND TaskQueue = '${taskQueue}'`;
@@ -250,7 +251,7 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
       return [
         '## Missions waiting at gates',
         '',
-        `${count.toLocaleString('en-US')} missions (\`AIVYX_BENCH_MISSIONS\`) started on the dev server, each with one step whose scripted LLM proposes \`shell.exec\`, confirm-first for this agent: the step turn (a real turn: attestation, LLM and tool activities, audit on PostgreSQL, encrypting payload codec) ends Escalated and the mission waits at its gate with \`AivyxMissionState = 'waiting'\`. The worker runs in the bench process with the SDK's default workflow cache (\`maxCachedWorkflows\` = ${cacheSize.toLocaleString('en-US')}, derived from the heap limit), so ${cacheSize >= count ? 'every waiting mission stays cached' : 'waiting missions beyond the cache are evicted and replayed on approval'}. RSS is \`process.memoryUsage().rss\` of that process after ${WARM_UP} warm-up missions and a full GC, and again (after a full GC) once the visibility count of waiting missions reached ${count.toLocaleString('en-US')} plus 3 s for the last audit appends and notices.`,
+        `${count.toLocaleString('en-US')} missions (\`AIVYX_BENCH_MISSIONS\`) started on the dev server, each with one step whose scripted LLM proposes \`shell.exec\`, confirm-first for this agent: the step turn (a real turn: attestation, LLM and tool activities, audit on PostgreSQL, encrypting payload codec) ends Escalated and the mission waits at its gate with \`AivyxMissionState = 'waiting'\`. The worker runs in the bench process with aivyx's workflow cache (\`AIVYX_WORKFLOW_CACHE\`, \`maxCachedWorkflows\` = ${cacheSize.toLocaleString('en-US')}), so ${cacheSize >= count ? 'every waiting mission stays cached' : 'waiting missions beyond the cache are evicted and replayed on approval'}. RSS is \`process.memoryUsage().rss\` of that process after ${WARM_UP} warm-up missions and a full GC, and again (after a full GC) once the visibility count of waiting missions reached ${count.toLocaleString('en-US')} plus 3 s for the last audit appends and notices.`,
         '',
         '| memory | before | all waiting | delta |',
         '|---|---|---|---|',

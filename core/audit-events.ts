@@ -171,3 +171,22 @@ export interface SpendTotals {
 
 /** The `type` names of audit events. */
 export type AuditEventType = AuditEvent['type'];
+
+/**
+ * Timings a workflow measures when it writes an entry through a local activity (docs/IDEMPOTENCY.md):
+ * a local activity that runs again after a crash or an eviction measures them again, so they are not
+ * part of the entry's identity under its key — the first one written stays. Every other field is.
+ */
+const MEASURED: Partial<Record<AuditEvent['type'], readonly string[]>> = {
+  TurnEnded: ['durationMs'],
+  GateReminded: ['afterMs'],
+  GateEscalated: ['afterMs'],
+  GateExpired: ['afterMs'],
+};
+
+/** The entry's identity: the event without the timings its writer measured. */
+export function auditIdentity(event: AuditEvent): Record<string, unknown> {
+  const measured = MEASURED[event.type];
+  if (!measured) return event as unknown as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(event).filter(([k]) => !measured.includes(k)));
+}

@@ -16,9 +16,13 @@ export interface ToolSpec {
 }
 
 /** What the workflow sends to the LLM-step activity; the activity adds the session history. */
-export type LlmStepInput = Omit<LlmStepRequest, 'history'> & {
+export type LlmStepInput = Omit<LlmStepRequest, 'history' | 'tools'> & {
   /** Which session's history to load (the session workflow id). */
   sessionKey: string;
+  /** The catalog tools offered; the activity builds their schemas (workflow code never needs them). */
+  toolIds?: string[];
+  /** The offered tools as specs: how runs started before `toolIds` scheduled their steps. */
+  tools?: ToolSpec[];
 };
 
 /** Input of one LLM step, as a provider sees it. */

@@ -29,24 +29,28 @@ const nonEmpty = (max: number) =>
     .refine((s) => s.trim() !== '', 'must be a non-empty string');
 
 /** A duration: `'90s'`, `'24h'`, `'3d'` or milliseconds. */
-export const durationSpec = z.union([z.number(), z.string().max(32)]).superRefine((d, ctx) => {
-  try {
-    durationMs(d);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: `must be a duration such as 90s, 24h or 3d (or milliseconds), not ${JSON.stringify(d)}` });
-  }
-});
-
-const timeZone = z
-  .string()
-  .max(64)
-  .superRefine((tz, ctx) => {
+export const durationSpec = z.lazy(() =>
+  z.union([z.number(), z.string().max(32)]).superRefine((d, ctx) => {
     try {
-      checkTimeZone(tz);
-    } catch (e) {
-      ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      durationMs(d);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `must be a duration such as 90s, 24h or 3d (or milliseconds), not ${JSON.stringify(d)}` });
     }
-  });
+  }),
+);
+
+const timeZone = z.lazy(() =>
+  z
+    .string()
+    .max(64)
+    .superRefine((tz, ctx) => {
+      try {
+        checkTimeZone(tz);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+      }
+    }),
+);
 
 /** A notice's recipient as written: a channel name (as `channel.send` takes it), a colon, the channel's own address. */
 const RECIPIENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}:\S{1,320}$/;
@@ -54,83 +58,87 @@ const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
 const MESSAGE_ID = /^<?[^\s<>]+@[^\s<>]+>?$/;
 const TELEGRAM_FROM = /^(\d{1,20}|@[A-Za-z0-9_]{4,32})$/;
 /** What a wait's outcome does: go on with the next step, or end the mission (a refinement, so a union names the field). */
-const branch = z
-  .string()
-  .max(16)
-  .refine((b) => b === 'continue' || b === 'end', 'must be "continue" or "end"');
+const branch = z.lazy(() =>
+  z
+    .string()
+    .max(16)
+    .refine((b) => b === 'continue' || b === 'end', 'must be "continue" or "end"'),
+);
 type Branch = 'continue' | 'end';
 
 /** One step as written. */
-export const missionStepSpecSchema = z.union([
-  nonEmpty(100_000),
-  z.strictObject({ wait: durationSpec }),
-  z.strictObject({ waitUntil: z.string().max(40), timeZone: timeZone.optional() }).superRefine((s, ctx) => {
-    if (INSTANT.test(s.waitUntil)) return;
-    if (!LOCAL_TIME.test(s.waitUntil)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['waitUntil'],
-        message: `must be a local time such as 2027-03-01T09:00 (with a timeZone) or an instant with its offset, not ${JSON.stringify(s.waitUntil)}`,
-      });
-      return;
-    }
-    if (s.timeZone === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['timeZone'], message: 'is needed with a local time (e.g. Europe/Berlin or UTC)' });
-      return;
-    }
-    try {
-      localToInstant(s.waitUntil, s.timeZone);
-    } catch (e) {
-      ctx.addIssue({ code: 'custom', path: ['waitUntil'], message: (e as Error).message });
-    }
-  }),
-  z.strictObject({
-    notify: nonEmpty(NOTICE_MAX),
-    to: z
-      .array(
-        z
-          .string()
-          .max(400)
-          .refine((r) => RECIPIENT.test(r), 'must be "<channel>:<address>", e.g. telegram:123456789 or email:bob@example.com'),
-      )
-      .min(1)
-      .max(20)
-      .optional(),
-  }),
-  z.strictObject({
-    waitFor: z.union([
-      z.strictObject({
-        email: z.strictObject({
-          from: z
+export const missionStepSpecSchema = z.lazy(() =>
+  z.union([
+    nonEmpty(100_000),
+    z.strictObject({ wait: durationSpec }),
+    z.strictObject({ waitUntil: z.string().max(40), timeZone: timeZone.optional() }).superRefine((s, ctx) => {
+      if (INSTANT.test(s.waitUntil)) return;
+      if (!LOCAL_TIME.test(s.waitUntil)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['waitUntil'],
+          message: `must be a local time such as 2027-03-01T09:00 (with a timeZone) or an instant with its offset, not ${JSON.stringify(s.waitUntil)}`,
+        });
+        return;
+      }
+      if (s.timeZone === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['timeZone'], message: 'is needed with a local time (e.g. Europe/Berlin or UTC)' });
+        return;
+      }
+      try {
+        localToInstant(s.waitUntil, s.timeZone);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', path: ['waitUntil'], message: (e as Error).message });
+      }
+    }),
+    z.strictObject({
+      notify: nonEmpty(NOTICE_MAX),
+      to: z
+        .array(
+          z
             .string()
-            .max(320)
-            .refine((a) => EMAIL_ADDRESS.test(a), 'must be an e-mail address such as bob@example.com'),
-          thread: z
-            .string()
-            .max(998)
-            .refine((t) => MESSAGE_ID.test(t), 'must be a Message-ID such as <abc@example.com>')
-            .optional(),
-        }),
-      }),
-      z.strictObject({
-        telegram: z
-          .strictObject({
+            .max(400)
+            .refine((r) => RECIPIENT.test(r), 'must be "<channel>:<address>", e.g. telegram:123456789 or email:bob@example.com'),
+        )
+        .min(1)
+        .max(20)
+        .optional(),
+    }),
+    z.strictObject({
+      waitFor: z.union([
+        z.strictObject({
+          email: z.strictObject({
             from: z
               .string()
-              .max(64)
-              .refine((f) => TELEGRAM_FROM.test(f), 'must be a Telegram user id (digits) or an @username')
+              .max(320)
+              .refine((a) => EMAIL_ADDRESS.test(a), 'must be an e-mail address such as bob@example.com'),
+            thread: z
+              .string()
+              .max(998)
+              .refine((t) => MESSAGE_ID.test(t), 'must be a Message-ID such as <abc@example.com>')
               .optional(),
-            contains: nonEmpty(200).optional(),
-          })
-          .refine((t) => t.from !== undefined || t.contains !== undefined, 'needs "from" or "contains"'),
-      }),
-      z.strictObject({ approval: nonEmpty(2000) }),
-    ]),
-    within: durationSpec,
-    onEvent: branch.optional(),
-    onTimeout: branch.optional(),
-  }),
-]);
+          }),
+        }),
+        z.strictObject({
+          telegram: z
+            .strictObject({
+              from: z
+                .string()
+                .max(64)
+                .refine((f) => TELEGRAM_FROM.test(f), 'must be a Telegram user id (digits) or an @username')
+                .optional(),
+              contains: nonEmpty(200).optional(),
+            })
+            .refine((t) => t.from !== undefined || t.contains !== undefined, 'needs "from" or "contains"'),
+        }),
+        z.strictObject({ approval: nonEmpty(2000) }),
+      ]),
+      within: durationSpec,
+      onEvent: branch.optional(),
+      onTimeout: branch.optional(),
+    }),
+  ]),
+);
 
 /** One step as written. */
 export type MissionStepSpec = z.infer<typeof missionStepSpecSchema>;
@@ -198,27 +206,29 @@ export function defineStep(s: MissionStepSpec): DefinedStep {
 const CRON = /^[0-9*/,A-Za-z?-]+(\s+[0-9*/,A-Za-z?-]+){4}$/;
 
 /** When a recurring mission runs: every interval or on a cron, in a time zone, with an overlap policy. */
-export const missionScheduleSpecSchema = z
-  .strictObject({
-    every: durationSpec.optional(),
-    cron: z
-      .string()
-      .max(100)
-      .refine((c) => CRON.test(c), 'must be a 5-field cron expression such as "0 8 * * MON"')
-      .optional(),
-    timeZone: timeZone.optional(),
-    /** What a run due while the last one still runs does: skip it (default), wait for it, or run beside it. */
-    overlap: z.enum(['skip', 'buffer-one', 'allow-all']).optional(),
-    /** How late a missed run may still start (after the server was down); default 1 minute. */
-    catchupWindow: durationSpec.optional(),
-    paused: z.boolean().optional(),
-  })
-  .superRefine((s, ctx) => {
-    if ((s.every === undefined) === (s.cron === undefined))
-      ctx.addIssue({ code: 'custom', message: 'needs exactly one of "every" (e.g. 7d) and "cron" (e.g. "0 8 * * MON")' });
-    if (s.every !== undefined && durationSpec.safeParse(s.every).success && durationMs(s.every) < 60_000)
-      ctx.addIssue({ code: 'custom', path: ['every'], message: 'must be at least 1m' });
-  });
+export const missionScheduleSpecSchema = z.lazy(() =>
+  z
+    .strictObject({
+      every: durationSpec.optional(),
+      cron: z
+        .string()
+        .max(100)
+        .refine((c) => CRON.test(c), 'must be a 5-field cron expression such as "0 8 * * MON"')
+        .optional(),
+      timeZone: timeZone.optional(),
+      /** What a run due while the last one still runs does: skip it (default), wait for it, or run beside it. */
+      overlap: z.enum(['skip', 'buffer-one', 'allow-all']).optional(),
+      /** How late a missed run may still start (after the server was down); default 1 minute. */
+      catchupWindow: durationSpec.optional(),
+      paused: z.boolean().optional(),
+    })
+    .superRefine((s, ctx) => {
+      if ((s.every === undefined) === (s.cron === undefined))
+        ctx.addIssue({ code: 'custom', message: 'needs exactly one of "every" (e.g. 7d) and "cron" (e.g. "0 8 * * MON")' });
+      if (s.every !== undefined && durationSpec.safeParse(s.every).success && durationMs(s.every) < 60_000)
+        ctx.addIssue({ code: 'custom', path: ['every'], message: 'must be at least 1m' });
+    }),
+);
 
 /** A recurring mission's schedule as written. */
 export type MissionScheduleSpec = z.infer<typeof missionScheduleSpecSchema>;

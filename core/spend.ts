@@ -35,29 +35,35 @@ export interface BudgetBreach {
 }
 
 /** A budget as configuration and mission definitions write it. */
-export const spendBudgetSchema = z
-  .strictObject({
-    tokens: z.number().int().positive().optional(),
-    costUsd: z.number().positive().finite().optional(),
-  })
-  .refine((b) => b.tokens !== undefined || b.costUsd !== undefined, 'needs "tokens", "costUsd" or both');
+export const spendBudgetSchema = z.lazy(() =>
+  z
+    .strictObject({
+      tokens: z.number().int().positive().optional(),
+      costUsd: z.number().positive().finite().optional(),
+    })
+    .refine((b) => b.tokens !== undefined || b.costUsd !== undefined, 'needs "tokens", "costUsd" or both'),
+);
 
 /** Running totals as a mission carries them through continue-as-new. */
-export const spendSchema = z.strictObject({
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
-  costUsd: z.number().nonnegative().finite().optional(),
-  unpricedSteps: z.number().int().nonnegative().optional(),
-});
+export const spendSchema = z.lazy(() =>
+  z.strictObject({
+    inputTokens: z.number().int().nonnegative(),
+    outputTokens: z.number().int().nonnegative(),
+    costUsd: z.number().nonnegative().finite().optional(),
+    unpricedSteps: z.number().int().nonnegative().optional(),
+  }),
+);
 
 /** US dollars per million tokens of one model. */
-export const modelPriceSchema = z.strictObject({
-  inputPerMTok: z.number().nonnegative().finite(),
-  outputPerMTok: z.number().nonnegative().finite(),
-});
+export const modelPriceSchema = z.lazy(() =>
+  z.strictObject({
+    inputPerMTok: z.number().nonnegative().finite(),
+    outputPerMTok: z.number().nonnegative().finite(),
+  }),
+);
 
 /** Prices by model key, the `AIVYX_LLM` spelling: `openai:gpt-4o`, `anthropic:claude-sonnet-4-5`, `scripted`. */
-export const priceTableSchema = z.record(z.string().min(1), modelPriceSchema);
+export const priceTableSchema = z.lazy(() => z.record(z.string().min(1), modelPriceSchema));
 
 /** Prices by model key. */
 export type PriceTable = z.infer<typeof priceTableSchema>;

@@ -33,6 +33,8 @@ export interface AivyxConfig {
   taskQueue: string;
   /** The host-bound tools' task queue (AIVYX_HOST_QUEUE); unset → the shared queue runs them. */
   hostQueue: string | undefined;
+  /** Workflows a worker keeps cached (AIVYX_WORKFLOW_CACHE); the rest replay on demand. */
+  workflowCache: number;
   /** `openai:<model>`, `anthropic:<model>`, `ollama:<model>` or `scripted:<file>`; unset → Ollama if it answers, else the demo. */
   llm: string | undefined;
   /** The offline demo script used when no model is configured. */
@@ -109,6 +111,7 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     namespace: v.TEMPORAL_NAMESPACE,
     taskQueue: v.AIVYX_TASK_QUEUE,
     hostQueue: v.AIVYX_HOST_QUEUE,
+    workflowCache: v.AIVYX_WORKFLOW_CACHE,
     llm: v.AIVYX_LLM,
     demoScript: resolve(projectRoot, 'docs/examples/demo-script.json'),
     ollamaModel: v.AIVYX_OLLAMA_MODEL,

@@ -11,6 +11,7 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   sleep,
   TimeoutFailure,
@@ -23,7 +24,7 @@ import type { TurnRequest } from '../core/channel.js';
 import { AivyxError, type AivyxErrorData } from '../core/errors.js';
 import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type ToolOutcome, type TurnOutcome } from '../core/outcomes.js';
-import { findTool, HOST_BOUND_TOOLS, INTERRUPTIBLE_TOOLS, toolSpecs } from '../core/tool-catalog.js';
+import { findTool, HOST_BOUND_TOOLS, INTERRUPTIBLE_TOOLS, TOOL_CATALOG } from '../core/tool-catalog.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { messageText } from '../core/message.js';
 import { TurnTaint, unvouchedLabel, type CallTaint } from '../core/taint.js';
@@ -36,7 +37,19 @@ import { sessionWorkflowId } from './turn-ids.js';
 
 type TurnActivities = ReturnType<typeof createTurnActivities>;
 
-const bookkeeping = proxyActivities<Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'finalizeTurn'>>(ACTIVITY_POLICIES.bookkeeping);
+type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'finalizeTurn'>;
+type Recording = Pick<TurnActivities, 'recordToolCall'>;
+// Bookkeeping that is idempotent by key runs as local activities: no server round trip, and nobody at
+// the frontend can complete one with a forged result. Runs started before this change replay on the
+// remote path they recorded (`patched('local-bookkeeping')`).
+const remote = {
+  bookkeeping: proxyActivities<Bookkeeping>(ACTIVITY_POLICIES.bookkeeping),
+  recording: proxyActivities<Recording>(ACTIVITY_POLICIES.recording),
+};
+const local = {
+  bookkeeping: proxyLocalActivities<Bookkeeping>(ACTIVITY_POLICIES.bookkeeping),
+  recording: proxyLocalActivities<Recording>(ACTIVITY_POLICIES.recording),
+};
 const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>(ACTIVITY_POLICIES.llm);
 // Interruptible tools (declared in their definitions: long-lived processes) are what a channel's cancel
 // interrupts: the activity is cancelled (through its heartbeats), kills its process group, and the turn waits.
@@ -80,9 +93,6 @@ async function onHost<T>(hostQueue: string, tool: string, isCancelled: () => boo
     }
   }
 }
-
-// Past the turn budget a call's audit entry is still owed: finalizeTurn writes it before TurnEnded.
-const recording = proxyActivities<Pick<TurnActivities, 'recordToolCall'>>(ACTIVITY_POLICIES.recording);
 
 /** Runs `fn` in a scope that is cancelled as soon as `isCancelled()` turns true. */
 async function cancellableBy<T>(isCancelled: () => boolean, fn: () => Promise<T>): Promise<T> {
@@ -161,6 +171,7 @@ function checkCall(
 
 /** The turn workflow: returns a `TurnOutcome`; a `Failed` outcome also fails the workflow with its kind as type. */
 export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
+  const { bookkeeping, recording } = patched('local-bookkeeping') ? local : remote;
   // A refused or malformed request fails the turn now (audited, non-retryably), never a workflow task retried forever.
   const req = await admitTurnRequest(input);
   const startedAt = Date.now();
@@ -192,8 +203,8 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
     taint = opened.taint
       ? new TurnTaint(opened.taint.sources, opened.taint.messageTrusted ? messageText(req.message.content) : '')
       : undefined;
-    // Offer what this worker implements; an id outside the catalog must not throw in workflow code.
-    const specs = toolSpecs(opened.toolIds?.filter((id) => findTool(id) !== undefined));
+    // Offer what this worker implements (the activity drops ids outside the catalog and builds the schemas).
+    const toolIds = opened.toolIds ?? TOOL_CATALOG.map((t) => t.id);
 
     for (let step = 0; ; step++) {
       if (cancelRequested) return { status: 'Cancelled', toolCallsMade };
@@ -205,7 +216,7 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
       setCurrentDetails(`**LLM step ${step + 1}** · ${toolCallsMade} tool call(s) so far${spendSummary(spent)}`);
 
       const stepRace = await raceStep<LlmStepResult>(
-        () => llm.llmStep({ turnId: req.turnId, step, sessionKey, message: req.message, transcript, tools: specs }),
+        () => llm.llmStep({ turnId: req.turnId, step, sessionKey, message: req.message, transcript, toolIds }),
         remaining,
         () => cancelRequested,
         true,

@@ -41,24 +41,25 @@ export const channelSendTool = defineTool({
   id: 'channel.send',
   description:
     'Send a text message on a configured channel (not necessarily this conversation\'s): {channel, to, text}, e.g. {"channel": "telegram", "to": "<chat id>", "text": "..."}. Returns {channel, to, sent}. Sent once even if retried.',
-  input: z.strictObject({
-    channel: patternField(
-      'channel',
-      CHANNEL_NAME,
-      'must be a configured channel name (letters, digits, ".", "_", "-")',
-      'Channel name, e.g. "telegram" or "email".',
-      'e.g. "telegram" or "email"; wildcards are not allowed',
-    ),
-    to: z
-      .string({ error: TO_MESSAGE })
-      .max(CHANNEL_MAX_TO, { error: TO_MESSAGE })
-      .refine((v) => v.trim() !== '' && !CONTROL.test(v), { error: TO_MESSAGE })
-      .describe('Recipient: a Telegram chat id, an email address.'),
-    text: textField('text', CHANNEL_MAX_TEXT, 'The message.', { longHint: 'send a shorter message, or several' }).refine(
-      (v) => !TEXT_CONTROL.test(v),
-      { error: says('"text" contains a control character') },
-    ),
-  }),
+  input: () =>
+    z.strictObject({
+      channel: patternField(
+        'channel',
+        CHANNEL_NAME,
+        'must be a configured channel name (letters, digits, ".", "_", "-")',
+        'Channel name, e.g. "telegram" or "email".',
+        'e.g. "telegram" or "email"; wildcards are not allowed',
+      ),
+      to: z
+        .string({ error: TO_MESSAGE })
+        .max(CHANNEL_MAX_TO, { error: TO_MESSAGE })
+        .refine((v) => v.trim() !== '' && !CONTROL.test(v), { error: TO_MESSAGE })
+        .describe('Recipient: a Telegram chat id, an email address.'),
+      text: textField('text', CHANNEL_MAX_TEXT, 'The message.', { longHint: 'send a shorter message, or several' }).refine(
+        (v) => !TEXT_CONTROL.test(v),
+        { error: says('"text" contains a control character') },
+      ),
+    }),
   scope: { base: 'channel.send', qualifier: (i) => i.channel },
   idempotency: 'keyed',
   confirmFirst: true,

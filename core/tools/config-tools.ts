@@ -62,7 +62,7 @@ const keyField = (description: string) =>
 export const configReadTool = defineTool({
   id: 'config.read',
   description: 'Read one configuration value by key. Returns {key, value} (value null when unset). Secret keys are refused.',
-  input: z.strictObject({ key: keyField('Config key, e.g. llm.model.') }),
+  input: () => z.strictObject({ key: keyField('Config key, e.g. llm.model.') }),
   scope: { base: 'config.read', qualifier: (i) => i.key },
   idempotency: 'natural',
   provenance: { output: 'trusted', effect: false },
@@ -73,13 +73,14 @@ export const configWriteTool = defineTool({
   id: 'config.write',
   description:
     'Set one configuration value. Returns {key, previous} (previous null when unset, or when it was a secret). Secret keys are refused.',
-  input: z.strictObject({
-    key: keyField('Config key, e.g. llm.model.'),
-    value: z
-      .string({ error: says(`"value" must be a string of at most ${CONFIG_MAX_VALUE} characters`) })
-      .max(CONFIG_MAX_VALUE, { error: says(`"value" must be a string of at most ${CONFIG_MAX_VALUE} characters`) })
-      .describe('The new value.'),
-  }),
+  input: () =>
+    z.strictObject({
+      key: keyField('Config key, e.g. llm.model.'),
+      value: z
+        .string({ error: says(`"value" must be a string of at most ${CONFIG_MAX_VALUE} characters`) })
+        .max(CONFIG_MAX_VALUE, { error: says(`"value" must be a string of at most ${CONFIG_MAX_VALUE} characters`) })
+        .describe('The new value.'),
+    }),
   scope: { base: 'config.write', qualifier: (i) => i.key },
   // Setting the same value twice is the same effect.
   idempotency: 'natural',
@@ -90,16 +91,17 @@ export const configWriteTool = defineTool({
 export const auditReadTool = defineTool({
   id: 'audit.read',
   description: `Read recent audit log entries (newest last) of this conversation's session, optionally only one event type; allSessions:true reads every session's entries (needs a wider grant). Returns {entries: [{seq, type, turnId, recordedAt, event}], truncated}; at most ${AUDIT_READ_MAX_LIMIT}.`,
-  input: z.strictObject({
-    type: patternField(
-      'type',
-      AUDIT_EVENT_TYPE,
-      'must be an audit event type such as ToolCall or TurnStarted',
-      'Event type, e.g. ToolCall, TurnStarted, ScopeDenied.',
-    ).optional(),
-    limit: positiveIntField('limit', AUDIT_READ_MAX_LIMIT, `How many entries at most (default ${AUDIT_READ_DEFAULT_LIMIT}).`).optional(),
-    allSessions: booleanField('allSessions', "Read every session's entries, not only this conversation's.").default(false),
-  }),
+  input: () =>
+    z.strictObject({
+      type: patternField(
+        'type',
+        AUDIT_EVENT_TYPE,
+        'must be an audit event type such as ToolCall or TurnStarted',
+        'Event type, e.g. ToolCall, TurnStarted, ScopeDenied.',
+      ).optional(),
+      limit: positiveIntField('limit', AUDIT_READ_MAX_LIMIT, `How many entries at most (default ${AUDIT_READ_DEFAULT_LIMIT}).`).optional(),
+      allSessions: booleanField('allSessions', "Read every session's entries, not only this conversation's.").default(false),
+    }),
   canonical: ({ type, limit, allSessions }): AuditReadInput => ({
     limit: limit ?? AUDIT_READ_DEFAULT_LIMIT,
     allSessions,

@@ -42,8 +42,12 @@ export interface ToolDefinition<I = unknown> extends ToolDescriptor {
 export interface ToolSpecInput<S extends z.ZodObject, I> {
   id: string;
   description: string;
-  /** A strict object (`z.strictObject`): unknown fields are refused, never silently dropped. */
-  input: S;
+  /**
+   * A strict object (`z.strictObject`): unknown fields are refused, never silently dropped. Given as a
+   * function, it is built (and checked) on first use: the workflow sandbox evaluates every module
+   * once per workflow it creates, so a definition costs nothing until a turn parses that tool's input.
+   */
+  input: S | (() => S);
   /** Cross-field rules and the canonical form, on the field-checked input; refuse with {@link fieldError}. */
   canonical?: (parsed: z.output<S>) => I;
   /** The scope a call needs: its base, and the qualifier of this input (none: the bare base). */
@@ -100,26 +104,33 @@ function firstRefusal(tool: string, error: z.ZodError): AivyxError {
   return refusal(tool, `"${field}" is not valid here`, "see the tool's input schema");
 }
 
-/** Defines a tool; an unknown scope base or a non-strict input fails here, when the module loads. */
+/** Defines a tool; an unknown scope base fails here, when the module loads; a non-strict input when it is built. */
 export function defineTool<S extends z.ZodObject, I = z.output<S>>(spec: ToolSpecInput<S, I>): ToolDefinition<I> {
-  const { id, input } = spec;
+  const { id } = spec;
   if (!isKnownScopeBase(spec.scope.base))
     throw new AivyxError('Internal', `tool ${id}: unknown scope base "${spec.scope.base}"`, {
       hint: 'add the base to core/capability/scope.ts (a taxonomy change, with its tier row)',
     });
-  // A strict object refuses unknown keys; anything else would let a typo fall back to a default.
-  if ((input._zod.def as { catchall?: { _zod: { def: { type: string } } } }).catchall?._zod.def.type !== 'never') {
-    throw new AivyxError('Internal', `tool ${id}: its input must be a z.strictObject`, {
-      hint: 'unknown fields must be refused, not dropped',
-    });
-  }
-  const fields = Object.keys(input.shape);
+  let built: { input: S; fields: string[] } | undefined;
+  const input = (): { input: S; fields: string[] } => {
+    if (built) return built;
+    const schema = typeof spec.input === 'function' ? spec.input() : spec.input;
+    // A strict object refuses unknown keys; anything else would let a typo fall back to a default.
+    if ((schema._zod.def as { catchall?: { _zod: { def: { type: string } } } }).catchall?._zod.def.type !== 'never') {
+      throw new AivyxError('Internal', `tool ${id}: its input must be a z.strictObject`, {
+        hint: 'unknown fields must be refused, not dropped',
+      });
+    }
+    return (built = { input: schema, fields: Object.keys(schema.shape) });
+  };
+  if (typeof spec.input !== 'function') input();
   const parse = (raw: unknown): I => {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw refusal(id, 'input must be a JSON object');
+    const { input: schema, fields } = input();
     // A wrong field name is reported first, with the allowed ones: the likeliest mistake, the clearest fix.
     const unknown = Object.keys(raw).find((k) => !fields.includes(k));
     if (unknown !== undefined) throw refusal(id, `unknown input field "${unknown}"`, `allowed fields: ${fields.join(', ')}`);
-    const checked = input.safeParse(raw);
+    const checked = schema.safeParse(raw);
     if (!checked.success) throw firstRefusal(id, checked.error);
     try {
       return spec.canonical ? spec.canonical(checked.data) : (checked.data as I);
@@ -135,10 +146,14 @@ export function defineTool<S extends z.ZodObject, I = z.output<S>>(spec: ToolSpe
     const q = scope.qualifier?.(value);
     return q === undefined ? scope.base : `${scope.base}:${q}`;
   };
+  // Built on first use (an LLM step's tool list, in an activity), like the input.
+  let schema: JsonSchema | undefined;
   return Object.freeze({
     id,
     description: spec.description,
-    inputSchema: jsonSchemaOf(input),
+    get inputSchema(): JsonSchema {
+      return (schema ??= jsonSchemaOf(input().input));
+    },
     requiredScope,
     idempotency: spec.idempotency,
     parse,

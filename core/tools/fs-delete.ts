@@ -7,10 +7,11 @@ export const fsDeleteTool = defineTool({
   id: 'fs.delete',
   description:
     'Delete a file, a symlink (the link itself, not its target) or a directory; a non-empty directory only with recursive:true. Verified by checking the path is gone. Deleting a path that is already absent succeeds with existed:false. Returns {path, existed, type}.',
-  input: z.strictObject({
-    path: absolutePathField('path', 'Absolute path to delete.'),
-    recursive: booleanField('recursive', 'Delete a directory and everything under it.').default(false),
-  }),
+  input: () =>
+    z.strictObject({
+      path: absolutePathField('path', 'Absolute path to delete.'),
+      recursive: booleanField('recursive', 'Delete a directory and everything under it.').default(false),
+    }),
   canonical: (i) => {
     if (i.path === '/') throw fieldError('refusing to delete "/"');
     return i;

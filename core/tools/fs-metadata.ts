@@ -7,7 +7,7 @@ export const fsMetadataTool = defineTool({
   id: 'fs.metadata',
   description:
     'Describe a path without reading it: {path, exists, type (file|directory|symlink|other), size, mode (octal), mtime (ISO-8601), realPath}. A symlink is described itself (lstat) and realPath names its target.',
-  input: z.strictObject({ path: absolutePathField('path', 'Absolute path.') }),
+  input: () => z.strictObject({ path: absolutePathField('path', 'Absolute path.') }),
   scope: { base: 'fs.metadata', qualifier: (i) => i.path },
   idempotency: 'natural',
   // Names and sizes only; a file name can still be chosen by whoever wrote the directory.

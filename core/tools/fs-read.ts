@@ -6,10 +6,11 @@ import { absolutePathField, positiveIntField } from './fields.js';
 export const fsReadTool = defineTool({
   id: 'fs.read',
   description: 'Read a UTF-8 text file. Returns {path, content, bytes, truncated}; content is cut at maxBytes (default and ceiling 1 MiB).',
-  input: z.strictObject({
-    path: absolutePathField('path', 'Absolute path of the file.'),
-    maxBytes: positiveIntField('maxBytes', Number.MAX_SAFE_INTEGER, 'Read at most this many bytes.').optional(),
-  }),
+  input: () =>
+    z.strictObject({
+      path: absolutePathField('path', 'Absolute path of the file.'),
+      maxBytes: positiveIntField('maxBytes', Number.MAX_SAFE_INTEGER, 'Read at most this many bytes.').optional(),
+    }),
   scope: { base: 'fs.read', qualifier: (i) => i.path },
   idempotency: 'natural',
   // Inside the trusted roots a file is the owner's; elsewhere anyone may have written it: the run labels it.

@@ -7,11 +7,12 @@ export const fsWriteTool = defineTool({
   id: 'fs.write',
   description:
     'Write text to a file atomically (temp file + rename) and verify it by reading it back. mode "create" refuses to replace a file with different content.',
-  input: z.strictObject({
-    path: absolutePathField('path', 'Absolute path of the file.'),
-    content: z.string({ error: says('"content" must be a string') }).describe('The complete new content (UTF-8).'),
-    mode: z.enum(['overwrite', 'create'], { error: says('"mode" must be "overwrite" or "create"') }).default('overwrite'),
-  }),
+  input: () =>
+    z.strictObject({
+      path: absolutePathField('path', 'Absolute path of the file.'),
+      content: z.string({ error: says('"content" must be a string') }).describe('The complete new content (UTF-8).'),
+      mode: z.enum(['overwrite', 'create'], { error: says('"mode" must be "overwrite" or "create"') }).default('overwrite'),
+    }),
   canonical: (i) => {
     if (i.path === '/') throw fieldError('cannot write to "/"');
     return i;

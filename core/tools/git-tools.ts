@@ -63,7 +63,7 @@ export const gitStatusTool = defineTool({
   id: 'git.status',
   description:
     'Show the branch and the changed/untracked files of a git repository. Returns {repo, branch, entries: [{status, path}], truncated}.',
-  input: z.strictObject({ repo: repoField() }),
+  input: () => z.strictObject({ repo: repoField() }),
   scope: { base: 'git.read', qualifier: (i) => i.repo },
   idempotency: 'natural',
   // File names in a work tree are chosen by whoever wrote them (a cloned repository's authors).
@@ -75,11 +75,12 @@ export const gitDiffTool = defineTool({
   id: 'git.diff',
   description:
     'Show the diff of the working tree against the index, or of the index against HEAD with staged=true. Returns {repo, diff, truncated}.',
-  input: z.strictObject({
-    repo: repoField(),
-    staged: booleanField('staged', 'Diff the index against HEAD.').default(false),
-    paths: pathsField(),
-  }),
+  input: () =>
+    z.strictObject({
+      repo: repoField(),
+      staged: booleanField('staged', 'Diff the index against HEAD.').default(false),
+      paths: pathsField(),
+    }),
   canonical: ({ paths, ...rest }): GitDiffInput => ({ ...rest, ...(paths ? { paths } : {}) }),
   scope: { base: 'git.read', qualifier: (i) => i.repo },
   idempotency: 'natural',
@@ -91,11 +92,12 @@ export const gitCommitTool = defineTool({
   id: 'git.commit',
   description:
     'Commit to a git repository: with "paths", stages and commits exactly those paths; without, commits what is staged. Hooks never run. Returns {repo, commit, parent}. Not re-run if interrupted.',
-  input: z.strictObject({
-    repo: repoField(),
-    message: textField('message', GIT_MAX_MESSAGE, 'The commit message.', { nul: true }),
-    paths: pathsField(),
-  }),
+  input: () =>
+    z.strictObject({
+      repo: repoField(),
+      message: textField('message', GIT_MAX_MESSAGE, 'The commit message.', { nul: true }),
+      paths: pathsField(),
+    }),
   canonical: ({ paths, ...rest }): GitCommitInput => ({ ...rest, ...(paths ? { paths } : {}) }),
   scope: { base: 'git.write', qualifier: (i) => i.repo },
   idempotency: 'at-most-once',

@@ -40,21 +40,27 @@ export const mcpCallTool = defineTool({
   id: 'mcp.call',
   description:
     'Call a tool of a configured MCP server. Input {server, tool, arguments}. Returns {content, structuredContent, isError}. Not re-run if interrupted.',
-  input: z.strictObject({
-    server: patternField(
-      'server',
-      MCP_SERVER_NAME,
-      'must be a configured MCP server name (letters, digits, "_", "-")',
-      'The MCP server name.',
-    ),
-    tool: patternField('tool', MCP_TOOL_NAME, 'must be an MCP tool name (letters, digits, "_", "-", ".")', 'The tool name on that server.'),
-    // Null is what some models send for "no arguments": it means {}.
-    arguments: z
-      .record(z.string(), z.unknown(), { error: says('"arguments" must be a JSON object') })
-      .nullable()
-      .describe("The tool's arguments (its own input schema).")
-      .optional(),
-  }),
+  input: () =>
+    z.strictObject({
+      server: patternField(
+        'server',
+        MCP_SERVER_NAME,
+        'must be a configured MCP server name (letters, digits, "_", "-")',
+        'The MCP server name.',
+      ),
+      tool: patternField(
+        'tool',
+        MCP_TOOL_NAME,
+        'must be an MCP tool name (letters, digits, "_", "-", ".")',
+        'The tool name on that server.',
+      ),
+      // Null is what some models send for "no arguments": it means {}.
+      arguments: z
+        .record(z.string(), z.unknown(), { error: says('"arguments" must be a JSON object') })
+        .nullable()
+        .describe("The tool's arguments (its own input schema).")
+        .optional(),
+    }),
   canonical: (i): McpCallInput => ({ server: i.server, tool: i.tool, arguments: i.arguments ?? {} }),
   scope: { base: 'mcp.call', of: (i) => mcpScope(i.server, i.tool) },
   // An MCP tool's effects are unknown to us: treat it like shell.exec.

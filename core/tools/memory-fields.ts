@@ -35,12 +35,12 @@ const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]
 const name = (field: string, description: string) =>
   patternField(field, MEMORY_NAME, 'must be 1-128 letters, digits, ".", "_" or "-"', description, 'no spaces, ":" or wildcards').optional();
 
-/** The filter fields, in the order the model is shown them. */
-export const memoryFilterFields = {
+/** The filter fields, in the order the model is shown them (built when a definition's input is). */
+export const memoryFilterFields = () => ({
   session: name('session', 'Session id (letters, digits, . _ -).'),
   topic: name('topic', 'Topic tag (case-insensitive).'),
   public: booleanField('public', 'Public entries only (filed under a topic, never a session).').optional(),
-};
+});
 
 /** Epoch milliseconds or an ISO-8601 time, as epoch ms. */
 function instantField(field: string, description: string) {
@@ -58,10 +58,10 @@ function instantField(field: string, description: string) {
 }
 
 /** The time-range fields: `from` inclusive, `to` exclusive. */
-export const memoryRangeFields = {
+export const memoryRangeFields = () => ({
   from: instantField('from', 'Start of the time range, inclusive: epoch ms or ISO-8601.'),
   to: instantField('to', 'End of the time range, exclusive: epoch ms or ISO-8601.'),
-};
+});
 
 /** The canonical filter: topics lower-cased; a public entry has no session. */
 export function memoryFilter(rec: {

@@ -23,17 +23,18 @@ export const memoryForgetTool = defineTool({
   id: 'memory.forget',
   description:
     'Forget notes: one by id, or all matching session/topic/public and a time range. With an id and a filter, the note is forgotten only if it matches the filter. Returns {forgotten}.',
-  input: z.strictObject({
-    id: patternField(
-      'id',
-      MEMORY_ID,
-      'must be a memory id (m_ and 32 hex digits)',
-      'A memory id (m_…).',
-      'use an id returned by memory.write or memory.recall',
-    ).optional(),
-    ...memoryFilterFields,
-    ...memoryRangeFields,
-  }),
+  input: () =>
+    z.strictObject({
+      id: patternField(
+        'id',
+        MEMORY_ID,
+        'must be a memory id (m_ and 32 hex digits)',
+        'A memory id (m_…).',
+        'use an id returned by memory.write or memory.recall',
+      ).optional(),
+      ...memoryFilterFields(),
+      ...memoryRangeFields(),
+    }),
   canonical: ({ id, from, to, ...rest }): MemoryForgetInput => {
     const out: MemoryForgetInput = { ...memoryFilter(rest), ...memoryRange({ from, to }), ...(id === undefined ? {} : { id }) };
     // An empty forget would silently mean "everything": it has to be asked for with a filter or a range.

@@ -13,10 +13,11 @@ export const memoryWriteTool = defineTool({
   id: 'memory.write',
   description:
     'Remember a note for later recall. Optional session/topic tags; public:true (needs a topic) makes it readable from untrusted channels. Returns {id, at}.',
-  input: z.strictObject({
-    text: textField('text', MEMORY_MAX_TEXT, 'What to remember.', { longHint: 'store a summary, or split it into several entries' }),
-    ...memoryFilterFields,
-  }),
+  input: () =>
+    z.strictObject({
+      text: textField('text', MEMORY_MAX_TEXT, 'What to remember.', { longHint: 'store a summary, or split it into several entries' }),
+      ...memoryFilterFields(),
+    }),
   canonical: ({ text, ...rest }): MemoryWriteInput => {
     const filter = memoryFilter(rest);
     if (filter.public && filter.topic === undefined)

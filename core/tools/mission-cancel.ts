@@ -22,16 +22,17 @@ export const missionCancelTool = defineTool({
   id: 'mission.cancel',
   description:
     'Cancel one mission of the person you are talking to (see mission.list for ids): its pending approval is withdrawn and no further step runs. Cancelling a recurring run does not stop later runs.',
-  input: z.strictObject({
-    missionId: patternField(
-      'missionId',
-      MISSION_ID_PATTERN,
-      'must be a mission id',
-      'The mission, e.g. mission-3f2a….',
-      'see mission.list',
-    ),
-    reason: textField('reason', 200, 'Why, in a few words (shown to its approvers).').optional(),
-  }),
+  input: () =>
+    z.strictObject({
+      missionId: patternField(
+        'missionId',
+        MISSION_ID_PATTERN,
+        'must be a mission id',
+        'The mission, e.g. mission-3f2a….',
+        'see mission.list',
+      ),
+      reason: textField('reason', 200, 'Why, in a few words (shown to its approvers).').optional(),
+    }),
   canonical: (p): MissionCancelInput => ({ missionId: p.missionId, ...(p.reason ? { reason: p.reason } : {}) }),
   scope: { base: 'mission.cancel', qualifier: () => 'own' },
   // Cancelling a cancelled mission is cancelling it once (a retried call finds it cancelled).

@@ -47,24 +47,25 @@ export const missionCreateTool = defineTool({
     '"within": "5d", "onEvent": "continue"|"end", "onTimeout": "continue"|"end"}. ' +
     'A reminder is [{"waitUntil": …, "timeZone": …}, {"notify": …}]. For a recurring mission add ' +
     '"schedule": {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}. Returns {missionId} or {scheduleId}.',
-  input: z.strictObject({
-    goal: textField('goal', 500, 'What the mission is for, in one sentence.'),
-    steps: z
-      .array(missionStepSpecSchema)
-      .min(1)
-      .max(MISSION_MAX_STEPS)
-      .describe(
-        'The steps in order: a task (string), {wait}, {waitUntil, timeZone}, {notify, to?} or {waitFor, within, onEvent?, onTimeout?}.',
-      ),
-    capabilities: z
-      .array(z.string().max(2048))
-      .max(32)
-      .optional()
-      .describe('Scopes the task steps may use, e.g. "fs.read:/home/me/notes/**"; omit for a reminder.'),
-    schedule: missionScheduleSpecSchema
-      .optional()
-      .describe('For a recurring mission: {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}.'),
-  }),
+  input: () =>
+    z.strictObject({
+      goal: textField('goal', 500, 'What the mission is for, in one sentence.'),
+      steps: z
+        .array(missionStepSpecSchema)
+        .min(1)
+        .max(MISSION_MAX_STEPS)
+        .describe(
+          'The steps in order: a task (string), {wait}, {waitUntil, timeZone}, {notify, to?} or {waitFor, within, onEvent?, onTimeout?}.',
+        ),
+      capabilities: z
+        .array(z.string().max(2048))
+        .max(32)
+        .optional()
+        .describe('Scopes the task steps may use, e.g. "fs.read:/home/me/notes/**"; omit for a reminder.'),
+      schedule: missionScheduleSpecSchema
+        .optional()
+        .describe('For a recurring mission: {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}.'),
+    }),
   canonical: (p): MissionCreateInput => {
     const capabilities = (p.capabilities ?? []).map((c) => {
       try {

@@ -171,19 +171,24 @@ export const netFetchTool = defineTool({
   id: 'net.fetch',
   description:
     'HTTP GET or HEAD one URL. Redirects are not followed: a 3xx comes back with its location so you can decide to request it. Private and loopback addresses are refused unless the grant names that IP. Returns {url, status, headers, location?, body, bytes, truncated}; body is UTF-8 text cut at maxBytes (default 1 MiB).',
-  input: z.strictObject({
-    url: urlField(),
-    method: z
-      .enum(['GET', 'HEAD'], { error: says('"method" must be "GET" or "HEAD"', 'use net.post for POST, PUT, PATCH and DELETE') })
-      .default('GET'),
-    headers: headersField(),
-    maxBytes: positiveIntField('maxBytes', NET_MAX_BYTES, `Cut the body at this many bytes (default ${NET_DEFAULT_MAX_BYTES}).`).optional(),
-    timeoutMs: positiveIntField(
-      'timeoutMs',
-      NET_MAX_TIMEOUT_MS,
-      `Total time of the request (default ${NET_DEFAULT_TIMEOUT_MS}).`,
-    ).optional(),
-  }),
+  input: () =>
+    z.strictObject({
+      url: urlField(),
+      method: z
+        .enum(['GET', 'HEAD'], { error: says('"method" must be "GET" or "HEAD"', 'use net.post for POST, PUT, PATCH and DELETE') })
+        .default('GET'),
+      headers: headersField(),
+      maxBytes: positiveIntField(
+        'maxBytes',
+        NET_MAX_BYTES,
+        `Cut the body at this many bytes (default ${NET_DEFAULT_MAX_BYTES}).`,
+      ).optional(),
+      timeoutMs: positiveIntField(
+        'timeoutMs',
+        NET_MAX_TIMEOUT_MS,
+        `Total time of the request (default ${NET_DEFAULT_TIMEOUT_MS}).`,
+      ).optional(),
+    }),
   canonical: (i): NetFetchInput => {
     const tool = 'net.fetch';
     const out: NetFetchInput = { url: canonicalRequestUrl(tool, i.url), method: i.method, headers: headers(tool, i.headers) };
@@ -204,21 +209,22 @@ export const netPostTool = defineTool({
   id: 'net.post',
   description:
     'HTTP POST, PUT, PATCH or DELETE to one URL with an optional text body. Sent with an Idempotency-Key header that stays the same if the call is retried. Redirects are not followed. Returns {url, status, headers, location?, body, bytes, truncated}.',
-  input: z.strictObject({
-    url: urlField(),
-    method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE'], {
-      error: says('"method" must be "POST", "PUT", "PATCH" or "DELETE"', 'use net.fetch for GET and HEAD'),
+  input: () =>
+    z.strictObject({
+      url: urlField(),
+      method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE'], {
+        error: says('"method" must be "POST", "PUT", "PATCH" or "DELETE"', 'use net.fetch for GET and HEAD'),
+      }),
+      body: z
+        .string({ error: says('"body" must be a string') })
+        .describe('Request body (UTF-8 text, at most 1 MiB).')
+        .optional(),
+      contentType: z
+        .string({ error: says('"contentType" must be a media type, e.g. application/json') })
+        .describe('Media type of the body, e.g. application/json.')
+        .optional(),
+      headers: headersField(),
     }),
-    body: z
-      .string({ error: says('"body" must be a string') })
-      .describe('Request body (UTF-8 text, at most 1 MiB).')
-      .optional(),
-    contentType: z
-      .string({ error: says('"contentType" must be a media type, e.g. application/json') })
-      .describe('Media type of the body, e.g. application/json.')
-      .optional(),
-    headers: headersField(),
-  }),
   canonical: (i): NetPostInput => {
     const tool = 'net.post';
     const out: NetPostInput = { url: canonicalRequestUrl(tool, i.url), method: i.method, headers: headers(tool, i.headers) };

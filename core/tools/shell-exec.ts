@@ -12,11 +12,12 @@ export const shellExecTool = defineTool({
   id: 'shell.exec',
   description:
     'Run a program with literal arguments (no shell: quotes, pipes, $() and globs are not interpreted). Returns {exitCode, signal, stdout, stderr, truncated, timedOut}. Not re-run if interrupted.',
-  input: z.strictObject({
-    argv: argvField('["ls", "-la", "/tmp"]'),
-    cwd: cwdField(),
-    timeoutMs: positiveIntField('timeoutMs', SHELL_MAX_TIMEOUT_MS, 'Stop the program after this long (default 30000).').optional(),
-  }),
+  input: () =>
+    z.strictObject({
+      argv: argvField('["ls", "-la", "/tmp"]'),
+      cwd: cwdField(),
+      timeoutMs: positiveIntField('timeoutMs', SHELL_MAX_TIMEOUT_MS, 'Stop the program after this long (default 30000).').optional(),
+    }),
   // The command and its leading plain words; bare shell.exec when the argv executes its arguments (shell-argv.ts).
   scope: { base: 'shell.exec', of: (i) => commandScope('shell.exec', i.argv) },
   idempotency: 'at-most-once',

@@ -72,15 +72,16 @@ export const shellSpawnTool = defineTool({
   id: 'shell.spawn',
   description:
     'Run a long-lived program with literal arguments (no shell) until it exits or maxDurationMs passes, then return {pid, exitCode, signal, durationMs, stdout, stderr, stdoutBytes, stderrBytes, truncated, timedOut}. Output keeps the head and tail of each stream. Not re-run if interrupted.',
-  input: z.strictObject({
-    argv: argvField('["npm", "test"]'),
-    cwd: cwdField(),
-    maxDurationMs: positiveIntField(
-      'maxDurationMs',
-      SPAWN_MAX_DURATION_MS,
-      'Terminate the process (SIGTERM, then SIGKILL) after this long.',
-    ).optional(),
-  }),
+  input: () =>
+    z.strictObject({
+      argv: argvField('["npm", "test"]'),
+      cwd: cwdField(),
+      maxDurationMs: positiveIntField(
+        'maxDurationMs',
+        SPAWN_MAX_DURATION_MS,
+        'Terminate the process (SIGTERM, then SIGKILL) after this long.',
+      ).optional(),
+    }),
   scope: { base: 'shell.spawn', of: (i) => commandScope('shell.spawn', i.argv) },
   idempotency: 'at-most-once',
   // A running process can be stopped: the workflow waits for the activity to report its cancellation.

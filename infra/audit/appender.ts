@@ -11,7 +11,7 @@
  * locks the head row (`select … for update`), so several processes still serialize on that row.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { AuditEvent } from '../../core/audit-events.js';
+import { auditIdentity, type AuditEvent } from '../../core/audit-events.js';
 import { AivyxError } from '../../core/errors.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import type { Database } from '../db/database.js';
@@ -213,6 +213,18 @@ export function onAuditCommit(db: Kysely<Database>, listener: (c: AuditCommit) =
   return () => set.delete(listener);
 }
 
+/** True when `stored` (an entry's event JSON) is the entry `p` would write: equal, or equal but for its measured timings. */
+function sameEntry(stored: string, p: Pending): boolean {
+  if (stored === p.eventJson) return true;
+  const identity = canonicalJson(auditIdentity(p.event));
+  if (identity === p.eventJson) return false;
+  try {
+    return canonicalJson(auditIdentity(JSON.parse(stored) as AuditEvent)) === identity;
+  } catch {
+    return false;
+  }
+}
+
 /** Splits a batch by idemKey: the first of each key goes in, later ones follow it or are alarms. */
 function dedupe(batch: readonly Pending[]): { leaders: Pending[]; followers: Map<Pending, Pending[]> } {
   const byKey = new Map<string, Pending>();
@@ -223,7 +235,7 @@ function dedupe(batch: readonly Pending[]): { leaders: Pending[]; followers: Map
     if (!leader) {
       byKey.set(p.idemKey, p);
       leaders.push(p);
-    } else if (leader.eventJson === p.eventJson) {
+    } else if (sameEntry(leader.eventJson, p)) {
       followers.set(leader, [...(followers.get(leader) ?? []), p]);
     } else {
       p.reject(integrityAlarm(p.idemKey, undefined));
@@ -244,7 +256,7 @@ function settleExisting(leaders: Pending[], followers: Map<Pending, Pending[]>, 
   return leaders.filter((p) => {
     const row = found.get(p.idemKey);
     if (!row) return true;
-    if (row.event === p.eventJson) settle(p, followers, { seq: row.seq, mac: row.mac, duplicate: true });
+    if (sameEntry(row.event, p)) settle(p, followers, { seq: row.seq, mac: row.mac, duplicate: true });
     else {
       p.reject(integrityAlarm(p.idemKey, row.seq));
       for (const f of followers.get(p) ?? []) f.reject(integrityAlarm(p.idemKey, row.seq));

@@ -197,6 +197,13 @@ export const ENV_TABLE = {
       'the task queue of the host that owns the files: fs, shell, git and MCP calls run only on workers polling it (every process of an install sets the same value; `aivyx worker --no-host-tools` does not poll it)',
     schema: text(),
   }),
+  AIVYX_WORKFLOW_CACHE: envVar({
+    group: 'temporal',
+    default: '`200`',
+    meaning:
+      'how many workflows a worker keeps in memory (about 2.5 MiB each): the least recently used waiting mission or idle session beyond it is evicted and replays from its history when it next has work (at least 40: the tasks a worker runs at once)',
+    schema: integer(200, 40, 'a number of workflows'),
+  }),
   AIVYX_TEMPORAL_PORT: envVar({
     group: 'temporal',
     default: '`7233`',

@@ -9,8 +9,8 @@ import { openStorageBackends } from '../support/postgres.js';
 
 const key = new Uint8Array(32).fill(7);
 
-function ended(turnId: string, n = 0): AuditEvent {
-  return { type: 'TurnEnded', turnId, outcome: 'Completed', toolCallsMade: n, durationMs: 5 };
+function ended(turnId: string, n = 0, durationMs = 5): AuditEvent {
+  return { type: 'TurnEnded', turnId, outcome: 'Completed', toolCallsMade: n, durationMs };
 }
 
 async function fill(s: OpenDatabase, n: number): Promise<void> {
@@ -58,6 +58,44 @@ describe.each(openStorageBackends())('audit log on $name', (backend) => {
       message: 'integrity alarm: key x was already used for a different entry',
     });
     expect(await verifyAuditChain(s.db, key)).toEqual({ ok: true, count: 2, headSeq: 2 });
+  });
+
+  it('a local activity run again measures again: a different measured timing is the same entry; anything else still alarms', async () => {
+    const first = await appendAuditEntry(s.db, key, { idemKey: 'la', event: ended('t', 0, 120) });
+    // The rerun after a crash or an eviction measured 180 ms: the first entry stands.
+    expect(await appendAuditEntry(s.db, key, { idemKey: 'la', event: ended('t', 0, 180) })).toEqual({
+      seq: first.seq,
+      mac: first.mac,
+      duplicate: true,
+    });
+    const gate = { type: 'GateExpired', turnId: 'm', missionId: 'm', gateId: 'm/gate-1', afterMs: 1000 } as const;
+    const g = await appendAuditEntry(s.db, key, { idemKey: 'gate', event: gate });
+    expect(await appendAuditEntry(s.db, key, { idemKey: 'gate', event: { ...gate, afterMs: 1500 } })).toMatchObject({
+      seq: g.seq,
+      duplicate: true,
+    });
+    for (const other of [
+      { ...(ended('t', 0, 120) as Extract<AuditEvent, { type: 'TurnEnded' }>), outcome: 'TimedOut' },
+      ended('t', 3, 120),
+      ended('other', 0, 120),
+    ])
+      await expect(appendAuditEntry(s.db, key, { idemKey: 'la', event: other })).rejects.toMatchObject({ kind: 'Audit' });
+    // A tool call's duration is not measured by a workflow: it stays part of the entry.
+    const call = {
+      type: 'ToolCall',
+      turnId: 't',
+      callId: 'c',
+      toolId: 'fs.read',
+      scopeUsed: 'fs.read:/x',
+      inputHash: 'h',
+      outcome: 'Completed',
+      durationMs: 3,
+    } as const;
+    await appendAuditEntry(s.db, key, { idemKey: 'call', event: call });
+    await expect(appendAuditEntry(s.db, key, { idemKey: 'call', event: { ...call, durationMs: 4 } })).rejects.toMatchObject({
+      kind: 'Audit',
+    });
+    expect(await verifyAuditChain(s.db, key)).toMatchObject({ ok: true, count: 3 });
   });
 
   it('concurrent appenders (group commit) get each entry acknowledged once, in one gapless valid chain', async () => {

@@ -257,6 +257,45 @@ describe('missionWorkflow', () => {
     }
   }, 120_000);
 
+  it('more missions wait than the worker caches: memory stays bounded, and an evicted one replays and completes on approval', async () => {
+    const shared = await testConnection();
+    // The smallest cache the setting allows (AIVYX_WORKFLOW_CACHE ≥ 40), and 48 missions waiting at once.
+    const cache = 40;
+    const dev = await startMissionHarness(
+      { nativeConnection: shared.connection, namespace: shared.namespace },
+      { script, workflowCache: cache },
+    );
+    try {
+      const defs = Array.from({ length: cache + 8 }, () => definition(['deploy later']));
+      const handles = await Promise.all(
+        defs.map((def) =>
+          shared.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+            workflowId: def.missionId,
+            taskQueue: dev.taskQueue,
+            args: [signedMissionArgs(dev.attestor, def)],
+          }),
+        ),
+      );
+      const gates: string[] = [];
+      for (const handle of handles) gates.push(await openGate(handle));
+      expect(dev.cachedWorkflows()).toBeLessThanOrEqual(cache);
+      // The first mission has not had a task since its gate opened: the least recently used, long evicted.
+      for (const i of [0, handles.length - 1]) {
+        await handles[i]!.executeUpdate(approveGateUpdate, { args: [signedDecision(dev.attestor, 'approve', gates[i]!, alice)] });
+        expect(await handles[i]!.result()).toMatchObject({ state: 'completed', stepsRun: 2 });
+        const rerun = await dev.audit(`${defs[i]!.missionId}/step-0/run-2`);
+        expect(rerun.filter((e) => e.type === 'ToolCall')).toEqual([
+          expect.objectContaining({ toolId: 'shell.exec', outcome: expect.stringMatching(/^Completed/) }),
+        ]);
+      }
+      // The others still wait at their gates.
+      expect((await handles[1]!.query(missionStatusQuery)).gate?.state).toBe('open');
+      expect(dev.cachedWorkflows()).toBeLessThanOrEqual(cache);
+    } finally {
+      await dev.stop();
+    }
+  }, 300_000);
+
   it('step turns run with the mission capability set: a call outside it is denied, no gate opens', async () => {
     const def = definition(['deploy anyway'], { capabilities: ['fs.read'] });
     const handle = await start(def);

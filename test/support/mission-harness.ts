@@ -55,6 +55,8 @@ export interface MissionHarnessOptions {
   forgedCompletions?: Partial<Record<keyof ReturnType<typeof wireTurnActivities>, (...args: never[]) => Promise<unknown>>>;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
+  /** The worker's workflow cache (default: the production default). */
+  workflowCache?: number;
 }
 
 /** A running mission stack. */
@@ -73,6 +75,8 @@ export interface MissionHarness {
   notices: MissionNotice[];
   /** Stops the worker (waiting for it) and starts a fresh one on the same task queue. */
   restartWorker(): Promise<void>;
+  /** How many workflows the worker holds in its cache now. */
+  cachedWorkflows(): number;
   /** The mission's audit events (mission events are indexed under the mission id). */
   audit(missionId: string): Promise<AuditEvent[]>;
   verify(): ReturnType<typeof verifyAuditChain>;
@@ -143,6 +147,7 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
       namespace: env.namespace ?? 'default',
       taskQueue,
       activities,
+      ...(opts.workflowCache ? { workflowCache: opts.workflowCache } : {}),
       ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}),
     });
     return { worker, running: worker.run() };
@@ -157,6 +162,7 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     master,
     deliveries,
     notices,
+    cachedWorkflows: () => current.worker.getStatus().numCachedWorkflows,
     async restartWorker() {
       current.worker.shutdown();
       await current.running;
