@@ -194,6 +194,19 @@ export function activityKey(): string {
   return `${workflowId}/${runId}/${Context.current().info.activityId}`;
 }
 
+/**
+ * The key of a bookkeeping entry. A remote activity's id is fixed once the workflow task that
+ * scheduled it completes, so its activity id keys it (as always). A local activity runs before its
+ * workflow task completes: should that task fail, its retry may take new events first (a cancel, an
+ * update) and give the same sequence number to another command while the entry is already written.
+ * So a local activity keys its entry by what it records, which no retry changes.
+ */
+export function bookkeepingKey(what: string): string {
+  if (!Context.current().info.isLocal) return activityKey();
+  const { workflowId, runId } = currentExecution();
+  return `${workflowId}/${runId}/${what}`;
+}
+
 /** Keeps an activity's heartbeat going while `work` runs, so a dead worker is noticed quickly. */
 async function withHeartbeat<T>(work: () => Promise<T>, details: () => unknown = () => undefined): Promise<T> {
   const ctx = Context.current();
@@ -241,9 +254,15 @@ export function createTurnActivities(deps: TurnActivityDeps) {
   const policy = deps.agent.taintPolicy ?? {};
   const places = deps.agent.trustedPlaces ?? {};
 
-  async function denied(turnId: string, call: Pick<ToolCall, 'callId' | 'tool'>, scope: string, held: string[]): Promise<ToolOutcome> {
+  async function denied(
+    turnId: string,
+    call: Pick<ToolCall, 'callId' | 'tool'>,
+    scope: string,
+    held: string[],
+    key = activityKey(),
+  ): Promise<ToolOutcome> {
     const parsed = Scope.tryParse(scope);
-    await deps.audit.append(`${activityKey()}/denied/${scope}`, {
+    await deps.audit.append(`${key}/denied/${scope}`, {
       type: 'ScopeDenied',
       turnId,
       callId: call.callId,
@@ -349,7 +368,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     async openTurn(req: TurnRequest): Promise<OpenTurnResult> {
       const { workflowId, runId } = currentExecution();
       const reject = async (reason: string): Promise<OpenTurnResult> => {
-        await deps.audit.append(activityKey(), {
+        await deps.audit.append(bookkeepingKey('opened'), {
           type: 'TurnRejected',
           // Indexed under the workflow it happened in (a copied request names another turn).
           turnId: workflowId,
@@ -404,7 +423,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       const claim = await deps.claims.claim({ kind: 'turn', subject: req.turnId, workflowId, runId, data: authority });
       if (claim.status === 'taken')
         return reject(`this request was already used by run ${claim.by.runId} of ${claim.by.workflowId} (a replayed request runs nothing)`);
-      await deps.audit.append(activityKey(), {
+      await deps.audit.append(bookkeepingKey('opened'), {
         type: 'TurnStarted',
         turnId: req.turnId,
         sessionId: req.channel.sessionId,
@@ -476,11 +495,15 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     /** Audits a denial the workflow decided (the deterministic half of the scope check). */
     async recordScopeDenied(input: {
       turnId: string;
+      /** The call's step and place in it (runs since local bookkeeping send them: they key the entry). */
+      step?: number;
+      index?: number;
       call: Pick<ToolCall, 'callId' | 'tool'>;
       scope: string;
       held: string[];
     }): Promise<void> {
-      await denied(input.turnId, input.call, input.scope, input.held);
+      const key = input.step === undefined ? activityKey() : bookkeepingKey(`tool-${input.step}-${input.index ?? 0}`);
+      await denied(input.turnId, input.call, input.scope, input.held, key);
     },
 
     /**
@@ -688,7 +711,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
           ],
         });
       }
-      await deps.audit.append(activityKey(), {
+      await deps.audit.append(bookkeepingKey('ended'), {
         type: 'TurnEnded',
         turnId: currentExecution().workflowId,
         outcome: summarizeTurnOutcome(outcome),

@@ -179,9 +179,6 @@ export type AuditEventType = AuditEvent['type'];
  */
 const MEASURED: Partial<Record<AuditEvent['type'], readonly string[]>> = {
   TurnEnded: ['durationMs'],
-  GateReminded: ['afterMs'],
-  GateEscalated: ['afterMs'],
-  GateExpired: ['afterMs'],
 };
 
 /** The entry's identity: the event without the timings its writer measured. */

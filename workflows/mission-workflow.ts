@@ -19,7 +19,6 @@ import {
   patched,
   startChild,
   proxyActivities,
-  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -82,27 +81,10 @@ import { turnWorkflow } from './turn-workflow.js';
 
 export * from './mission-messages.js';
 
-const remoteActs = proxyActivities<MissionActivities>(ACTIVITY_POLICIES.mission);
-/**
- * Mission bookkeeping that only reads and writes our own database (verdicts, attestations, audit
- * entries), each idempotent by its key, runs as local activities: no server round trip, and nobody at
- * the frontend can complete one with a forged result. Notices, plans and turns stay remote, and so do
- * the waits: they read the server's clock from the activity's scheduled time (a local activity's is
- * the worker's). Runs started before this change replay on the remote path they recorded.
- */
-const LOCAL_MISSION_ACTIVITIES = new Set<string>([
-  'openMission',
-  'recordMissionEvent',
-  'verifyGateDecision',
-  'openGate',
-  'attestStepTurn',
-  'attestContinuation',
-  'raiseMissionBudget',
-] satisfies (keyof MissionActivities)[]);
-const localActs = proxyLocalActivities<MissionActivities>(ACTIVITY_POLICIES.mission);
-const withLocalBookkeeping = new Proxy(remoteActs, {
-  get: (remote, name: string) => (LOCAL_MISSION_ACTIVITIES.has(name) ? localActs : remote)[name as keyof MissionActivities],
-});
+// Mission bookkeeping stays remote (docs/IDEMPOTENCY.md): its entries are keyed by activity id, and the
+// decision Updates schedule activities, so a local one could find its sequence number taken by another
+// command when a failed workflow task is retried with an Update that arrived meanwhile.
+const acts = proxyActivities<MissionActivities>(ACTIVITY_POLICIES.mission);
 // Drafting a plan is a model step: the LLM policy (heartbeats, minutes not seconds).
 const planning = proxyActivities<Pick<MissionActivities, 'draftMissionPlan'>>(ACTIVITY_POLICIES.llm);
 
@@ -117,7 +99,6 @@ const names = (list: readonly GateApproverRef[]): string[] => list.map((a) => `$
 
 /** The mission workflow: runs every step to the end, waiting durably at gates; continues-as-new with the persisted snapshot. */
 export async function missionWorkflow(input: MissionArgs): Promise<MissionResult> {
-  const acts = patched('local-bookkeeping') ? withLocalBookkeeping : remoteActs;
   // A refused or malformed definition fails now (audited, non-retryably); a forged or copied one fails in openMission.
   const args = await admitMissionArgs(input);
   const def = args.definition;

@@ -251,6 +251,8 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
                 if (checked.outcome.status === 'Denied' && checked.scope) {
                   await bookkeeping.recordScopeDenied({
                     turnId: req.turnId,
+                    step,
+                    index: i,
                     call: { callId: call.callId, tool: call.tool },
                     scope: checked.scope,
                     held: effective.toJSON(),

@@ -45,13 +45,43 @@ function expectNoPlaintext(bytes: Buffer, phrase: string): void {
 }
 
 /** Every payload object anywhere in a (raw) history. */
-function payloadsIn(value: unknown, out: Payload[] = []): Payload[] {
+/**
+ * Every payload in `value` that our codec wrote. Temporal's own bookkeeping in marker events — a patch's
+ * id, a local activity's sequence number, type and times — and search attributes (the patch's
+ * `TemporalChangeVersion`) are written by the SDK core, not through the codec: they go to `core`
+ * (checked separately: nothing of ours in them).
+ */
+function payloadsIn(value: unknown, out: Payload[] = [], core: Payload[] = []): Payload[] {
   if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return out;
   const v = value as { metadata?: Record<string, Uint8Array>; data?: Uint8Array };
   if (v.metadata && typeof v.metadata === 'object' && v.metadata.encoding instanceof Uint8Array)
     out.push({ metadata: { ...v.metadata }, data: v.data ?? new Uint8Array() });
-  for (const child of Object.values(value)) payloadsIn(child, out);
+  const marker = (value as { markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, unknown> } })
+    .markerRecordedEventAttributes;
+  for (const [key, child] of Object.entries(value)) {
+    // Search attributes are indexed by the server, so never encoded (here: the patch's TemporalChangeVersion).
+    if (key === 'searchAttributes') {
+      payloadsIn(child, core, core);
+      continue;
+    }
+    if (key === 'markerRecordedEventAttributes' && marker?.details) {
+      for (const [name, detail] of Object.entries(marker.details)) {
+        // A local activity's result is ours (encrypted); the rest of a core marker is the core's.
+        const ours = marker.markerName === 'core_local_activity' && name === 'result';
+        payloadsIn(detail, ours ? out : core, core);
+      }
+      continue;
+    }
+    payloadsIn(child, out, core);
+  }
   return out;
+}
+
+/** The SDK core's own marker payloads in `history` (see `payloadsIn`). */
+function corePayloadsIn(history: unknown): Payload[] {
+  const core: Payload[] = [];
+  payloadsIn(history, [], core);
+  return core;
 }
 
 const b64 = (b: Uint8Array | null | undefined): string => Buffer.from(b ?? new Uint8Array()).toString('base64');
@@ -98,6 +128,14 @@ describe('encrypted histories', () => {
     const payloads = [...payloadsIn(turn.history), ...payloadsIn(session.history)];
     expect(payloads.length).toBeGreaterThan(5);
     for (const p of payloads) expect(Buffer.from(p.metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
+    // The core's marker bookkeeping (local bookkeeping: its patch and local activities) names only our
+    // patch, activity types, sequence numbers and times.
+    const core = corePayloadsIn(turn.history).map((p) => JSON.parse(Buffer.from(p.data!).toString()) as unknown);
+    expect(core.length).toBeGreaterThan(0);
+    const texts = core
+      .flatMap((c) => Object.values(typeof c === 'object' && c !== null ? c : { value: c }))
+      .filter((x) => typeof x === 'string');
+    for (const t of texts) expect(t).toMatch(/^(local-bookkeeping|openTurn|recordScopeDenied|recordToolCall|finalizeTurn|\d+)$/);
   });
 
   it('the codec client reads the decoded result', async () => {
