@@ -40,8 +40,10 @@ type TurnActivities = ReturnType<typeof createTurnActivities>;
 type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'finalizeTurn'>;
 type Recording = Pick<TurnActivities, 'recordToolCall'>;
 // Bookkeeping that is idempotent by key runs as local activities: no server round trip, and nobody at
-// the frontend can complete one with a forged result. Runs started before this change replay on the
-// remote path they recorded (`patched('local-bookkeeping')`).
+// the frontend can complete one with a forged result. They key their entries by what they record, not
+// by sequence number (`bookkeepingKey`, docs/IDEMPOTENCY.md). Runs started before this change replay on
+// the remote path they recorded (`patched('local-bookkeeping')`). Past the turn budget a call's audit
+// entry is still owed: finalizeTurn writes it before TurnEnded.
 const remote = {
   bookkeeping: proxyActivities<Bookkeeping>(ACTIVITY_POLICIES.bookkeeping),
   recording: proxyActivities<Recording>(ACTIVITY_POLICIES.recording),
