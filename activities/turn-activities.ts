@@ -502,6 +502,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       scope: string;
       held: string[];
     }): Promise<void> {
+      // Remote (older runs, which send no step): the activity id, as those runs recorded it.
       const key = input.step === undefined ? activityKey() : bookkeepingKey(`tool-${input.step}-${input.index ?? 0}`);
       await denied(input.turnId, input.call, input.scope, input.held, key);
     },

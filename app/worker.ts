@@ -2,6 +2,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DEFAULT_WORKFLOW_CACHE } from '../infra/config/env-table.js';
 import { sibling } from '../infra/module-path.js';
 import type { WorkerTracing } from '../infra/telemetry/index.js';
 
@@ -59,16 +60,6 @@ export interface AivyxWorkerOptions {
   /** Traces (infra/telemetry): interceptors, the workflow span sink and the bundle's tracing modules. */
   tracing?: WorkerTracing;
 }
-
-/**
- * A cached workflow costs about 2.5 MiB of worker memory (the sandbox evaluates the bundle once per
- * workflow), and a waiting mission or an idle session needs none of it until its next task, when it
- * replays from history. The SDK's default (one per MiB of heap: thousands) would keep every waiting
- * mission resident, without bound. 200 keeps a busy worker's active turns and missions cached (a
- * cache smaller than what is active at once replays workflows mid-turn: measured, docs/BENCHMARKS.md)
- * and bounds the rest to about 500 MiB.
- */
-export const DEFAULT_WORKFLOW_CACHE = 200;
 
 /** A worker polling the aivyx task queue with our workflows and the given activities. */
 export async function createAivyxWorker(opts: AivyxWorkerOptions): Promise<Worker> {

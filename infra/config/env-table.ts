@@ -115,6 +115,18 @@ function postgresUrl(raw: string): string {
 }
 
 /** The table. Keys are the variable names; order is the README's order. */
+/**
+ * A worker's workflow cache. A cached workflow costs about 2.5 MiB of worker memory (the sandbox
+ * evaluates the bundle once per workflow), and a waiting mission or an idle session needs none of it
+ * until its next task, when it replays from history; the SDK's default (one per MiB of heap: thousands)
+ * would keep every waiting mission resident, without bound. 200 keeps a busy worker's active turns and
+ * missions cached (a cache smaller than what is active at once evicts workflows mid-turn: measured,
+ * docs/BENCHMARKS.md); at 1,000 waiting missions the worker grew by about 1 GiB instead of 2.4.
+ * The minimum is what a worker runs at once (the SDK's maxConcurrentWorkflowTaskExecutions).
+ */
+export const DEFAULT_WORKFLOW_CACHE = 200;
+export const MIN_WORKFLOW_CACHE = 40;
+
 export const ENV_TABLE = {
   // --- storage and keys
   AIVYX_HOME: envVar({
@@ -199,10 +211,9 @@ export const ENV_TABLE = {
   }),
   AIVYX_WORKFLOW_CACHE: envVar({
     group: 'temporal',
-    default: '`200`',
-    meaning:
-      'how many workflows a worker keeps in memory (about 2.5 MiB each): the least recently used waiting mission or idle session beyond it is evicted and replays from its history when it next has work (at least 40: the tasks a worker runs at once)',
-    schema: integer(200, 40, 'a number of workflows'),
+    default: `\`${DEFAULT_WORKFLOW_CACHE}\``,
+    meaning: `how many workflows a worker keeps in memory (about 2.5 MiB each): the least recently used waiting mission or idle session beyond it is evicted and replays from its history when it next has work (at least ${MIN_WORKFLOW_CACHE}: the tasks a worker runs at once)`,
+    schema: integer(DEFAULT_WORKFLOW_CACHE, MIN_WORKFLOW_CACHE, 'a number of workflows'),
   }),
   AIVYX_TEMPORAL_PORT: envVar({
     group: 'temporal',

@@ -19,6 +19,7 @@ import {
   type missionWorkflow,
 } from '../../workflows/mission-workflow.js';
 import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
+import { MIN_WORKFLOW_CACHE } from '../../infra/config/env-table.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, timeSkippingEnv, updateRefusal } from '../support/temporal.js';
 
@@ -259,8 +260,8 @@ describe('missionWorkflow', () => {
 
   it('more missions wait than the worker caches: memory stays bounded, and an evicted one replays and completes on approval', async () => {
     const shared = await testConnection();
-    // The smallest cache the setting allows (AIVYX_WORKFLOW_CACHE ≥ 40), and 48 missions waiting at once.
-    const cache = 40;
+    // The smallest cache the setting allows, and 8 missions more than it waiting at once.
+    const cache = MIN_WORKFLOW_CACHE;
     const dev = await startMissionHarness(
       { nativeConnection: shared.connection, namespace: shared.namespace },
       { script, workflowCache: cache },
