@@ -97,6 +97,12 @@ export interface ToolCallLogPort {
 /** Best-effort events from activities to the channel (seed `stream_event`). */
 export interface StreamPort {
   publish(turnId: string, event: ChannelEvent): void;
+  /**
+   * Resolves once what was published so far has left this process (or could not: best effort, and
+   * bounded). A step awaits it before it returns, so its text reaches the channel before the turn's
+   * outcome can, and a worker killed before it went out has not completed the step either.
+   */
+  flush(): Promise<void>;
 }
 
 /** Delivers a turn's outcome to its channel (seed `finalize`); must be idempotent. */

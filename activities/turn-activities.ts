@@ -471,6 +471,9 @@ export function createTurnActivities(deps: TurnActivityDeps) {
         );
       } catch (err) {
         throw toApplicationFailure(err);
+      } finally {
+        // The step's words go out before its result can reach the workflow (and so the outcome the channel).
+        await deps.stream.flush();
       }
       result = await withSpend(input, sessionKey, result);
       if (result.type !== 'tool_calls') return result;

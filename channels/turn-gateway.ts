@@ -8,8 +8,13 @@ import type { Message } from '../core/message.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import type { ChannelEvent } from '../infra/stream-hub.js';
 import type { StreamBus } from '../infra/stream-bus.js';
-import { isWorkflowNotFound } from '../infra/temporal/client-errors.js';
+import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type TurnClientDeps } from './turn-client.js';
+
+// A turn goes on streaming while Temporal does not answer about it: its stream is kept open that long
+// at most, asking for the outcome again every second.
+const LISTEN_THROUGH_OUTAGE_MS = 10 * 60_000;
+const ASK_AGAIN_MS = 1_000;
 
 /** A turn started through the gateway. */
 export interface GatewayTurn {
@@ -65,7 +70,7 @@ export class TurnGateway {
     });
     try {
       const submitted = await submitTurn(this.deps, request);
-      const outcome = awaitTurnOutcome(this.deps.client, submitted.turnWorkflowId).finally(stop);
+      const outcome = this.listenUntilEnded(submitted.turnWorkflowId, stop);
       return { ...submitted, outcome };
     } catch (err) {
       stop();
@@ -83,11 +88,32 @@ export class TurnGateway {
     });
     try {
       const described = await this.deps.client.workflow.getHandle(turnWorkflowId).describe();
-      return { status: described.status.name, outcome: this.outcome(turnWorkflowId).finally(stop) };
+      return { status: described.status.name, outcome: this.listenUntilEnded(turnWorkflowId, stop) };
     } catch (err) {
       stop();
       throw turnError(turnWorkflowId, err);
     }
+  }
+
+  /**
+   * The turn's outcome; `stop` ends the listening once the turn has ended. A wait that Temporal did
+   * not answer (unreachable, or too slow while the machine is loaded) rejects for the caller to retry
+   * as it sees fit, but does not end the listening: the turn's steps run on the workers meanwhile, and
+   * their words would be lost to a channel that asks again (seen under load in the scale-out test).
+   */
+  private listenUntilEnded(turnWorkflowId: string, stop: () => void): Promise<TurnOutcome> {
+    const outcome = this.outcome(turnWorkflowId);
+    void outcome.then(stop, async (err: unknown) => {
+      for (let end = Date.now() + LISTEN_THROUGH_OUTAGE_MS; isTemporalUnreachable(err) && Date.now() < end;) {
+        await new Promise((r) => setTimeout(r, ASK_AGAIN_MS).unref());
+        err = await this.outcome(turnWorkflowId).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      }
+      stop();
+    });
+    return outcome;
   }
 
   /** A turn's outcome, once it has one (also for a turn that already ended). */

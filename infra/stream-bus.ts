@@ -22,6 +22,8 @@ import { StreamHub, type ChannelEvent, type ChannelEventListener } from './strea
 export interface StreamBus {
   publish(key: string, event: ChannelEvent): void;
   subscribe(key: string, listener: ChannelEventListener): () => void;
+  /** Resolves once every event published so far has gone out (bounded: a database that is down costs a wait, not a hang). */
+  flush(): Promise<void>;
 }
 
 /** The NOTIFY channel. */
@@ -37,6 +39,8 @@ const MAX_KEY = 512;
 const MAX_PENDING = 256;
 const PENDING_MS = 10_000;
 const MESSAGE_ID = /^[0-9a-f-]{36}$/;
+// How long a flush waits for the queue: a step's text is worth a moment, not a stuck step.
+const FLUSH_MS = 2_000;
 
 /** A notification's payload as a part, or undefined when it is not one of ours. */
 function parsePart(raw: string | undefined): Part | undefined {
@@ -80,6 +84,13 @@ function open(key: Uint8Array, streamKey: string, data: string): ChannelEvent | 
   } catch {
     return undefined;
   }
+}
+
+/** Waits for `p` (its failure included) but no longer than `ms`. */
+async function waitAtMost(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
 }
 
 /** A dedicated connection that comes back after it drops (the pool's connections are for queries). */
@@ -190,9 +201,10 @@ export async function startPgStreamBus(opts: { databaseUrl: string; key: Uint8Ar
       });
     },
     subscribe: (key, l) => hub.subscribe(key, l),
+    flush: () => waitAtMost(queue, FLUSH_MS),
     async stop() {
       // What is queued gets a moment to go out; a database that is down must not hold the shutdown.
-      await Promise.race([queue.catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+      await waitAtMost(queue, 1_000);
       await Promise.all([listener.close(), publisher.close()]);
     },
   };

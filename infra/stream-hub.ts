@@ -25,6 +25,11 @@ export class StreamHub {
     }
   }
 
+  /** In-process delivery is synchronous: nothing is ever still on its way. */
+  flush(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** Whether anyone here listens to `turnId` (the cross-process bus opens only those events). */
   has(turnId: string): boolean {
     return this.listeners.has(turnId);

@@ -50,6 +50,8 @@ describe('the PostgreSQL stream bus', () => {
         await c.query('select pg_notify($1, $2)', [STREAM_CHANNEL, junk]);
       await c.end();
       worker.publish('turn/a', { type: 'status', text: 'last' });
+      // What a step awaits before it returns: everything it published has gone out.
+      await worker.flush();
       for (const end = Date.now() + 10_000; heard.length < 53;) {
         if (Date.now() > end) break;
         await new Promise((r) => setTimeout(r, 50));
