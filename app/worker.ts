@@ -12,6 +12,9 @@ export const WORKFLOWS_PATH = sibling(import.meta.url, '../workflows/index');
 /** The workflow interceptors every aivyx workflow runs with (refused payloads become clean failures). */
 export const WORKFLOW_INTERCEPTORS_PATH = sibling(import.meta.url, '../workflows/interceptors');
 
+/** zod set up for the sandbox (see there), evaluated once per worker thread with zod and XState. */
+export const SANDBOX_ZOD_PATH = sibling(import.meta.url, '../workflows/sandbox-zod');
+
 // Keyed by failure converter path and tracing modules: both are compiled into the bundle.
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
@@ -26,6 +29,7 @@ export function workflowBundle(
     bundle = bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       workflowInterceptorModules: [...tracingModules, WORKFLOW_INTERCEPTORS_PATH],
+      preloadModules: [SANDBOX_ZOD_PATH, 'zod', 'xstate'],
       logger: quietLogger,
       ...(failureConverterPath ? { failureConverterPath } : {}),
     });

@@ -25,7 +25,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { createActor, type Actor } from 'xstate';
-import type { MissionActivities, MissionAuditEvent } from '../activities/mission-activities.js';
+import type { MissionActivities, MissionAuditEvent, MissionNotice } from '../activities/mission-activities.js';
 import type { TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import {
@@ -202,6 +202,23 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   };
   const audit = (event: MissionEventBody): Promise<void> =>
     acts.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
+  // How a gate ended goes to its approvers while the mission moves on: the notice is news, not a step
+  // the mission waits for (a round trip off every decision). The mission still ends, or continues as
+  // new, only once every notice went out, and fails as before when one could not.
+  const telling: Promise<void>[] = [];
+  let tellFailure: unknown;
+  const tellOutcome = async (notice: MissionNotice): Promise<void> => {
+    if (!patched('gate-outcome-told-alongside')) return acts.notifyApprovers(notice);
+    telling.push(
+      acts.notifyApprovers(notice).catch((err: unknown) => {
+        tellFailure ??= err;
+      }),
+    );
+  };
+  const noticesSent = async (): Promise<void> => {
+    await Promise.all(telling.splice(0));
+    if (tellFailure !== undefined) throw tellFailure;
+  };
 
   /** Throws (rejecting the update, changing nothing) unless the gate is open and the approver may decide it. */
   const validateDecision = (value: GateDecisionRequest): void => {
@@ -555,7 +572,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     switch (decided.value) {
       // GateApproved / GateDenied were audited by the activity that verified the decision.
       case 'approved':
-        await acts.notifyApprovers({
+        await tellOutcome({
           missionId,
           gateId,
           kind: 'decided',
@@ -565,7 +582,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         });
         break;
       case 'denied':
-        await acts.notifyApprovers({
+        await tellOutcome({
           missionId,
           gateId,
           kind: 'decided',
@@ -576,7 +593,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         break;
       case 'expired':
         await audit({ type: 'GateExpired', gateId, afterMs: Date.now() - openedAt });
-        await acts.notifyApprovers({
+        await tellOutcome({
           missionId,
           gateId,
           kind: 'expired',
@@ -587,7 +604,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         break;
       case 'withdrawn':
         await audit({ type: 'GateWithdrawn', gateId });
-        await acts.notifyApprovers({
+        await tellOutcome({
           missionId,
           gateId,
           kind: 'withdrawn',
@@ -622,6 +639,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       const info = workflowInfo();
       if (stepsThisRun > 0 && (info.continueAsNewSuggested || info.historyLength > historyLimit)) {
         await condition(allHandlersFinished);
+        await noticesSent();
         const carried = {
           snapshot: mission.getPersistedSnapshot(),
           gateSeq,
@@ -818,6 +836,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           ? { reason: cancelled()?.reason ?? '' }
           : {}),
     };
+    await noticesSent();
     publish();
     // A cancel's reason is a person's text: the audit gets only the mission's own (system) failure reason.
     await audit({

@@ -1,9 +1,14 @@
 /**
- * zod inside the workflow sandbox: the sandbox evaluates every module once per workflow it creates,
- * so each workflow has its own zod and parses each schema a handful of times. zod's compiled fast
- * path (generated with `new Function` on a schema's first parse) costs more than it saves there.
- * Imported first by the bundle's entry point; worker-side code keeps the default.
+ * zod inside the workflow sandbox. The worker evaluates this module, zod and XState once per worker
+ * thread and shares them between workflows (`preloadModules` in app/worker.ts); the SDK then freezes
+ * what they export, zod's global configuration included. So the configuration is settled here, before
+ * the freeze: the compiled fast path off (generated with `new Function` on a schema's first parse, it
+ * costs more than it saves for schemas parsed a handful of times per workflow), and the defaults zod
+ * installs on the first schema it builds (its English messages, its memoizer) installed now.
+ * Worker-side code keeps zod's own defaults.
  */
 import { z } from 'zod';
 
 z.config({ jitless: true });
+// A container schema installs both (a plain one only the messages).
+z.object({ settled: z.string() });

@@ -75,7 +75,7 @@ describe('loadConfig', () => {
     // Below the tasks a worker runs at once, the cache would evict workflows in the middle of their turn.
     expect(refusal({ AIVYX_WORKFLOW_CACHE: '10' }).message).toBe('AIVYX_WORKFLOW_CACHE="10": must be a number of workflows ≥ 40');
     expect(loadConfig({ AIVYX_WORKFLOW_CACHE: '500' }, projectRoot).workflowCache).toBe(500);
-    expect(loadConfig({}, projectRoot).workflowCache).toBe(200);
+    expect(loadConfig({}, projectRoot).workflowCache).toBe(100);
     // A typo in the confirm-first list would silently let a destructive tool run unasked.
     expect(refusal({ AIVYX_CONFIRM_FIRST: 'shell.exce' }).message).toMatch(
       /^AIVYX_CONFIRM_FIRST="shell.exce": "shell.exce" is not a tool id/,
