@@ -12,7 +12,11 @@ export const WORKFLOWS_PATH = sibling(import.meta.url, '../workflows/index');
 /** The workflow interceptors every aivyx workflow runs with (refused payloads become clean failures). */
 export const WORKFLOW_INTERCEPTORS_PATH = sibling(import.meta.url, '../workflows/interceptors');
 
-/** zod set up for the sandbox (see there), evaluated once per worker thread with zod and XState. */
+/**
+ * zod set up for the sandbox (see there): preloading it preloads the zod our workflow code imports
+ * (its ESM build; the bundle's preload list is `require`d, and `'zod'` there would load zod's CommonJS
+ * build, a second copy nothing uses). XState resolves to the same build either way.
+ */
 export const SANDBOX_ZOD_PATH = sibling(import.meta.url, '../workflows/sandbox-zod');
 
 // Keyed by failure converter path and tracing modules: both are compiled into the bundle.
@@ -29,7 +33,7 @@ export function workflowBundle(
     bundle = bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       workflowInterceptorModules: [...tracingModules, WORKFLOW_INTERCEPTORS_PATH],
-      preloadModules: [SANDBOX_ZOD_PATH, 'zod', 'xstate'],
+      preloadModules: [SANDBOX_ZOD_PATH, 'xstate'],
       logger: quietLogger,
       ...(failureConverterPath ? { failureConverterPath } : {}),
     });

@@ -204,7 +204,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     acts.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
   // How a gate ended goes to its approvers while the mission moves on: the notice is news, not a step
   // the mission waits for (a round trip off every decision). The mission still ends, or continues as
-  // new, only once every notice went out, and fails as before when one could not.
+  // new, only once every notice went out; a notice that could not be sent fails the mission before its
+  // next step starts (or at its end), where it used to fail it at the gate.
   const telling: Promise<void>[] = [];
   let tellFailure: unknown;
   const tellOutcome = async (notice: MissionNotice): Promise<void> => {
@@ -215,9 +216,12 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       }),
     );
   };
+  const throwIfNoticeFailed = (): void => {
+    if (tellFailure !== undefined) throw tellFailure;
+  };
   const noticesSent = async (): Promise<void> => {
     await Promise.all(telling.splice(0));
-    if (tellFailure !== undefined) throw tellFailure;
+    throwIfNoticeFailed();
   };
 
   /** Throws (rejecting the update, changing nothing) unless the gate is open and the approver may decide it. */
@@ -628,6 +632,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     let seeded = !args.carried ? def.pendingGate : undefined;
 
     while (mission.getSnapshot().status === 'active') {
+      throwIfNoticeFailed();
       const snap = mission.getSnapshot();
       if (cancelled()) {
         mission.send({ type: 'CANCEL' });

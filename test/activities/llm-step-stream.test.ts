@@ -81,6 +81,9 @@ describe('llmStep and the stream', () => {
     // Either the step returns with its words still queued, or it waits for them.
     const first = await Promise.race([step.then(() => 'returned'), bus.awaited.then(() => 'waits')]);
     expect(first).toBe('waits');
+    // ... and it is still waiting a while later (a flush called but not awaited would have returned by now).
+    const later = await Promise.race([step.then(() => 'returned'), new Promise((r) => setTimeout(() => r('waits'), 300))]);
+    expect(later).toBe('waits');
     expect(bus.sent).toEqual([]);
     bus.release();
     expect(await step).toMatchObject({ type: 'final', text: 'hello there' });

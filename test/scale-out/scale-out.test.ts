@@ -201,6 +201,7 @@ describe('scale-out: three workers and two gateways sharing a dev server and Pos
     let kills = 0;
     let next = 0;
     const killDue = () => next >= (kills + 1) * KILL_EVERY_TURNS && next < TURNS;
+    let chaosFailed = false;
     const chaosLoop = (async () => {
       for (let n = 0; chaos; n++) {
         for (const end = Date.now() + 3_000; chaos && Date.now() < end && !killDue();) await sleep(50);
@@ -216,6 +217,7 @@ describe('scale-out: three workers and two gateways sharing a dev server and Pos
         await until(() => again.out.includes('is polling'), `${again.name} to come back:\n${again.out}`);
       }
     })();
+    chaosLoop.catch(() => (chaosFailed = true));
     let gatewayKilledAt = 0;
     const poller = gateways.find((g) => g.out.includes('lease channel:telegram: acquired'))!;
     const gatewayKill = (async () => {
@@ -276,12 +278,15 @@ describe('scale-out: three workers and two gateways sharing a dev server and Pos
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         for (;;) {
-          while (killDue()) await sleep(50);
+          while (killDue() && !chaosFailed) await sleep(50);
+          // A worker that did not come back stops the turns here; the chaos loop's own error is reported below.
+          if (chaosFailed) break;
           if (next >= TURNS) break;
           results.push(await runTurn(next++));
         }
       }),
     );
+    if (chaosFailed) await chaosLoop;
     await gatewayKill;
 
     // Telegram after the poller's gateway died: the other gateway took the lease over.
