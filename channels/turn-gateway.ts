@@ -99,7 +99,7 @@ export class TurnGateway {
    * The turn's outcome; `stop` ends the listening once the turn has ended. A wait that Temporal did
    * not answer (unreachable, or too slow while the machine is loaded) rejects for the caller to retry
    * as it sees fit, but does not end the listening: the turn's steps run on the workers meanwhile, and
-   * their words would be lost to a channel that asks again (seen under load in the scale-out test).
+   * their words would be lost to a channel that asks again (the REST channel does, `finish` in rest-server.ts).
    */
   private listenUntilEnded(turnWorkflowId: string, stop: () => void): Promise<TurnOutcome> {
     const outcome = this.outcome(turnWorkflowId);

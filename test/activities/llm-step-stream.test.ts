@@ -2,7 +2,7 @@
  * A step's streamed words go out before the step returns. The turn's outcome follows the step's result
  * through Temporal, and a channel stops listening at the outcome: a step that returned with its words
  * still queued on the way to the gateway (the PostgreSQL bus publishes in the background) lost them to
- * the channel whenever the rest of the turn was quick (seen in the scale-out test once finalizing
+ * the channel whenever the rest of the turn was quicker than the queue (likelier since finalizing
  * became local). A worker killed before they went out has not completed the step, so a retry streams
  * them again.
  */

@@ -2,8 +2,8 @@
  * A channel keeps hearing a turn's stream while Temporal does not answer about the turn. The wait for
  * the outcome can fail (the frontend unreachable, or too slow on a loaded machine) while the turn's
  * steps run on: the REST channel then asks again for the outcome, and the words streamed meanwhile must
- * still reach it. Seen in the scale-out test as turns that ended with their outcome and no streamed
- * text. The Temporal client is a stub here (what it answers is the point); the hub is the real one.
+ * still reach it. (Found while chasing silent turns in the scale-out test; those turned out to be
+ * messages sent twice, but this gap was real.) The Temporal client is a stub here (what it answers is the point); the hub is the real one.
  */
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
