@@ -4,7 +4,8 @@
  * continues); every later step — attesting a step turn, opening a gate, checking a decision, handing
  * over to the next run — works only for the run that holds that claim, and builds what it attests
  * from the verified definition, never from what the workflow hands it. Audit appends are keyed by
- * `activityKey()`; notifications are best-effort and deduplicated by the notifier.
+ * `activityKey()` when the activity is remote and by what they record when it is local (`missionEntryKey`);
+ * notifications are best-effort and deduplicated by the notifier.
  */
 import { AivyxError } from '../core/errors.js';
 import type { SpendBudget } from '../core/spend.js';
@@ -32,7 +33,7 @@ import type { LlmProvider } from './llm/llm-provider.js';
 import type { ChannelSender } from './tools/channel-send.js';
 import { CapabilitySet } from '../core/capability/index.js';
 import { checkPlan, draftPlan, PLAN_TOOL, plannedMission, type MissionPlan } from './mission-plan.js';
-import { activityKey, currentExecution, inputHash } from './turn-activities.js';
+import { activityKey, bookkeepingKey, currentExecution, inputHash } from './turn-activities.js';
 import type { AuditPort, ClaimPort, MissionWaitsPort, ProofPort } from './ports.js';
 
 /** Who is told about a gate. */
@@ -167,9 +168,21 @@ export function gateDecisionBody(missionId: string, kind: 'approve' | 'deny', re
   };
 }
 
+const ENTRY_IDENTITY = ['gateId', 'step', 'attempt', 'stepTurnId', 'waitKey'] as const;
+/**
+ * What names one mission entry within its run, for a local activity's key: its type and the gate,
+ * step, attempt, step turn or wait it is about — never a time or a count a retried workflow task
+ * could see differently. A run records each of these at most once (a gate is reminded, escalated
+ * and ended once; a step attempt finishes once).
+ */
+export function missionEntryKey(event: MissionAuditEvent): string {
+  const fields = event as Partial<Record<(typeof ENTRY_IDENTITY)[number], unknown>>;
+  return [event.type, ...ENTRY_IDENTITY.filter((k) => fields[k] !== undefined).map((k) => `${k}=${String(fields[k])}`)].join('/');
+}
+
 /** Builds the mission activities. */
 export function createMissionActivities(deps: MissionActivityDeps) {
-  const audit = (event: MissionAuditEvent, suffix = ''): Promise<unknown> => deps.audit.append(`${activityKey()}${suffix}`, event);
+  const audit = (event: MissionAuditEvent): Promise<unknown> => deps.audit.append(bookkeepingKey(missionEntryKey(event)), event);
   const same = (a: GateApproverRef, b: GateApproverRef): boolean => a.identity === b.identity && a.channel === b.channel;
 
   /** The verified definition this run holds, or a CapabilityDenied failure (the workflow's own input was not verified). */
@@ -685,7 +698,7 @@ export function createMissionActivities(deps: MissionActivityDeps) {
 
     /** Appends one mission or gate transition to the audit log, idempotently. */
     async recordMissionEvent(event: MissionAuditEvent): Promise<void> {
-      await deps.audit.append(activityKey(), event);
+      await audit(event);
     },
     /** Tells a gate's approvers (opened, reminder, escalation, withdrawal). */
     async notifyApprovers(notice: MissionNotice): Promise<void> {

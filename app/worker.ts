@@ -19,6 +19,9 @@ export const WORKFLOW_INTERCEPTORS_PATH = sibling(import.meta.url, '../workflows
  */
 export const SANDBOX_ZOD_PATH = sibling(import.meta.url, '../workflows/sandbox-zod');
 
+/** Every workflow module, evaluated once per worker thread and shared by its workflows (see there). */
+export const SANDBOX_SHARED_PATH = sibling(import.meta.url, '../workflows/sandbox-shared');
+
 // Keyed by failure converter path and tracing modules: both are compiled into the bundle.
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
@@ -33,7 +36,7 @@ export function workflowBundle(
     bundle = bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       workflowInterceptorModules: [...tracingModules, WORKFLOW_INTERCEPTORS_PATH],
-      preloadModules: [SANDBOX_ZOD_PATH, 'xstate'],
+      preloadModules: [SANDBOX_ZOD_PATH, 'xstate', SANDBOX_SHARED_PATH],
       logger: quietLogger,
       ...(failureConverterPath ? { failureConverterPath } : {}),
     });

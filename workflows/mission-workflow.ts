@@ -19,6 +19,7 @@ import {
   patched,
   startChild,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -81,10 +82,13 @@ import { turnWorkflow } from './turn-workflow.js';
 
 export * from './mission-messages.js';
 
-// Mission bookkeeping stays remote (docs/IDEMPOTENCY.md): its entries are keyed by activity id, and the
-// decision Updates schedule activities, so a local one could find its sequence number taken by another
-// command when a failed workflow task is retried with an Update that arrived meanwhile.
 const acts = proxyActivities<MissionActivities>(ACTIVITY_POLICIES.mission);
+/** The bookkeeping on a mission's way to its gate: quick, idempotent by key, no task through the server. */
+type MissionBookkeeping = Pick<MissionActivities, 'openMission' | 'attestStepTurn' | 'openGate' | 'recordMissionEvent'>;
+// Local (docs/IDEMPOTENCY.md): their entries are keyed by what they record (missionEntryKey), not by
+// sequence number, which a failed workflow task's retry may give to another command (an Update that
+// arrived meanwhile schedules one). Local also means no pending activity for anyone to complete.
+const localBookkeeping = proxyLocalActivities<MissionBookkeeping>(ACTIVITY_POLICIES.mission);
 // Drafting a plan is a model step: the LLM policy (heartbeats, minutes not seconds).
 const planning = proxyActivities<Pick<MissionActivities, 'draftMissionPlan'>>(ACTIVITY_POLICIES.llm);
 
@@ -119,8 +123,10 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   setHandler(missionStatusQuery, () => ({ missionId, state: 'verifying', step: 0, stepsRun: args.carried?.stepsRun ?? 0 }), {
     description: 'The mission state, current step, steps run and the current gate, if any',
   });
+  // Missions started before the bookkeeping went local replay with it remote.
+  const books: MissionBookkeeping = patched('mission-bookkeeping-local') ? localBookkeeping : acts;
   // Authority before anything else: nothing of a mission runs unless the worker verified its definition.
-  const opened = await acts.openMission({
+  const opened = await books.openMission({
     args,
     ...(workflowInfo().continuedFromExecutionRunId ? { continuedFromRunId: workflowInfo().continuedFromExecutionRunId } : {}),
     ...(workflowInfo().parent ? { parentId: workflowInfo().parent!.workflowId } : {}),
@@ -201,7 +207,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     publish();
   };
   const audit = (event: MissionEventBody): Promise<void> =>
-    acts.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
+    books.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
   // How a gate ended goes to its approvers while the mission moves on: the notice is news, not a step
   // the mission waits for (a round trip off every decision). The mission still ends, or continues as
   // new, only once every notice went out; a notice that could not be sent fails the mission before its
@@ -459,7 +465,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   ): Promise<GateEnd> {
     gateSeq++;
     const gateId = `${missionId}/gate-${gateSeq}`;
-    const { inputHash } = await acts.openGate({
+    const { inputHash } = await books.openGate({
       definition: def,
       gateId,
       step,
@@ -772,7 +778,9 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: plannedMissionId(missionId), outcome: outcome.status });
       } else {
         // The worker builds and attests the step's request from the verified definition (the workflow holds no key).
-        const request = await acts.attestStepTurn({ definition: def, step, attempt, ...(grant ? { grant } : {}) });
+        // After an approval the attestation is remote: a local activity would hold the workflow task that
+        // answers the approver's Update open until it finished.
+        const request = await (grant ? acts : books).attestStepTurn({ definition: def, step, attempt, ...(grant ? { grant } : {}) });
         const turnId = request.turnId;
         outcome = await runStepTurn(request);
         spent = addSpend(spent, outcome.spend);

@@ -1,5 +1,5 @@
 /**
- * A turn's bookkeeping runs as local activities (docs/IDEMPOTENCY.md). A local activity writes before
+ * A turn's bookkeeping, and a mission's on its way to a gate, run as local activities (docs/IDEMPOTENCY.md). A local activity writes before
  * its workflow task completes; if that task fails, the retry may give the activity's sequence number to
  * another command (a cancel or an Update that arrived meanwhile) and the activity another number. So a
  * local activity keys its entry by what it records: run again under any number, it writes nothing new,
@@ -9,11 +9,13 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
 import { wireTurnActivities } from '../../app/wiring.js';
+import { signedMissionArgs } from '../../channels/mission-gateway.js';
 import { buildTurnRequest } from '../../channels/turn-client.js';
 import type { ChannelFacts } from '../../core/channel.js';
 import { textContent } from '../../core/message.js';
 import { auditEntriesForTurn } from '../../infra/audit/index.js';
 import { openDatabase, type OpenDatabase } from '../../infra/db/index.js';
+import { createAttestor, type Attestor } from '../../infra/attestation.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub } from '../../infra/stream-hub.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -22,11 +24,13 @@ import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
 let database: { url: string; drop(): Promise<void> };
 let opened: OpenDatabase;
 let activities: ReturnType<typeof wireTurnActivities>;
+let attestor: Attestor;
 
 beforeAll(async () => {
   database = await createTestDatabase('aivyx_lakeys');
   opened = await openDatabase({ databaseUrl: database.url });
   const master = await openKeyring(opened.db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
+  attestor = createAttestor(master.subkey('attestation'));
   activities = wireTurnActivities({
     db: opened.db,
     master,
@@ -87,5 +91,58 @@ describe('bookkeeping keys', () => {
       durationMs: 10,
     });
     expect((await auditEntriesForTurn(opened.db, req.turnId)).map((e) => e.idemKey)).toEqual([`${req.turnId}/run-1/7`]);
+  });
+});
+
+describe('mission bookkeeping keys', () => {
+  const mission = (missionId: string) => ({
+    missionId,
+    goal: 'deploy',
+    steps: [{ text: 'deploy the build' }],
+    approvers: [{ identity: 'alice', channel: 'telegram' }],
+    onExpire: 'fail' as const,
+    capabilities: ['shell.exec'],
+    channel: { name: 'cli', platform: 'Local' as const, trustTier: 'Trusted' as const, sessionId: missionId, sender: 'owner' },
+  });
+
+  it('opening, a finished step and a gate, run again under other sequence numbers, write no second entry', async () => {
+    const def = mission('mission-local-keys');
+    const args = signedMissionArgs(attestor, def);
+    const gate = { definition: def, gateId: `${def.missionId}/gate-1`, step: 0, tool: 'shell.exec', input: { argv: ['echo', 'hi'] } };
+    const finished = {
+      type: 'MissionStepFinished' as const,
+      turnId: def.missionId,
+      missionId: def.missionId,
+      step: 0,
+      attempt: 1,
+      stepTurnId: `${def.missionId}/step-0/run-1`,
+      outcome: 'Escalated',
+    };
+    // The retried workflow task gave the first numbers to other commands (an Update's activity arrived meanwhile).
+    for (const [openSeq, finishSeq, gateSeq] of [
+      ['1', '3', '4'],
+      ['2', '4', '5'],
+    ] as const) {
+      await expect(as(def.missionId, openSeq, true).run(activities.openMission, { args })).resolves.toMatchObject({ ok: true });
+      await as(def.missionId, finishSeq, true).run(activities.recordMissionEvent, finished);
+      await as(def.missionId, gateSeq, true).run(activities.openGate, gate);
+    }
+    const entries = await auditEntriesForTurn(opened.db, def.missionId);
+    expect(entries.map((e) => [e.eventType, e.idemKey])).toEqual([
+      ['MissionStarted', `${def.missionId}/run-1/MissionStarted`],
+      ['MissionStepFinished', `${def.missionId}/run-1/MissionStepFinished/step=0/attempt=1/stepTurnId=${def.missionId}/step-0/run-1`],
+      ['GateOpened', `${def.missionId}/run-1/GateOpened/gateId=${def.missionId}/gate-1/step=0`],
+    ]);
+  });
+
+  it('a remote mission activity keeps its activity id as the key', async () => {
+    const def = mission('mission-remote-keys');
+    await as(def.missionId, '7', false).run(activities.recordMissionEvent, {
+      type: 'MissionEnded' as const,
+      turnId: def.missionId,
+      missionId: def.missionId,
+      state: 'completed',
+    });
+    expect((await auditEntriesForTurn(opened.db, def.missionId)).map((e) => e.idemKey)).toEqual([`${def.missionId}/run-1/7`]);
   });
 });
