@@ -169,11 +169,19 @@ export function gateDecisionBody(missionId: string, kind: 'approve' | 'deny', re
 }
 
 const ENTRY_IDENTITY = ['gateId', 'step', 'attempt', 'stepTurnId', 'waitKey'] as const;
+/** The entries local activities may write: the ones `missionEntryKey` names uniquely within a run. */
+const LOCAL_ENTRIES: ReadonlySet<MissionAuditEvent['type']> = new Set([
+  'MissionStarted',
+  'MissionRejected',
+  'MissionStepFinished',
+  'GateOpened',
+]);
+
 /**
  * What names one mission entry within its run, for a local activity's key: its type and the gate,
  * step, attempt, step turn or wait it is about — never a time or a count a retried workflow task
- * could see differently. A run records each of these at most once (a gate is reminded, escalated
- * and ended once; a step attempt finishes once).
+ * could see differently. It is unique only for what runs locally (`LOCAL_ENTRIES`): a run starts
+ * once, opens a gate once, and finishes a step attempt once; a remote activity keys by activity id.
  */
 export function missionEntryKey(event: MissionAuditEvent): string {
   const fields = event as Partial<Record<(typeof ENTRY_IDENTITY)[number], unknown>>;
@@ -182,7 +190,12 @@ export function missionEntryKey(event: MissionAuditEvent): string {
 
 /** Builds the mission activities. */
 export function createMissionActivities(deps: MissionActivityDeps) {
-  const audit = (event: MissionAuditEvent): Promise<unknown> => deps.audit.append(bookkeepingKey(missionEntryKey(event)), event);
+  // Converted here so an integrity alarm (kind Audit) fails the mission instead of being retried forever;
+  // a database that is down stays retryable.
+  const audit = (event: MissionAuditEvent): Promise<unknown> =>
+    deps.audit.append(bookkeepingKey(missionEntryKey(event)), event).catch((e: unknown) => {
+      throw toApplicationFailure(e);
+    });
   const same = (a: GateApproverRef, b: GateApproverRef): boolean => a.identity === b.identity && a.channel === b.channel;
 
   /** The verified definition this run holds, or a CapabilityDenied failure (the workflow's own input was not verified). */
@@ -698,6 +711,8 @@ export function createMissionActivities(deps: MissionActivityDeps) {
 
     /** Appends one mission or gate transition to the audit log, idempotently. */
     async recordMissionEvent(event: MissionAuditEvent): Promise<void> {
+      if (Context.current().info.isLocal && !LOCAL_ENTRIES.has(event.type))
+        throw toApplicationFailure(new AivyxError('Internal', `${event.type} is recorded by a remote activity, not a local one`));
       await audit(event);
     },
     /** Tells a gate's approvers (opened, reminder, escalation, withdrawal). */

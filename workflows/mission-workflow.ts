@@ -207,6 +207,12 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     publish();
   };
   const audit = (event: MissionEventBody): Promise<void> =>
+    acts.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
+  // A step turn's end is recorded locally: the child's result is in the history, so a retried workflow
+  // task records the same entry. The other transitions stay remote: a timer or a cancel decides them, and
+  // a retried task can see them differently (a later clock, a cancel that arrived meanwhile), which a
+  // local entry written by the failed attempt would contradict.
+  const auditStepTurnEnd = (event: Extract<MissionEventBody, { type: 'MissionStepFinished' }>): Promise<void> =>
     books.recordMissionEvent({ turnId: missionId, missionId, ...event } as MissionAuditEvent);
   // How a gate ended goes to its approvers while the mission moves on: the notice is news, not a step
   // the mission waits for (a round trip off every decision). The mission still ends, or continues as
@@ -462,10 +468,13 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     step: number,
     pending: { tool: string; input: unknown; reason: string; expireMs: number; expiredText: string },
     onOpened: (gateId: string) => void,
+    // Local only for a step turn's escalation, which its child's result decides; a budget gate or an
+    // approval wait follows a check a cancel arriving on a retried task could turn the other way.
+    open: MissionBookkeeping['openGate'] = acts.openGate,
   ): Promise<GateEnd> {
     gateSeq++;
     const gateId = `${missionId}/gate-${gateSeq}`;
-    const { inputHash } = await books.openGate({
+    const { inputHash } = await open({
       definition: def,
       gateId,
       step,
@@ -767,6 +776,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         continue;
       }
       let outcome: TurnOutcome;
+      // Whether a child's result (in the history) decided this outcome, rather than the definition's seed.
+      const fromChild = !seeded;
       if (seeded) {
         outcome = { status: 'Escalated', reason: seeded.reason, pendingTool: seeded.tool, pendingInput: seeded.input, toolCallsMade: 0 };
         await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: seeded.turnId, outcome: outcome.status });
@@ -775,7 +786,13 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         outcome = await runPlanStep(step, grant);
         stepsRun++;
         stepsThisRun++;
-        await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: plannedMissionId(missionId), outcome: outcome.status });
+        await auditStepTurnEnd({
+          type: 'MissionStepFinished',
+          step,
+          attempt,
+          stepTurnId: plannedMissionId(missionId),
+          outcome: outcome.status,
+        });
       } else {
         // The worker builds and attests the step's request from the verified definition (the workflow holds no key).
         // After an approval the attestation is remote: a local activity would hold the workflow task that
@@ -786,7 +803,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         spent = addSpend(spent, outcome.spend);
         stepsRun++;
         stepsThisRun++;
-        await audit({ type: 'MissionStepFinished', step, attempt, stepTurnId: turnId, outcome: outcome.status });
+        await auditStepTurnEnd({ type: 'MissionStepFinished', step, attempt, stepTurnId: turnId, outcome: outcome.status });
       }
 
       if (outcome.status === 'Completed') {
@@ -816,6 +833,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           mission.send({ type: 'STEP_ESCALATED', gateId });
           checked();
         },
+        fromChild ? books.openGate : acts.openGate,
       );
       switch (ended.value) {
         case 'approved':

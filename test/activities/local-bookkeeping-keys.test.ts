@@ -105,19 +105,22 @@ describe('mission bookkeeping keys', () => {
     channel: { name: 'cli', platform: 'Local' as const, trustTier: 'Trusted' as const, sessionId: missionId, sender: 'owner' },
   });
 
+  /** Step 0's first attempt of `missionId` finished with `outcome`. */
+  const stepFinished = (missionId: string, outcome: string) => ({
+    type: 'MissionStepFinished' as const,
+    turnId: missionId,
+    missionId,
+    step: 0,
+    attempt: 1,
+    stepTurnId: `${missionId}/step-0/run-1`,
+    outcome,
+  });
+
   it('opening, a finished step and a gate, run again under other sequence numbers, write no second entry', async () => {
     const def = mission('mission-local-keys');
     const args = signedMissionArgs(attestor, def);
     const gate = { definition: def, gateId: `${def.missionId}/gate-1`, step: 0, tool: 'shell.exec', input: { argv: ['echo', 'hi'] } };
-    const finished = {
-      type: 'MissionStepFinished' as const,
-      turnId: def.missionId,
-      missionId: def.missionId,
-      step: 0,
-      attempt: 1,
-      stepTurnId: `${def.missionId}/step-0/run-1`,
-      outcome: 'Escalated',
-    };
+    const finished = stepFinished(def.missionId, 'Escalated');
     // The retried workflow task gave the first numbers to other commands (an Update's activity arrived meanwhile).
     for (const [openSeq, finishSeq, gateSeq] of [
       ['1', '3', '4'],
@@ -133,6 +136,30 @@ describe('mission bookkeeping keys', () => {
       ['MissionStepFinished', `${def.missionId}/run-1/MissionStepFinished/step=0/attempt=1/stepTurnId=${def.missionId}/step-0/run-1`],
       ['GateOpened', `${def.missionId}/run-1/GateOpened/gateId=${def.missionId}/gate-1/step=0`],
     ]);
+  });
+
+  it('a local activity records only what it names uniquely; a different entry under the same key fails, not retried', async () => {
+    const def = mission('mission-local-guard');
+    // A reminder is decided by a timer a retried task may see later: only a remote activity records it.
+    await expect(
+      as(def.missionId, '9', true).run(activities.recordMissionEvent, {
+        type: 'GateReminded' as const,
+        turnId: def.missionId,
+        missionId: def.missionId,
+        gateId: `${def.missionId}/gate-1`,
+        afterMs: 1,
+      }),
+      // Internal is non-retryable in the mission policy (core/activity-policies.ts).
+    ).rejects.toMatchObject({ type: 'Internal', message: expect.stringMatching(/recorded by a remote activity/) });
+    const finished = (outcome: string) => stepFinished(def.missionId, outcome);
+    await as(def.missionId, '3', true).run(activities.recordMissionEvent, finished('Escalated'));
+    // The same key for another entry is the integrity alarm: the mission fails instead of retrying forever.
+    await expect(as(def.missionId, '4', true).run(activities.recordMissionEvent, finished('Completed'))).rejects.toMatchObject({
+      type: 'Audit',
+      nonRetryable: true,
+      message: expect.stringMatching(/integrity alarm/),
+    });
+    expect((await auditEntriesForTurn(opened.db, def.missionId)).map((e) => e.eventType)).toEqual(['MissionStepFinished']);
   });
 
   it('a remote mission activity keeps its activity id as the key', async () => {
