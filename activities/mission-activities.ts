@@ -168,7 +168,7 @@ export function gateDecisionBody(missionId: string, kind: 'approve' | 'deny', re
   };
 }
 
-const ENTRY_IDENTITY = ['gateId', 'step', 'attempt', 'stepTurnId', 'waitKey'] as const;
+const ENTRY_IDENTITY = ['gateId', 'step', 'attempt', 'stepTurnId'] as const;
 /** The entries local activities may write: the ones `missionEntryKey` names uniquely within a run. */
 const LOCAL_ENTRIES: ReadonlySet<MissionAuditEvent['type']> = new Set([
   'MissionStarted',
@@ -179,7 +179,7 @@ const LOCAL_ENTRIES: ReadonlySet<MissionAuditEvent['type']> = new Set([
 
 /**
  * What names one mission entry within its run, for a local activity's key: its type and the gate,
- * step, attempt, step turn or wait it is about — never a time or a count a retried workflow task
+ * step, attempt or step turn it is about — never a time or a count a retried workflow task
  * could see differently. It is unique only for what runs locally (`LOCAL_ENTRIES`): a run starts
  * once, opens a gate once, and finishes a step attempt once; a remote activity keys by activity id.
  */

@@ -116,14 +116,15 @@ function postgresUrl(raw: string): string {
 
 /** The table. Keys are the variable names; order is the README's order. */
 /**
- * A worker's workflow cache. A cached workflow costs about 0.9 MiB of worker memory (its own copy of
- * our modules; zod and XState are shared), and a waiting mission or an idle session needs none of it
+ * A worker's workflow cache. A cached workflow costs about 180 KiB of worker memory (its own state;
+ * every module is shared: workflows/sandbox-shared.ts), and a waiting mission or an idle session needs none of it
  * until its next task, when it replays from history; the SDK's default (one per MiB of heap: thousands)
  * would keep every waiting mission resident, without bound. 100 keeps a busy worker's active turns and
  * missions cached (32 missions started at once keep about 64 workflows active; a cache smaller than
  * what is active at once evicts workflows mid-turn and halves the start rate: measured,
- * docs/BENCHMARKS.md). At 1,000 waiting missions the worker grew by 204 MiB at 100, 478 MiB at 200,
- * 853 MiB with all of them cached, and 82 MiB at the minimum; 100 also started missions fastest.
+ * docs/BENCHMARKS.md). Chosen when a cached workflow cost 0.9 MiB: at 1,000 waiting missions the worker
+ * grew by 204 MiB at 100, 478 MiB at 200, 853 MiB with all cached and 82 MiB at the minimum, and 100
+ * started missions fastest. At 180 KiB each, 100 cached take about 18 MiB.
  * The minimum is what a worker runs at once (the SDK's maxConcurrentWorkflowTaskExecutions).
  */
 export const DEFAULT_WORKFLOW_CACHE = 100;
@@ -214,7 +215,7 @@ export const ENV_TABLE = {
   AIVYX_WORKFLOW_CACHE: envVar({
     group: 'temporal',
     default: `\`${DEFAULT_WORKFLOW_CACHE}\``,
-    meaning: `how many workflows a worker keeps in memory (about 0.9 MiB each): the least recently used waiting mission or idle session beyond it is evicted and replays from its history when it next has work (at least ${MIN_WORKFLOW_CACHE}: the tasks a worker runs at once)`,
+    meaning: `how many workflows a worker keeps in memory (about 180 KiB each): the least recently used waiting mission or idle session beyond it is evicted and replays from its history when it next has work (at least ${MIN_WORKFLOW_CACHE}: the tasks a worker runs at once)`,
     schema: integer(DEFAULT_WORKFLOW_CACHE, MIN_WORKFLOW_CACHE, 'a number of workflows'),
   }),
   AIVYX_TEMPORAL_PORT: envVar({
