@@ -24,6 +24,8 @@ import { openKeyring } from '../infra/keyring.js';
 import { StreamHub } from '../infra/stream-hub.js';
 import { wireTurnActivities } from '../app/wiring.js';
 import { createAivyxWorker } from '../app/worker.js';
+import { pool, START_CONCURRENCY, startInBatches } from './batches.js';
+import { benchMissionShape, type ShapeRate } from './mission-shape.js';
 import type { GateApprover } from '../machines/index.js';
 import {
   approveGateUpdate,
@@ -43,6 +45,8 @@ export interface MissionBenchInput {
   bareMs: number;
   /** The dev server's pid, to report its RSS as well. */
   serverPid?: number;
+  /** The run's in-memory floor server, idle by now: where the bare shape of a mission is measured. */
+  floorAddress: string;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -59,7 +63,6 @@ const SCRIPT = {
     { steps: [{ say: 'done' }] },
   ],
 };
-const START_CONCURRENCY = 32;
 const WARM_UP = 5;
 const MiB = 2 ** 20;
 
@@ -91,16 +94,6 @@ function rssOf(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
-  );
 }
 
 function definition(): MissionDefinition {
@@ -171,7 +164,7 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
     (await client.workflow.count(`${missionQuery} AND AivyxMissionState = 'waiting'`)).count;
 
   try {
-    return await worker.runUntil(async () => {
+    const render = await worker.runUntil(async () => {
       // Warm-up: bundle loaded, V8 context created, pools and caches filled, before the first RSS reading.
       for (let i = 0; i < WARM_UP; i++) {
         const h = await start(definition());
@@ -188,19 +181,14 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
       const defs = Array.from({ length: count }, definition);
       let peakRss = before.rss;
       const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 250);
-      const t0 = performance.now();
       const deadline = Date.now() + waitForGatesMs;
-      let waiting = 0;
-      for (let from = 0; from < count; from += batch) {
-        await pool(defs.slice(from, from + batch), START_CONCURRENCY, async (d) => void (await start(d)));
-        // Keep at most 1.5 batches in flight; after the last one, wait for every mission.
-        const want = from + batch >= count ? count : from + batch - Math.floor(batch / 2);
-        while ((waiting = await waitingCount()) < want) {
-          if (Date.now() > deadline) throw new Error(`only ${waiting} of ${count} missions waiting after ${waitForGatesMs / 1000} s`);
-          await delay(500);
-        }
-      }
-      const allWaitingS = (performance.now() - t0) / 1000;
+      const allWaitingS = await startInBatches({
+        items: defs,
+        batch,
+        start: async (d) => void (await start(d)),
+        reached: waitingCount,
+        deadline,
+      });
       // The state attribute is upserted before the GateOpened audit and the notice: let those finish.
       await delay(3000);
       clearInterval(sampler);
@@ -246,6 +234,7 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
       await pool(defs.slice(0, singles), 1, (d) => approve(d, single));
       await pool(defs.slice(singles, approvals), approvalConcurrency, (d) => approve(d, loaded));
       const stillWaiting = await waitingCount();
+      const missionRate = count / allWaitingS;
 
       const mib = (b: number) => `${(b / MiB).toFixed(0)} MiB`;
       const delta = after.rss - before.rss;
@@ -257,7 +246,7 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
         serverBefore !== undefined && serverAfter !== undefined
           ? [`| dev server RSS (temporal CLI process) | ${mib(serverBefore)} | ${mib(serverAfter)} | +${mib(serverAfter - serverBefore)} |`]
           : [];
-      return [
+      return (shape: ShapeRate): string[] => [
         '## Missions waiting at gates',
         '',
         `${count.toLocaleString('en-US')} missions (\`AIVYX_BENCH_MISSIONS\`) started on the dev server, each with one step whose scripted LLM proposes \`shell.exec\`, confirm-first for this agent: the step turn (a real turn: attestation, LLM and tool activities, audit on PostgreSQL, encrypting payload codec) ends Escalated and the mission waits at its gate with \`AivyxMissionState = 'waiting'\`. The worker runs in the bench process with aivyx's workflow cache (\`AIVYX_WORKFLOW_CACHE\`, \`maxCachedWorkflows\` = ${cacheSize.toLocaleString('en-US')}), so ${cacheSize >= count ? 'every waiting mission stays cached' : 'waiting missions beyond the cache are evicted and replayed on approval'}. RSS is \`process.memoryUsage().rss\` of that process after ${WARM_UP} warm-up missions and a full GC, and again (after a full GC) once the visibility count of waiting missions reached ${count.toLocaleString('en-US')} plus 3 s for the last audit appends and notices.`,
@@ -268,7 +257,9 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
         `| worker process V8 heap used | ${mib(before.heapUsed)} | ${mib(after.heapUsed)} | +${mib(after.heapUsed - before.heapUsed)} |`,
         ...server,
         '',
-        `Started in batches of ${batch} (\`AIVYX_BENCH_MISSION_BATCH\`; ${START_CONCURRENCY} concurrent starts, the next batch once at most half a batch is still on its way to the gate): all ${count.toLocaleString('en-US')} waiting after ${allWaitingS.toFixed(1)} s (${(count / allWaitingS).toFixed(1)} missions/s from start to an open gate).`,
+        `Started in batches of ${batch} (\`AIVYX_BENCH_MISSION_BATCH\`; ${START_CONCURRENCY} concurrent starts, the next batch once at most half a batch is still on its way to the gate): all ${count.toLocaleString('en-US')} waiting after ${allWaitingS.toFixed(1)} s (**${missionRate.toFixed(1)} missions/s** from start to an open gate).`,
+        '',
+        `The floor of that rate, measured afterwards on the run's in-memory floor server with this section's worker stopped: ${count.toLocaleString('en-US')} workflows of a mission's bare Temporal shape (\`bareMissionShape\` in bench/bench-workflows.ts: a child workflow running two remote activities, one more remote activity, then a wait; no-op activities, a worker with SDK defaults, started the same way) all at their wait after ${shape.seconds.toFixed(1)} s (${shape.perSecond.toFixed(1)}/s). Missions reach their gate at **${(missionRate / shape.perSecond).toFixed(2)}×** the rate of their bare shape; 20 missions/s would be ${(20 / shape.perSecond).toFixed(2)}× of it.`,
         '',
         `Then ${approvals} of them are approved with the \`approveGate\` update while the other ${(count - approvals).toLocaleString('en-US')} keep waiting (${stillWaiting.toLocaleString('en-US')} still waiting at the end): ${single.update.length} one at a time (the latency of an approval), then ${loaded.update.length} ${approvalConcurrency} at a time (under load: every approved mission runs its step turn while the next approvals arrive). They are the first missions started, so with fewer cache slots than waiting missions each one has been evicted and replays. Each interval starts when the update is sent:`,
         '',
@@ -287,6 +278,9 @@ export async function benchMissions(input: MissionBenchInput): Promise<string[]>
         '',
       ];
     });
+    // The floor of the rate: as many bare-shape workflows, on the idle floor server (this section's missions stay out of its way).
+    const shape = await benchMissionShape(input.floorAddress, { count, batch, deadline: Date.now() + waitForGatesMs });
+    return render(shape);
   } finally {
     await native.close();
     await connection.close();

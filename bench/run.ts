@@ -21,10 +21,11 @@ import { cpus, freemem, totalmem, tmpdir, type } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import pg from 'pg';
 import { createScriptedProvider } from '../activities/llm/scripted-provider.js';
 import { benchAudit } from './audit.js';
+import { bareWorker } from './bare-worker.js';
 import { benchCli } from './cli.js';
 import { benchMemoryRecall } from './memory.js';
 import { benchMissions } from './missions.js';
@@ -42,7 +43,6 @@ import { median } from './stats.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const ADMIN_URL = process.env.AIVYX_BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
 
 async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `aivyx_bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
@@ -70,15 +70,7 @@ async function bareRoundTrip(address: string, k: number, runs: number): Promise<
   try {
     const client = new Client({ connection });
     const taskQueue = `bench-bare-${randomUUID()}`;
-    const worker = await Worker.create({
-      connection: native,
-      taskQueue,
-      workflowBundle: await bundleWorkflowCode({
-        workflowsPath: fileURLToPath(new URL('./bench-workflows.ts', import.meta.url)),
-        logger: quiet,
-      }),
-      activities: { noop: async () => undefined },
-    });
+    const worker = await bareWorker(native, taskQueue, { noop: async () => undefined });
     return await worker.runUntil(async () => {
       const times: number[] = [];
       for (let r = 0; r <= runs; r++) {
@@ -187,7 +179,13 @@ async function main(): Promise<void> {
       try {
         floorLines.push(
           '',
-          ...(await benchMissions({ address: server.address, databaseUrl: missionDatabase.url, bareMs: bare, serverPid: server.pid })),
+          ...(await benchMissions({
+            address: server.address,
+            databaseUrl: missionDatabase.url,
+            bareMs: bare,
+            serverPid: server.pid,
+            floorAddress: floorServer.address,
+          })),
         );
       } finally {
         await missionDatabase.drop();
@@ -209,6 +207,7 @@ async function main(): Promise<void> {
         databaseUrl: missionDatabase.url,
         bareMs: bare,
         serverPid: server.pid,
+        floorAddress: floorServer.address,
       });
     } finally {
       await missionDatabase.drop();

@@ -1,6 +1,8 @@
 /**
- * Records fresh histories into test/histories/ when AIVYX_RECORD_HISTORIES=1
- * (run once after an intentional workflow change that is guarded by `patched()`).
+ * Records fresh histories into test/histories/ when AIVYX_RECORD_HISTORIES=1 (run once after an
+ * intentional workflow change that is guarded by `patched()`). Each recording adds a generation named
+ * by the day (`<name>.<yyyy-mm-dd>.json`, or AIVYX_RECORD_TAG) beside the earlier ones, which keep
+ * replaying the paths that workflows started before the change still take.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,7 +27,8 @@ function save(workflowId: string, name: string): void {
     ['workflow', 'show', '--workflow-id', workflowId, '--address', testTemporalAddress(), '--output', 'json'],
     { encoding: 'utf8' },
   );
-  writeFileSync(join(import.meta.dirname, '../histories', `${name}.json`), json);
+  const tag = process.env.AIVYX_RECORD_TAG ?? new Date().toISOString().slice(0, 10);
+  writeFileSync(join(import.meta.dirname, '../histories', `${name}.${tag}.json`), json);
 }
 
 describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', () => {
