@@ -3,7 +3,7 @@
  * with these entries; activities/failure.ts marks the same kinds non-retryable when it converts an
  * error). Why each entry is what it is sits beside it.
  */
-import type { ActivityOptions } from '@temporalio/common';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import type { AivyxErrorKind } from './errors.js';
 
 /** Kinds where trying again cannot help: the same input fails the same way. */
@@ -67,3 +67,30 @@ export const ACTIVITY_POLICIES = {
     retry: { initialInterval: '200 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: [...nonRetryableErrorTypes, 'Internal'] },
   },
 } as const satisfies Record<string, ActivityOptions>;
+
+/**
+ * A local activity retries inside its workflow task, which the worker keeps alive by heartbeats: about
+ * three history events every 8 s for as long as the database is down, so an outage of a day and a half
+ * would reach Temporal's 51,200-event limit and the server would terminate the workflow. So a blip is
+ * still retried inside the task (backoffs under 5 s: about 6 s in all), and a longer outage moves onto
+ * workflow timers (about five events per retry) with the backoff growing to a minute: about 300 events
+ * per hour of outage, a week before the limit. The price: once the database is back, a retry may wait up
+ * to a minute (`test/faults/local-activity-outage.test.ts`).
+ */
+const LOCAL_RETRY_THRESHOLD = '5 seconds';
+const LOCAL_MAXIMUM_INTERVAL = '1 minute';
+
+function asLocal(p: ActivityOptions & { startToCloseTimeout: string; retry: NonNullable<ActivityOptions['retry']> }): LocalActivityOptions {
+  return {
+    startToCloseTimeout: p.startToCloseTimeout,
+    localRetryThreshold: LOCAL_RETRY_THRESHOLD,
+    retry: { ...p.retry, maximumInterval: LOCAL_MAXIMUM_INTERVAL },
+  };
+}
+
+/** The policies of the activities that run as local activities (turn and mission bookkeeping). */
+export const LOCAL_ACTIVITY_POLICIES = {
+  bookkeeping: asLocal(ACTIVITY_POLICIES.bookkeeping),
+  recording: asLocal(ACTIVITY_POLICIES.recording),
+  mission: asLocal(ACTIVITY_POLICIES.mission),
+} as const satisfies Record<string, LocalActivityOptions>;

@@ -5,7 +5,7 @@
  * model can never approve. Reminder, escalation and expiry are durable timers (`condition` with
  * a timeout); the machines never read a clock. See docs/MISSIONS.md.
  */
-import { ACTIVITY_POLICIES } from '../core/activity-policies.js';
+import { ACTIVITY_POLICIES, LOCAL_ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -88,7 +88,7 @@ type MissionBookkeeping = Pick<MissionActivities, 'openMission' | 'attestStepTur
 // Local (docs/IDEMPOTENCY.md): their entries are keyed by what they record (missionEntryKey), not by
 // sequence number, which a failed workflow task's retry may give to another command (an Update that
 // arrived meanwhile schedules one). Local also means no pending activity for anyone to complete.
-const localBookkeeping = proxyLocalActivities<MissionBookkeeping>(ACTIVITY_POLICIES.mission);
+const localBookkeeping = proxyLocalActivities<MissionBookkeeping>(LOCAL_ACTIVITY_POLICIES.mission);
 // Drafting a plan is a model step: the LLM policy (heartbeats, minutes not seconds).
 const planning = proxyActivities<Pick<MissionActivities, 'draftMissionPlan'>>(ACTIVITY_POLICIES.llm);
 

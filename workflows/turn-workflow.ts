@@ -18,7 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createTurnActivities, PendingCall, RunToolResult, ScheduledCall } from '../activities/turn-activities.js';
-import { ACTIVITY_POLICIES } from '../core/activity-policies.js';
+import { ACTIVITY_POLICIES, LOCAL_ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import { CapabilitySet, Scope } from '../core/capability/index.js';
 import type { TurnRequest } from '../core/channel.js';
 import { AivyxError, type AivyxErrorData } from '../core/errors.js';
@@ -49,8 +49,8 @@ const remote = {
   recording: proxyActivities<Recording>(ACTIVITY_POLICIES.recording),
 };
 const local = {
-  bookkeeping: proxyLocalActivities<Bookkeeping>(ACTIVITY_POLICIES.bookkeeping),
-  recording: proxyLocalActivities<Recording>(ACTIVITY_POLICIES.recording),
+  bookkeeping: proxyLocalActivities<Bookkeeping>(LOCAL_ACTIVITY_POLICIES.bookkeeping),
+  recording: proxyLocalActivities<Recording>(LOCAL_ACTIVITY_POLICIES.recording),
 };
 const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>(ACTIVITY_POLICIES.llm);
 // Interruptible tools (declared in their definitions: long-lived processes) are what a channel's cancel

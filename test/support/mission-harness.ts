@@ -53,6 +53,8 @@ export interface MissionHarnessOptions {
   missionControl?: boolean;
   /** Activities whose results are replaced, as a forged completion at the frontend would replace them (red-team tests). */
   forgedCompletions?: Partial<Record<keyof ReturnType<typeof wireTurnActivities>, (...args: never[]) => Promise<unknown>>>;
+  /** The first N calls of these activities fail as a database outage would (a retryable error), then they run (fault tests). */
+  outages?: Partial<Record<keyof ReturnType<typeof wireTurnActivities>, number>>;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
   /** The worker's workflow cache (default: the production default). */
@@ -138,6 +140,15 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   });
   // What an attacker at the frontend could do to any activity: complete it with a result of their choosing.
   Object.assign(activities, opts.forgedCompletions ?? {});
+  for (const [name, failures] of Object.entries(opts.outages ?? {})) {
+    const acts = activities as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const real = acts[name]!;
+    let left = failures;
+    acts[name] = async (...args) => {
+      if (left-- > 0) throw new Error('connect ECONNREFUSED 127.0.0.1:5432 (a simulated database outage)');
+      return real(...args);
+    };
+  }
   const workerDataConverter = opts.codec
     ? aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }))
     : undefined;
