@@ -10,7 +10,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { bareWorker } from './bare-worker.js';
 import { startInBatches } from './batches.js';
 
-/** Workflows of the bare shape that reached their wait, per second. */
+/** Workflows of the bare shape that ran their last activity (`atGate`), per second. */
 export interface ShapeRate {
   count: number;
   seconds: number;

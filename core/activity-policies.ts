@@ -72,9 +72,10 @@ export const ACTIVITY_POLICIES = {
  * A local activity retries inside its workflow task, which the worker keeps alive by heartbeats: about
  * three history events every 8 s for as long as the database is down, so an outage of a day and a half
  * would reach Temporal's 51,200-event limit and the server would terminate the workflow. So a blip is
- * still retried inside the task (backoffs under 5 s: about 6 s in all), and a longer outage moves onto
- * workflow timers (about five events per retry) with the backoff growing to a minute: about 300 events
- * per hour of outage, a week before the limit. The price: once the database is back, a retry may wait up
+ * still retried inside the task (backoffs under 5 s: 6–8 s in all), and a longer outage moves onto
+ * workflow timers (six events per retry: the failed attempt's marker, the timer's two, the workflow
+ * task's three) with the backoff growing to a minute: about 360 events per hour of outage, about six
+ * days before the limit. The price: once the database is back, a retry may wait up
  * to a minute (`test/faults/local-activity-outage.test.ts`).
  */
 const LOCAL_RETRY_THRESHOLD = '5 seconds';

@@ -28,7 +28,8 @@ function save(workflowId: string, name: string): void {
     { encoding: 'utf8' },
   );
   const tag = process.env.AIVYX_RECORD_TAG ?? new Date().toISOString().slice(0, 10);
-  writeFileSync(join(import.meta.dirname, '../histories', `${name}.${tag}.json`), json);
+  // 'wx': a second recording on the same day fails rather than replacing that day's generation.
+  writeFileSync(join(import.meta.dirname, '../histories', `${name}.${tag}.json`), json, { flag: 'wx' });
 }
 
 describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', () => {

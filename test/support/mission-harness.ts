@@ -53,7 +53,10 @@ export interface MissionHarnessOptions {
   missionControl?: boolean;
   /** Activities whose results are replaced, as a forged completion at the frontend would replace them (red-team tests). */
   forgedCompletions?: Partial<Record<keyof ReturnType<typeof wireTurnActivities>, (...args: never[]) => Promise<unknown>>>;
-  /** The first N calls of these activities fail as a database outage would (a retryable error), then they run (fault tests). */
+  /**
+   * The first N calls of these activities fail as a database outage would (a retryable error), then they
+   * run (fault tests). Every other failing call runs first: the write went through, its reply was lost.
+   */
   outages?: Partial<Record<keyof ReturnType<typeof wireTurnActivities>, number>>;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
@@ -145,7 +148,10 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     const real = acts[name]!;
     let left = failures;
     acts[name] = async (...args) => {
-      if (left-- > 0) throw new Error('connect ECONNREFUSED 127.0.0.1:5432 (a simulated database outage)');
+      if (left-- > 0) {
+        if (left % 2 === 0) await real(...args);
+        throw new Error('connect ECONNREFUSED 127.0.0.1:5432 (a simulated database outage)');
+      }
       return real(...args);
     };
   }
