@@ -1,8 +1,8 @@
 /**
  * The floor of the missions-to-a-gate rate: workflows with a mission's bare Temporal shape (bench-workflows.ts,
  * `bareMissionShape`: a child workflow with two remote activities, one more remote activity, then a wait),
- * started the way the real missions are, on the same server, by a worker with SDK defaults and no-op
- * activities. What the real missions add to it (audit, attestation, the codec, the machines) is ours.
+ * started the way the real missions are (on the run's idle in-memory floor server, not the missions'
+ * server, so neither run is in the other's way), by a worker with SDK defaults and no-op activities. What the real missions add to it (audit, attestation, the codec, the machines) is ours.
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';

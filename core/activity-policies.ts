@@ -75,8 +75,8 @@ export const ACTIVITY_POLICIES = {
  * still retried inside the task (backoffs under 5 s: 6–8 s in all), and a longer outage moves onto
  * workflow timers (six events per retry: the failed attempt's marker, the timer's two, the workflow
  * task's three) with the backoff growing to a minute: about 360 events per hour of outage, about six
- * days before the limit. The price: once the database is back, a retry may wait up
- * to a minute (`test/faults/local-activity-outage.test.ts`).
+ * days before the limit. The price: once the database is back, a retry may wait up to a minute
+ * (`test/faults/local-activity-outage.test.ts`).
  */
 const LOCAL_RETRY_THRESHOLD = '5 seconds';
 const LOCAL_MAXIMUM_INTERVAL = '1 minute';

@@ -2,9 +2,8 @@
  * A database outage of an hour during a mission's local bookkeeping, on the time-skipping server: the
  * mission waits it out and opens once the database answers, with one MissionStarted entry (half the
  * failed attempts had written it before failing), and its history grows by a few events per minute of
- * outage. Retried inside the workflow task (the SDK's
- * default), the same outage kept the task alive by heartbeats, three events every 8 s, in real time:
- * this test then runs into its timeout.
+ * outage. Retried inside the workflow task (the SDK's default), the same outage kept the task alive by
+ * heartbeats, three events every 8 s, in real time: this test then runs into its timeout.
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
