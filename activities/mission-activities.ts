@@ -34,7 +34,8 @@ import type { ChannelSender } from './tools/channel-send.js';
 import { CapabilitySet } from '../core/capability/index.js';
 import { checkPlan, draftPlan, PLAN_TOOL, plannedMission, type MissionPlan } from './mission-plan.js';
 import { activityKey, bookkeepingKey, currentExecution, inputHash } from './turn-activities.js';
-import type { AuditPort, ClaimPort, MissionWaitsPort, ProofPort } from './ports.js';
+import type { AuditPort, ClaimPort, MissionWaitsPort, ProofPort, ToolCallLogPort } from './ports.js';
+import { gateAskerOf, gateApproversFor, taintGateRefusal } from '../core/gate-approvers.js';
 
 /** Who is told about a gate. */
 export interface MissionNotice {
@@ -83,6 +84,10 @@ export interface MissionActivityDeps {
   sender?: ChannelSender;
   /** The spend budget of missions whose definition names none (AIVYX_MISSION_*_BUDGET); none: no limit. */
   missionBudget?: SpendBudget;
+  /** The tool-call log: why a step's call was gated (after untrusted content, only owners decide). */
+  toolCalls?: Pick<ToolCallLogPort, 'callTaint'>;
+  /** The owner's identities on remote channels (`AIVYX_OWNER_IDS`); the local owner is always one. */
+  owners?: readonly string[];
 }
 
 /** The Schedules' own record of what they started (the server's, not the workflow's word). */
@@ -113,6 +118,17 @@ export interface GateAuthority {
   inputHash: string;
   approvers: GateApproverRef[];
   secondApprovers: GateApproverRef[];
+  /** The untrusted sources the call followed: only owners may decide it (core/gate-approvers.ts). */
+  taintedBy?: string[];
+}
+
+/** What `openGate` answers: the call's digest and who the worker says may decide it. */
+export interface OpenedGate {
+  inputHash: string;
+  approvers: GateApproverRef[];
+  secondApprovers: GateApproverRef[];
+  /** Only owners decide: the call follows untrusted content. */
+  ownersOnly?: true;
 }
 
 /** How a wait ended, as the worker decided it (settleWait). */
@@ -197,6 +213,7 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       throw toApplicationFailure(e);
     });
   const same = (a: GateApproverRef, b: GateApproverRef): boolean => a.identity === b.identity && a.channel === b.channel;
+  const owners = deps.owners ?? [];
 
   /** The verified definition this run holds, or a CapabilityDenied failure (the workflow's own input was not verified). */
   async function heldMission(def: MissionDefinition): Promise<MissionAuthority> {
@@ -234,6 +251,17 @@ export function createMissionActivities(deps: MissionActivityDeps) {
    * the worker recorded it (settleWait), not as the workflow says — on a branch that goes on. A
    * forged activity completion can make the workflow believe a wait ended; it cannot get past here.
    */
+  /**
+   * Why a gate's call needs the owners, from this worker's own records: the definition's own taint
+   * (a worker-built mission born of untrusted content) and what runTool recorded when the step's
+   * turns (or the confirmed turn) asked for this exact call.
+   */
+  async function gateTaint(def: MissionDefinition, step: number, tool: string, hash: string): Promise<string[]> {
+    const turns = [`${def.missionId}/step-${step}`, ...(def.pendingGate ? [def.pendingGate.turnId] : [])];
+    const recorded = (await deps.toolCalls?.callTaint(turns, tool, hash)) ?? [];
+    return [...new Set([...(def.taintedBy ?? []), ...recorded])];
+  }
+
   async function reachable(def: MissionDefinition, step: number): Promise<void> {
     await heldMission(def);
     for (let j = 0; j < step; j++) {
@@ -471,19 +499,23 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       step: number;
       tool: string;
       input: unknown;
-    }): Promise<{ inputHash: string }> {
+    }): Promise<OpenedGate> {
       const def = input.definition;
       await reachable(def, input.step);
       const { workflowId, runId } = currentExecution();
       if (!input.gateId.startsWith(`${def.missionId}/gate-`))
         throw toApplicationFailure(new AivyxError('Internal', `gate id ${input.gateId} is not one of mission ${def.missionId}'s`));
       const hash = inputHash(input.input);
+      const taintedBy = await gateTaint(def, input.step, input.tool, hash);
+      // After untrusted content the owners decide (the asker too, if they are the owner at their machine), and they
+      // alone: no second approvers either.
       const data: GateAuthority = {
         missionId: def.missionId,
         tool: input.tool,
         inputHash: hash,
-        approvers: def.approvers,
-        secondApprovers: def.secondApprovers ?? [],
+        approvers: taintedBy.length > 0 ? gateApproversFor(gateAskerOf(def.channel), taintedBy, owners) : def.approvers,
+        secondApprovers: taintedBy.length > 0 ? [] : (def.secondApprovers ?? []),
+        ...(taintedBy.length > 0 ? { taintedBy } : {}),
       };
       const claim = await deps.claims.claim<GateAuthority>({ kind: 'gate', subject: input.gateId, workflowId, runId, data });
       // A continued run reopening a gate its predecessor opened finds it held by that run: same gate, same call.
@@ -501,9 +533,15 @@ export function createMissionActivities(deps: MissionActivityDeps) {
         step: input.step,
         tool: input.tool,
         inputHash: hash,
-        approvers: def.approvers.map((a) => `${a.identity}@${a.channel}`),
+        approvers: data.approvers.map((a) => `${a.identity}@${a.channel}`),
+        ...(data.taintedBy ? { taintedBy: data.taintedBy } : {}),
       });
-      return { inputHash: hash };
+      return {
+        inputHash: hash,
+        approvers: data.approvers,
+        secondApprovers: data.secondApprovers,
+        ...(data.taintedBy ? { ownersOnly: true as const } : {}),
+      };
     },
 
     /**
@@ -536,6 +574,9 @@ export function createMissionActivities(deps: MissionActivityDeps) {
       if (!APPROVING_TIERS.includes(approver.trustTier)) return reject(`a ${approver.trustTier} channel may not decide a gate`);
       if (![...gate.data.approvers, ...gate.data.secondApprovers].some((a) => same(a, approver)))
         return reject(`${approver.identity} on ${approver.channel} was not asked to decide gate ${req.gateId}`);
+      // Checked against this worker's owners, whoever the gate's record lists: a taint gate is the owners' alone.
+      const notOwner = taintGateRefusal(approver, gate.data.taintedBy ?? [], owners);
+      if (notOwner) return reject(notOwner);
       const claim = await deps.claims.claim<DecisionAuthority>({
         kind: 'gate-decision',
         subject: req.gateId,

@@ -11,7 +11,7 @@ import type { ChannelEvent } from '../core/channel.js';
 import type { MissionDefinition } from '../workflows/mission-messages.js';
 import type { MissionScheduleSpec } from '../core/mission-spec.js';
 import type { MissionEventMatch } from '../machines/index.js';
-import type { MissionOwners } from '../core/mission-owner.js';
+import type { MissionOwners, MissionPersonRef } from '../core/mission-owner.js';
 
 /** Appends audit entries idempotently by key. */
 export interface AuditPort {
@@ -92,6 +92,12 @@ export interface ToolCallLogPort {
    * produce, or not yet: either way it cannot be vouched for).
    */
   contextLabels(keys: readonly string[]): Promise<{ untrusted: string[]; unrecorded: string[] }>;
+  /**
+   * The untrusted sources runTool recorded for calls of `tool` with this input hash in the turns
+   * `turns` name (a turn id, or the id its runs' ids extend: `<mission>/step-2` covers
+   * `<mission>/step-2/run-1`): why such a call was gated (empty: it was not taint).
+   */
+  callTaint(turns: readonly string[], tool: string, inputHash: string): Promise<string[]>;
 }
 
 /** Best-effort events from activities to the channel (seed `stream_event`). */
@@ -149,8 +155,15 @@ export type EscalatedOutcome = Extract<TurnOutcome, { status: 'Escalated' }>;
  * plain conversation): a confirmation mission. Idempotent per turn id.
  */
 export interface ConfirmationPort {
-  /** Opens (or finds) the gate; resolves with its id. */
-  open(req: TurnRequest, outcome: EscalatedOutcome): Promise<{ gateId: string }>;
+  /** Opens (or finds) the gate, asking `gate.approvers`; resolves with its id. */
+  open(req: TurnRequest, outcome: EscalatedOutcome, gate: ConfirmationGate): Promise<{ gateId: string }>;
+}
+
+/** Who decides a confirmation gate, as the worker decided it from its own records (core/gate-approvers.ts). */
+export interface ConfirmationGate {
+  approvers: MissionPersonRef[];
+  /** The untrusted sources the call followed (empty: a confirm-first call on an untainted turn). */
+  taintedBy: string[];
 }
 
 /** Starts a mission the worker vouches for (a `mission.create` call a person approved). */

@@ -40,6 +40,7 @@ import {
   type ToolCallLogPort,
 } from './ports.js';
 import type { ToolImplementation } from './tools/tool-implementation.js';
+import { gateApproversFor, gateAskerOf } from '../core/gate-approvers.js';
 import { describeTaint, policyAction, stricter, taintGoverns, type CallTaint, type TaintPolicy } from '../core/taint.js';
 import { findTool, HOST_BOUND_TOOLS, toolSpecs } from '../core/tool-catalog.js';
 import { confirmationRerunTurnId, sessionWorkflowId } from '../workflows/turn-ids.js';
@@ -90,6 +91,11 @@ export interface OpenedSpend {
   turn?: SpendBudget;
   /** The session's budget for the day and what its earlier turns spent today (UTC) when this one opened. */
   day?: { budget: SpendBudget; used: Spend };
+}
+
+/** What `finalizeTurn` tells the workflow: whether only the owners were asked to approve its escalated call. */
+export interface FinalizedTurn {
+  ownersOnly?: true;
 }
 
 /** The turn's taint at its start: untrusted sources already in context, and the worker's policy. */
@@ -686,7 +692,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     },
 
     /** Writes owed call entries and `TurnEnded`, records a completed exchange, opens a confirmation, delivers the outcome. */
-    async finalizeTurn(input: FinalizeTurnInput): Promise<void> {
+    async finalizeTurn(input: FinalizeTurnInput): Promise<FinalizedTurn> {
       const { request, outcome } = input;
       // Calls the turn scheduled whose entry was not confirmed (the budget ran out first): a call that
       // never started is fenced off and recorded as not run; a finished one gets its entry now; one
@@ -726,6 +732,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
       // A channel's turn that asked for approval gets its gate now, before the channel shows the outcome
       // (mission step turns are gated by their own mission: their ids do not start with `turn/`).
       // The worker opens it only for a verified turn and a call this run's model step really proposed.
+      let told: TurnOutcome = outcome;
       if (outcome.status === 'Escalated' && deps.confirmations && isChannelTurn(request.turnId) && authority && input.pending) {
         const { runId } = currentExecution();
         const p = input.pending;
@@ -733,18 +740,32 @@ export function createTurnActivities(deps: TurnActivityDeps) {
           p.call.tool === outcome.pendingTool &&
           deps.proofs.check('tool-call', request.turnId, toolCallProofBody(runId, p.step, p.call), p.proof).ok;
         if (genuine && sha256Hex(canonicalJson(turnProofBody(request))) === authority.requestHash) {
-          const { gateId } = await deps.confirmations.open(request, outcome);
-          deps.stream.publish(request.turnId, {
-            type: 'status',
-            text: `approval needed: gate ${gateId} (aivyx mission approve ${gateId}); once approved, the call runs as turn ${confirmationRerunTurnId(request.turnId)}`,
-          });
+          // Why the call was gated, from this worker's own records: after untrusted content only the owners decide.
+          const taintedBy = [
+            ...new Set([
+              ...(authority.taint ?? []),
+              ...(await deps.toolCalls.callTaint([request.turnId], p.call.tool, inputHash(p.call.input))),
+            ]),
+          ];
+          const asker = gateAskerOf({ ...request.channel, trustTier: authority.trustTier });
+          const approvers = gateApproversFor(asker, taintedBy, places.owners ?? []);
+          const { gateId } = await deps.confirmations.open(request, outcome, { approvers, taintedBy });
+          const rerun = confirmationRerunTurnId(request.turnId);
+          // No gate id where the untrusted sender reads it: it would not work for them, and it invites the attempt.
+          const text =
+            taintedBy.length > 0
+              ? `approval needed: the request went to the owner; once approved, the call runs as turn ${rerun}`
+              : `approval needed: gate ${gateId} (aivyx mission approve ${gateId}); once approved, the call runs as turn ${rerun}`;
+          deps.stream.publish(request.turnId, { type: 'status', text });
+          if (taintedBy.length > 0) told = { ...outcome, ownersOnly: true };
         }
       }
       try {
-        await deps.delivery.deliver(request, outcome);
+        await deps.delivery.deliver(request, told);
       } catch (e) {
         throw toApplicationFailure(e instanceof AivyxError ? e : new AivyxError('Channel', `delivery failed: ${errorData(e).message}`));
       }
+      return told.status === 'Escalated' && told.ownersOnly ? { ownersOnly: true } : {};
     },
   };
 

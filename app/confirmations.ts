@@ -1,17 +1,17 @@
 /**
  * Confirm-first in a plain conversation: when a channel turn ends `Escalated`, the worker opens a
  * *confirmation mission* whose first gate is exactly the pending call (tool + input hash). The
- * people who may decide it are the sender, when their channel's tier may approve, and the owner
- * (`local-user` on `cli`). Once approved, the mission reruns the message with a one-shot grant
+ * worker decides who may decide it (core/gate-approvers.ts): after untrusted content the owners
+ * only, else the sender, when their channel's tier may approve, and the owner (`local-user` on
+ * `cli`). Once approved, the mission reruns the message with a one-shot grant
  * for that call and delivers the reply on the original channel's route. The model never decides:
  * gates move only by the mission's Update, validated against this approver list.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { ConfirmationPort, EscalatedOutcome, MissionStartPort } from '../activities/ports.js';
-import { createMissionSchedule, LOCAL_APPROVER, startMission } from '../channels/mission-gateway.js';
+import type { ConfirmationGate, ConfirmationPort, EscalatedOutcome, MissionStartPort } from '../activities/ports.js';
+import { createMissionSchedule, startMission } from '../channels/mission-gateway.js';
 import type { TurnRequest } from '../core/channel.js';
 import { messageText } from '../core/message.js';
-import { APPROVING_TIERS, type GateApproverRef } from '../machines/index.js';
 import type { MissionDefinition } from '../workflows/mission-messages.js';
 import { confirmationGateId, confirmationMissionId } from '../workflows/turn-ids.js';
 import type { Attestor } from '../infra/attestation.js';
@@ -35,19 +35,17 @@ export interface ConfirmationDeps {
 export function confirmationDefinition(
   req: TurnRequest,
   outcome: EscalatedOutcome,
+  gate: ConfirmationGate,
   deps: Pick<ConfirmationDeps, 'capabilities' | 'reminderAfter' | 'expireAfter'>,
 ): MissionDefinition {
-  const approvers: GateApproverRef[] = [];
-  if (APPROVING_TIERS.includes(req.channel.trustTier) && req.channel.sender)
-    approvers.push({ identity: req.channel.sender, channel: req.channel.name });
-  if (!approvers.some((a) => a.identity === LOCAL_APPROVER.identity && a.channel === LOCAL_APPROVER.channel))
-    approvers.push({ identity: LOCAL_APPROVER.identity, channel: LOCAL_APPROVER.channel });
   const text = messageText(req.message.content);
   return {
     missionId: confirmationMissionId(req.turnId),
     goal: `confirm ${outcome.pendingTool} asked on ${req.channel.name}: ${text.slice(0, 120)}`,
     steps: [{ text }],
-    approvers,
+    approvers: gate.approvers,
+    // Its rerun reads the same untrusted content: every gate it opens is the owners' too.
+    ...(gate.taintedBy.length > 0 ? { taintedBy: gate.taintedBy } : {}),
     onExpire: 'fail',
     capabilities: deps.capabilities,
     channel: req.channel,
@@ -70,8 +68,8 @@ async function startOnce(deps: ConfirmationDeps, def: MissionDefinition): Promis
 /** A confirmation port that starts confirmation missions over the Temporal client. */
 export function createConfirmations(deps: ConfirmationDeps): ConfirmationPort {
   return {
-    async open(req, outcome) {
-      await startOnce(deps, confirmationDefinition(req, outcome, deps));
+    async open(req, outcome, gate) {
+      await startOnce(deps, confirmationDefinition(req, outcome, gate, deps));
       return { gateId: confirmationGateId(req.turnId) };
     },
   };

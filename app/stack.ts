@@ -21,6 +21,7 @@ import type { LlmProvider } from '../activities/llm/llm-provider.js';
 import { DeliveryRegistry, routingMissionNotifier } from '../activities/delivery-activities.js';
 import { streamMissionNotifier } from '../activities/mission-activities.js';
 import { createConfirmations, createMissionStarts } from './confirmations.js';
+import { createAuditPort } from '../infra/audit-port.js';
 import { createScheduleRecords } from './schedules.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { createMissionWaits } from '../infra/mission-waits.js';
@@ -361,6 +362,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       dashboard: true,
       // Telegram and e-mail offer what they receive to missions waiting for it (waitFor steps).
       events: { waits: createMissionWaits(channelState), store: channelState },
+      // A decision the mission refuses before the worker sees it is audited where the approver was authenticated.
+      audit: createAuditPort(db.db, master.subkey('audit')),
     });
     // Approval buttons and reply tokens are MACed and single use.
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);

@@ -76,11 +76,12 @@ export function wireTurnActivities(input: WiringInput) {
   const storage = SealedStorage.open(input.db, input.master);
   // Each model step in a GenAI span (a no-op unless tracing is on).
   const llm = tracedLlmProvider(input.llm);
+  const toolCalls = createToolCallLog(input.db, input.master.subkey('audit'));
   const turn = createTurnActivities({
     audit,
     proofs,
     claims,
-    toolCalls: createToolCallLog(input.db, input.master.subkey('audit')),
+    toolCalls,
     stream: input.hub,
     // Local channels live in this process and hear the outcome through the hub.
     delivery: { deliver: async (req, outcome) => input.hub.publish(req.turnId, { type: 'final', outcome }) },
@@ -104,6 +105,8 @@ export function wireTurnActivities(input: WiringInput) {
     llm,
     ...(input.agent.spendBudgets?.mission ? { missionBudget: input.agent.spendBudgets.mission } : {}),
     sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()),
+    owners: input.agent.trustedPlaces?.owners ?? [],
+    toolCalls,
   });
   return {
     ...turn,
@@ -153,7 +156,10 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
     createShellSpawnTool({ intents, ...confined }),
     // Without a registry no channel can send: every call fails with "no channel named ...".
     createChannelSendTool({ sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()) }),
-    createMissionCreateTool(input.missionStarts ? { starts: input.missionStarts } : {}),
+    createMissionCreateTool({
+      ...(input.missionStarts ? { starts: input.missionStarts } : {}),
+      owners: input.agent.trustedPlaces?.owners ?? [],
+    }),
     ...createMissionControlTools(input.missionControl ? { control: input.missionControl } : {}),
     // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];

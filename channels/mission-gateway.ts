@@ -39,7 +39,7 @@ import {
   type ScheduledMissionArgs,
 } from '../workflows/mission-messages.js';
 import type { missionWorkflow } from '../workflows/mission-workflow.js';
-import type { MissionControlPort, MissionRecord, ScheduleControlPort, ScheduleRecord } from '../activities/ports.js';
+import type { AuditPort, MissionControlPort, MissionRecord, ScheduleControlPort, ScheduleRecord } from '../activities/ports.js';
 import type { MissionOwners } from '../core/mission-owner.js';
 import { missionRecord, missionRecords, scheduleRecord, scheduleRecords } from './mission-records.js';
 
@@ -134,6 +134,11 @@ export interface MissionGatewayDeps {
   dashboard?: boolean;
   /** Missions' open waits and the channels' state: inbound events for `waitFor` steps; none: channels offer none. */
   events?: Pick<MissionEventDeps, 'waits' | 'store'>;
+  /**
+   * The audit log: a decision the mission refused before the worker saw it (an approver it does not
+   * accept, a closed gate) is recorded as `GateDecisionRejected` here, where the approver was authenticated.
+   */
+  audit?: AuditPort;
 }
 
 const MISSION_ID = /^mission-[A-Za-z0-9-]{1,80}$/;
@@ -347,6 +352,44 @@ export class MissionGateway implements MissionControlPort, ScheduleControlPort {
       .catch(notFoundAs(missionId));
   }
 
+  /**
+   * Records a decision a channel refused before sending it (a token sent to someone else, an
+   * "approve" without one) as `GateDecisionRejected`, once per `eventId` (the platform's id of the
+   * press or mail). Best effort: the refusal stands either way.
+   */
+  async rejectDecision(r: {
+    gateId: string;
+    kind: 'approve' | 'deny';
+    approver: GateApproverRef;
+    reason: string;
+    eventId: string;
+  }): Promise<void> {
+    await this.auditRejected(`gateway/${r.gateId}/${r.approver.channel}/${r.eventId}/rejected`, r.kind, r.gateId, r.approver, r.reason);
+  }
+
+  /** Records a decision the mission's validator refused (the worker audits those it checked itself: "approval refused: …"). */
+  private async auditRefusal(kind: 'approve' | 'deny', req: GateDecisionRequest, why: string): Promise<void> {
+    if (/^(approval|denial) refused: /.test(why)) return;
+    await this.auditRejected(`gateway/${req.gateId}/${req.nonce}/rejected`, kind, req.gateId, req.approver, why);
+  }
+
+  private async auditRejected(key: string, kind: 'approve' | 'deny', gateId: string, who: GateApproverRef, why: string): Promise<void> {
+    if (!this.deps.audit) return;
+    const missionId = missionOfGate(gateId);
+    await this.deps.audit
+      .append(key, {
+        type: 'GateDecisionRejected',
+        turnId: missionId,
+        missionId,
+        gateId,
+        decision: kind,
+        claimedApprover: who.identity,
+        claimedChannel: who.channel,
+        reason: why.slice(0, 500),
+      })
+      .catch(() => undefined);
+  }
+
   private async decide(
     kind: 'approve' | 'deny',
     gateId: string,
@@ -366,6 +409,7 @@ export class MissionGateway implements MissionControlPort, ScheduleControlPort {
       if (isWorkflowNotFound(err) || isTemporalUnreachable(err)) throw missionError(owner, err);
       const e = err as { message?: string; cause?: { message?: string } };
       const why = e.cause?.message ?? e.message ?? String(err);
+      await this.auditRefusal(kind, request, why);
       // The update validator's refusals (workflows/mission-workflow.ts): no such gate, a gate already decided, an approver it does not accept.
       if (/ has no gate /.test(why))
         throw new AivyxError('NotFound', `${kind} refused: ${why}`, {

@@ -1,7 +1,8 @@
 /**
  * What a chat channel (Telegram, email) says when a turn ends: the answer, or a short sentence
  * for the other outcomes. An escalated turn names the gate its confirmation mission opened
- * (app/confirmations.ts), so the person knows what the approval request refers to.
+ * (app/confirmations.ts), so the person knows what the approval request refers to — unless only
+ * the owners may decide it (it follows untrusted content): then the room learns only that it waits.
  */
 import type { TurnOutcome } from '../core/outcomes.js';
 import { confirmationGateId } from '../workflows/turn-ids.js';
@@ -12,6 +13,9 @@ export function outcomeReplyText(outcome: TurnOutcome, turnId: string, approveHi
     case 'Completed':
       return outcome.finalMessage;
     case 'Escalated': {
+      // The owners decide a call that follows untrusted content, privately: no gate id where its source reads.
+      if (outcome.ownersOnly)
+        return `This needs the owner's approval first: ${outcome.reason} (tool ${outcome.pendingTool}). The request went to the owner privately; nothing runs unless they approve it.`;
       const gateId = confirmationGateId(turnId);
       return `This needs approval first: ${outcome.reason} (tool ${outcome.pendingTool}). An approval request for gate ${gateId} went to the people who may decide it.${approveHint(gateId)}`;
     }

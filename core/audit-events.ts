@@ -107,6 +107,8 @@ export type AuditEvent =
       tool: string;
       inputHash: string;
       approvers: string[];
+      /** The untrusted sources the call followed: why only owners were asked (absent: a confirm-first gate). */
+      taintedBy?: string[];
     }
   | { type: 'GateReminded'; turnId: string; missionId: string; gateId: string; afterMs: number }
   | { type: 'GateEscalated'; turnId: string; missionId: string; gateId: string; approvers: string[]; afterMs: number }

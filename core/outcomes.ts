@@ -19,7 +19,15 @@ export type ToolOutcome =
  */
 export type TurnOutcome = (
   | { status: 'Completed'; finalMessage: string; toolCallsMade: number; durationMs: number }
-  | { status: 'Escalated'; reason: string; pendingTool: string; pendingInput?: unknown; toolCallsMade: number }
+  | {
+      status: 'Escalated';
+      reason: string;
+      pendingTool: string;
+      pendingInput?: unknown;
+      toolCallsMade: number;
+      /** Set by the worker when only the owners may decide (the call follows untrusted content): the request went to them, not here. */
+      ownersOnly?: true;
+    }
   | { status: 'TimedOut'; toolCallsMade: number; elapsedMs: number; budget?: BudgetBreach }
   | { status: 'Cancelled'; toolCallsMade: number }
   | { status: 'Failed'; error: AivyxErrorData; toolCallsMade: number }

@@ -156,6 +156,7 @@ export const missionDefinitionSchema = z.lazy(() =>
       .strictObject({ turnId: id, tool: z.string().min(1).max(200), input: z.unknown(), reason: z.string().max(10_000) })
       .optional(),
     replyRoute: replyRouteSchema.optional(),
+    taintedBy: z.array(z.string().min(1).max(400)).min(1).max(50).optional(),
     plannedFrom: id.optional(),
     budget: spendBudgetSchema.optional(),
   }),

@@ -64,7 +64,24 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
       const recorded = new Set(done.map((r) => r.idem_key));
       return { untrusted: [...new Set(labels)], unrecorded: keys.filter((k) => !recorded.has(k)) };
     },
+    async callTaint(turns, tool, hash) {
+      if (turns.length === 0) return [];
+      const rows = await db
+        .selectFrom('tool_calls')
+        .select('tainted_by')
+        .where('tool', '=', tool)
+        .where('input_hash', '=', hash)
+        .where('tainted_by', 'is not', null)
+        .where((eb) => eb.or(turns.flatMap((t) => [eb('turn_id', '=', t), eb('turn_id', 'like', `${likeEscaped(t)}/%`)])))
+        .execute();
+      return [...new Set(rows.flatMap((r) => JSON.parse(r.tainted_by ?? '[]') as string[]))];
+    },
   };
+}
+
+/** `text` as a LIKE pattern that matches only itself (turn ids may hold `_`). */
+function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /** Appends the `ToolCall` entry of one call exactly once (see `ToolCallLogPort.audit`). */

@@ -27,6 +27,8 @@ export interface GateInput {
   inputHash: string;
   approvers: readonly GateApproverRef[];
   secondApprovers?: readonly GateApproverRef[];
+  /** The call follows untrusted content: its approvers are the owners (core/gate-approvers.ts). */
+  ownersOnly?: boolean;
 }
 
 /** The gate's context. */
@@ -57,7 +59,10 @@ export function currentApprovers(ctx: GateContext): GateApproverRef[] {
 export function approverRefusal(ctx: GateContext, approver: GateApprover): string | undefined {
   if (!APPROVING_TIERS.includes(approver.trustTier)) return `a ${approver.trustTier} channel may not decide a gate`;
   const listed = currentApprovers(ctx).some((a) => a.identity === approver.identity && a.channel === approver.channel);
-  if (!listed) return `"${approver.identity}" on channel "${approver.channel}" is not an approver of gate ${ctx.gateId}`;
+  if (!listed) {
+    const why = ctx.ownersOnly ? ' (only an owner may decide it: it follows untrusted content)' : '';
+    return `"${approver.identity}" on channel "${approver.channel}" is not an approver of gate ${ctx.gateId}${why}`;
+  }
   return undefined;
 }
 

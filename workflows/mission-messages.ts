@@ -37,6 +37,11 @@ export interface MissionDefinition {
   pendingGate?: PendingGate;
   /** Where step turns deliver their replies (the original channel's route), if anywhere. */
   replyRoute?: ReplyRoute;
+  /**
+   * Set by the worker for a mission born of untrusted content (a confirmation of a tainted call, a
+   * `mission.create` in a tainted turn): every gate it opens is decided by the owners only.
+   */
+  taintedBy?: string[];
   /** A planned mission: the mission that planned it, which alone may run it (as its child). */
   plannedFrom?: string;
   /** Its spend budget (docs/BUDGETS.md); absent: the worker's AIVYX_MISSION_*_BUDGET, or none. */

@@ -42,6 +42,7 @@ import {
   type SpendBudget,
 } from '../core/spend.js';
 import { describeCall } from '../core/tools/describe-call.js';
+import { OWNERS_ONLY_NOTE } from '../core/gate-approvers.js';
 import { AivyxApprover, AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
 import {
   approverRefusal,
@@ -474,20 +475,26 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
   ): Promise<GateEnd> {
     gateSeq++;
     const gateId = `${missionId}/gate-${gateSeq}`;
-    const { inputHash } = await open({
+    const opened = await open({
       definition: def,
       gateId,
       step,
       tool: pending.tool,
       input: pending.input ?? null,
     });
+    const { inputHash } = opened;
+    // Who decides is the worker's answer (after untrusted content: the owners only); a history
+    // recorded before it answered this asked the definition's approvers.
+    const approvers = opened.approvers ?? def.approvers;
+    const secondApprovers = opened.approvers ? opened.secondApprovers : def.secondApprovers;
     gate = createActor(gateMachine, {
       input: {
         gateId,
         tool: pending.tool,
         inputHash,
-        approvers: def.approvers,
-        ...(def.secondApprovers ? { secondApprovers: def.secondApprovers } : {}),
+        approvers,
+        ...(secondApprovers && secondApprovers.length > 0 ? { secondApprovers } : {}),
+        ...(opened.ownersOnly ? { ownersOnly: true } : {}),
       },
     });
     gate.subscribe({ error: (err) => (machineError = { which: 'gate', err }) });
@@ -500,7 +507,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       goal: def.goal,
       tool: pending.tool,
       inputHash,
-      why: pending.reason,
+      // An owners-only gate says why its approvers are the owners and not whoever asked.
+      why: opened.ownersOnly ? `${pending.reason}. ${OWNERS_ONLY_NOTE}` : pending.reason,
       deadline: openedAt + pending.expireMs,
       call: describeCall(pending.tool, pending.input).lines,
       askedBy: { identity: def.channel.sender, channel: def.channel.name },
@@ -510,7 +518,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
       missionId,
       gateId,
       kind: 'opened',
-      approvers: def.approvers,
+      approvers,
       text: `${pending.tool} needs approval: ${pending.reason}`,
       ...about,
     });
@@ -519,7 +527,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     let reminded = false;
     let escalated = false;
     // Everyone who was asked about this gate (second approvers only once it escalated).
-    const allTold = () => [...def.approvers, ...(escalated ? (def.secondApprovers ?? []) : [])];
+    const allTold = () => [...approvers, ...(escalated ? (secondApprovers ?? []) : [])];
     const isDecided = () => g.getSnapshot().status !== 'active';
     while (!isDecided()) {
       const due = Math.min(
@@ -559,18 +567,18 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
             missionId,
             gateId,
             kind: 'reminder',
-            approvers: def.approvers,
+            approvers,
             text: `still waiting for a decision on ${pending.tool}`,
             ...about,
           });
         } else {
-          const all = [...def.approvers, ...(def.secondApprovers ?? [])];
+          const all = [...approvers, ...(secondApprovers ?? [])];
           await audit({ type: 'GateEscalated', gateId, approvers: names(all), afterMs: now - openedAt });
           await acts.notifyApprovers({
             missionId,
             gateId,
             kind: 'escalated',
-            approvers: def.secondApprovers ?? [],
+            approvers: secondApprovers ?? [],
             text: `escalated to you: ${pending.tool} needs approval`,
             ...about,
           });
@@ -616,7 +624,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
           missionId,
           gateId,
           kind: 'expired',
-          approvers: def.approvers,
+          approvers,
           text: pending.expiredText,
           ...about,
         });

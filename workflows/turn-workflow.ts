@@ -368,7 +368,7 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
   const outcome: TurnOutcome = spentAnything(spent) ? { ...ended, spend: spent } : ended;
   if (spentAnything(spent)) setCurrentDetails(`**Ended ${outcome.status}**${spendSummary(spent)}`);
 
-  await CancellationScope.nonCancellable(() =>
+  const finalized = await CancellationScope.nonCancellable(() =>
     bookkeeping.finalizeTurn({
       request: req,
       sessionKey,
@@ -380,14 +380,17 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
       ...(context.length > 0 ? { context } : {}),
     }),
   );
+  // The worker says when only the owners were asked (the call follows untrusted content): the reply names no gate.
+  // (A history recorded before it said so has no answer here.)
+  const told: TurnOutcome = outcome.status === 'Escalated' && finalized?.ownersOnly ? { ...outcome, ownersOnly: true } : outcome;
   // Only requests with a reply route deliver here.
   // A reply that cannot be delivered does not change the turn's outcome, which is already audited.
   if (req.replyRoute) {
     const route = req.replyRoute;
-    const reply = { turnId: req.turnId, channel: req.channel, messageId: req.message.id, route, outcome };
+    const reply = { turnId: req.turnId, channel: req.channel, messageId: req.message.id, route, outcome: told };
     // Older runs replay without the hold (it did not exist when they gave up delivering).
     await deliverOrHold(reply, () => patched('hold-undelivered-replies'));
   }
   if (outcome.status === 'Failed') throw turnFailure(outcome.error, outcome);
-  return outcome;
+  return told;
 }

@@ -11,18 +11,18 @@ import { CapabilitySet } from '../../core/capability/index.js';
 import { defineStep } from '../../core/mission-spec.js';
 import { missionCreateTool, parseMissionCreateInput } from '../../core/tools/mission-create.js';
 import { toolErrorFor } from '../../core/tools/tool-error.js';
-import { APPROVING_TIERS, type GateApproverRef } from '../../machines/index.js';
+import { gateApproversFor, gateAskerOf } from '../../core/gate-approvers.js';
 import type { MissionDefinition } from '../../workflows/mission-messages.js';
 import type { MissionStartPort } from '../ports.js';
 import type { ToolImplementation } from './tool-implementation.js';
 
 const toolError = toolErrorFor('mission.create');
 
-/** The owner on the local channels: always an approver of missions the assistant starts. */
-const OWNER: GateApproverRef = { identity: 'local-user', channel: 'cli' };
-
-/** Creates the `mission.create` implementation over a start port (none: this worker cannot start missions). */
-export function createMissionCreateTool(deps: { starts?: MissionStartPort }): ToolImplementation {
+/**
+ * Creates the `mission.create` implementation over a start port (none: this worker cannot start
+ * missions); `owners` are `AIVYX_OWNER_IDS` (the local owner always approves missions it starts).
+ */
+export function createMissionCreateTool(deps: { starts?: MissionStartPort; owners?: readonly string[] }): ToolImplementation {
   return {
     descriptor: missionCreateTool,
     resolveScope: async (input) => missionCreateTool.requiredScope(input),
@@ -40,15 +40,14 @@ export function createMissionCreateTool(deps: { starts?: MissionStartPort }): To
           detail: { scope: beyond },
         });
       const missionId = `mission-${createHash('sha256').update(ctx.idemKey).digest('hex').slice(0, 32)}`;
-      const approvers: GateApproverRef[] = [];
-      if (APPROVING_TIERS.includes(channel.trustTier) && channel.sender)
-        approvers.push({ identity: channel.sender, channel: channel.name });
-      if (!approvers.some((a) => a.identity === OWNER.identity && a.channel === OWNER.channel)) approvers.push(OWNER);
+      // A mission asked for after untrusted content is the owners' to decide, at every gate it opens.
+      const taintedBy = [...(ctx.taint ?? [])];
       const def: MissionDefinition = {
         missionId,
         goal: input.goal,
         steps: input.steps.map(defineStep),
-        approvers,
+        approvers: gateApproversFor(gateAskerOf(channel), taintedBy, deps.owners ?? []),
+        ...(taintedBy.length > 0 ? { taintedBy } : {}),
         onExpire: 'fail',
         capabilities: input.capabilities,
         // Its own session: the mission's turns do not write into the conversation that started it.

@@ -25,11 +25,12 @@ import {
   threadRoot,
 } from './threading.js';
 import { mailMissionCommand } from './mission-commands.js';
+import { confirmationGateId, confirmationMissionId, turnWorkflowId } from '../../workflows/turn-ids.js';
 import type { MissionControlPort } from '../../activities/ports.js';
 import { verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js';
 
 /** What the channel needs of missions (a `MissionGateway` satisfies it). */
-export type EmailMissionPort = Pick<MissionGateway, 'decideAs' | 'offerEvent'>;
+export type EmailMissionPort = Pick<MissionGateway, 'decideAs' | 'offerEvent'> & Partial<Pick<MissionGateway, 'show' | 'rejectDecision'>>;
 
 type InboundKind = 'turn' | 'approval' | 'command' | 'mission-event' | 'refused' | 'ignored';
 
@@ -87,8 +88,18 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     const check = await checkApprovalToken(tokens, token, EMAIL_CHANNEL_NAME, verdict.from!);
     if (!check.ok && check.why === 'invalid') return refuse(`${check.reason}.`);
     if (!check.ok && check.why === 'other-channel') return refuse('this approval request was not sent by email.');
-    if (!check.ok && check.why === 'someone-else')
+    if (!check.ok && check.why === 'someone-else') {
+      const kind = parseDecision(parsed.text ?? '').kind === 'deny' ? 'deny' : 'approve';
+      const approver = { identity: to, channel: EMAIL_CHANNEL_NAME };
+      await deps.missions.rejectDecision?.({
+        gateId: check.gateId,
+        kind,
+        approver,
+        reason: 'a request mailed to someone else',
+        eventId: mid,
+      });
       return refuse(`this approval request was sent to another address; a reply from ${to} cannot decide it.`);
+    }
     if (verdict.tier !== 'SemiTrusted') return refuse(`your mail could not be verified (${verdict.reasons.join('; ')}).`);
     if (!check.ok) return refuse(`${check.reason}; only the first reply counts.`);
     const grant = check;
@@ -117,6 +128,35 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     }
     await tokens.markUsed(token, decision.kind);
     return 'approval';
+  }
+
+  /**
+   * "approve" (or "deny") with no token, in the thread of a request that waits at its confirmation
+   * gate: never a decision (approvals answer the request mailed to the approvers), refused and
+   * audited as an attempt on that gate. Undefined when the thread waits at no gate: an ordinary mail.
+   */
+  async function tokenlessDecision(verdict: MailVerdict, parsed: ParsedMail, mid: string): Promise<InboundKind | undefined> {
+    const decision = parseDecision(parsed.text ?? '');
+    if (decision.kind === 'unclear' || !deps.missions?.show) return undefined;
+    const turnId = turnWorkflowId(EMAIL_CHANNEL_NAME, emailMessageId(threadRoot(mid, parsed.inReplyTo, referenceList(parsed.references))));
+    const gateId = confirmationGateId(turnId);
+    const status = await deps.missions.show(confirmationMissionId(turnId)).catch(() => undefined);
+    if (status?.gate?.gateId !== gateId || status.gate.state === 'approved' || status.gate.state === 'denied') return undefined;
+    const approver = { identity: verdict.from!, channel: EMAIL_CHANNEL_NAME };
+    await deps.missions.rejectDecision?.({
+      gateId,
+      kind: decision.kind,
+      approver,
+      reason: 'a reply without the request token',
+      eventId: mid,
+    });
+    await answer(
+      mid,
+      verdict.from!,
+      parsed,
+      'Your reply changed nothing: a decision is made by replying to the approval request itself, which went to the people who may decide it.',
+    );
+    return 'refused';
   }
 
   async function contentOf(parsed: ParsedMail): Promise<ContentPart[] | { refuse: string }> {
@@ -237,7 +277,7 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
             ? 'command'
             : (await offerToMissions(verdict, parsed, mid))
               ? 'mission-event'
-              : await handleTurn(verdict, parsed, mid);
+              : ((await tokenlessDecision(verdict, parsed, mid)) ?? (await handleTurn(verdict, parsed, mid)));
         log(`${mid}: ${kind} (${verdict.tier}${verdict.reasons.length ? `: ${verdict.reasons.join('; ')}` : ''})`);
       }
     }

@@ -9,7 +9,8 @@ import type { GateTokens } from '../../infra/gate-tokens.js';
 /** Why a token cannot decide anything, or the gate it may decide. */
 export type TokenVerdict =
   | { ok: true; gateId: string; missionId: string }
-  | { ok: false; why: 'invalid' | 'other-channel' | 'someone-else' | 'used'; reason: string; used?: { decision: string; at: number } };
+  | { ok: false; why: 'invalid' | 'other-channel'; reason: string }
+  | { ok: false; why: 'someone-else' | 'used'; reason: string; gateId: string; used?: { decision: string; at: number } };
 
 /** Checks `token` for the person `identity` (as the platform verified it) on `channel`. */
 export async function checkApprovalToken(tokens: GateTokens, token: string, channel: string, identity: string): Promise<TokenVerdict> {
@@ -18,7 +19,14 @@ export async function checkApprovalToken(tokens: GateTokens, token: string, chan
   const { grant } = check;
   if (grant.channel !== channel) return { ok: false, why: 'other-channel', reason: `this approval request was not sent on ${channel}` };
   if (grant.identity.toLowerCase() !== identity.toLowerCase())
-    return { ok: false, why: 'someone-else', reason: 'this approval request was sent to someone else' };
-  if (check.used) return { ok: false, why: 'used', reason: `this request was already answered (${check.used.decision})`, used: check.used };
+    return { ok: false, why: 'someone-else', reason: 'this approval request was sent to someone else', gateId: grant.gateId };
+  if (check.used)
+    return {
+      ok: false,
+      why: 'used',
+      reason: `this request was already answered (${check.used.decision})`,
+      gateId: grant.gateId,
+      used: check.used,
+    };
   return { ok: true, gateId: grant.gateId, missionId: grant.missionId };
 }

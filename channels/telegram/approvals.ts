@@ -20,7 +20,8 @@ import type { Context } from 'grammy';
 import { resolveTelegramTier, type TelegramTier, type TelegramTrustPolicy } from './trust.js';
 
 /** What the channel needs of the mission gateway (a `MissionGateway` satisfies it). */
-export type TelegramMissionPort = Pick<MissionGateway, 'decideAs' | 'show' | 'offerEvent'>;
+export type TelegramMissionPort = Pick<MissionGateway, 'decideAs' | 'show' | 'offerEvent'> &
+  Partial<Pick<MissionGateway, 'rejectDecision'>>;
 
 /** A decision kind. */
 export type GateDecisionKind = 'approve' | 'deny';
@@ -146,12 +147,13 @@ export async function checkPress(
   tokens: GateTokens,
   token: string,
   presserId: number,
-): Promise<{ ok: true; gateId: string } | { ok: false; line: string }> {
+): Promise<{ ok: true; gateId: string } | { ok: false; line: string; foreignGate?: string }> {
   const v = await checkApprovalToken(tokens, token, 'telegram', String(presserId));
   if (v.ok) return { ok: true, gateId: v.gateId };
-  if (v.why === 'invalid') return { ok: false, line: `Refused: ${v.reason}.` };
-  if (v.why === 'used' && v.used) return { ok: false, line: `Already decided (${v.used.decision} at ${utc(v.used.at)}).` };
-  return { ok: false, line: 'Refused: this approval is for someone else.' };
+  if (v.why === 'invalid' || v.why === 'other-channel') return { ok: false, line: `Refused: ${v.reason}.` };
+  if (v.why === 'used')
+    return { ok: false, line: v.used ? `Already decided (${v.used.decision} at ${utc(v.used.at)}).` : `Refused: ${v.reason}.` };
+  return { ok: false, line: 'Refused: this approval is for someone else.', ...('gateId' in v ? { foreignGate: v.gateId } : {}) };
 }
 
 /**

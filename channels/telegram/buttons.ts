@@ -35,6 +35,15 @@ export function buttonsComposer(deps: ButtonDeps): Composer<Context> {
       const press = await checkPress(deps.gateTokens, parsed.token, q.from.id);
       if (!press.ok) {
         answer = press.line;
+        // Someone pressing a button sent to another person: refused, and audited as an attempt on that gate.
+        if (press.foreignGate)
+          await deps.missions.rejectDecision?.({
+            gateId: press.foreignGate,
+            kind: parsed.kind,
+            approver: { identity: String(q.from.id), channel: 'telegram' },
+            reason: 'a button sent to someone else',
+            eventId: q.id,
+          });
         return;
       }
       const who = deps.decider(ctx, q.message?.chat);

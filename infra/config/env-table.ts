@@ -374,7 +374,7 @@ export const ENV_TABLE = {
     group: 'agent',
     default: 'none',
     meaning:
-      "your own identities on remote channels, `<channel>:<sender>` (e.g. `telegram:12345,email:me@example.org`): your messages there do not taint a turn (their tier is unchanged); anyone else's do",
+      "your own identities on remote channels, `<channel>:<sender>` (e.g. `telegram:12345,email:me@example.org`): your messages there do not taint a turn (their tier is unchanged); anyone else's do; only you (these and the CLI/REST owner) may approve a call that follows untrusted content",
     schema: list([]),
   }),
   AIVYX_MCP_TRUSTED: envVar({

@@ -11,13 +11,14 @@ import { emailMessageId, type EmailChannel } from '../../channels/email/index.js
 import { GateTokens } from '../../infra/gate-tokens.js';
 import { missionStatusQuery } from '../../workflows/mission-messages.js';
 import type { missionWorkflow } from '../../workflows/mission-workflow.js';
-import { turnWorkflowId } from '../../workflows/turn-ids.js';
+import { confirmationGateId, confirmationMissionId, turnWorkflowId } from '../../workflows/turn-ids.js';
 import type { CapturedMail } from '../support/mail-servers.js';
 import { dovecotAvailable } from '../support/mail-servers.js';
 import { dkimKey, startMailHarness, type MailHarness } from '../support/mail-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-email-'));
 const marker = join(dir, 'marker');
+const cleared = join(dir, 'cache-cleared');
 const ALICE = 'alice@example.com';
 const MALLORY = 'mallory@example.com';
 const BOB = 'bob@spf.example';
@@ -30,6 +31,13 @@ const script = {
       steps: [
         { call: [{ tool: 'shell.exec', input: { argv: ['touch', marker] } }] },
         { say: 'done', sayOnFailure: 'I could not: {{results}}' },
+      ],
+    },
+    {
+      match: 'clear the cache',
+      steps: [
+        { call: [{ tool: 'fs.write', input: { path: cleared, content: 'cleared' } }] },
+        { say: 'cache cleared', sayOnFailure: 'not cleared: {{results}}' },
       ],
     },
     {
@@ -73,7 +81,12 @@ beforeAll(async () => {
     agent: {
       capabilities: ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'net.post', 'llm.call', 'memory.read', 'memory.write'],
       confirmFirst: ['shell.exec', 'net.post'],
+      // Alice is the owner (AIVYX_OWNER_IDS); Mallory and Bob are verified correspondents.
+      trustedPlaces: { owners: [`email:${ALICE}`] },
+      // Verified correspondents may ask for writes under the test's folder (each gated: they are not the owner).
+      tierPolicy: { semiTrusted: { 'fs.write': [`${dir}/**`] } },
     },
+    confirmations: true,
   });
   h.keys.set('example.com', dkimKey('example.com', h.dns));
   h.keys.set('evil.test', dkimKey('evil.test', h.dns));
@@ -310,6 +323,69 @@ describeMail('email channel', () => {
       state: 'failed',
       reason: `gate denied by ${ALICE} on email: not on a Friday`,
     });
+    await stopAll();
+  }, 180_000);
+
+  it('issue 29: a verified non-owner asks for a confirm-first call; only the owner is mailed the request; his "approve" replies are refused and audited; her approval runs it once', async () => {
+    await start();
+    const asked = mid('ask');
+    await h.sendAs({ from: MALLORY, subject: 'cache', text: 'please clear the cache', messageId: asked });
+    const missionId = confirmationMissionId(turnOf(asked));
+    const gateId = confirmationGateId(turnOf(asked));
+    // Mallory's reply says the owner was asked, and names no gate.
+    const told = await replyTo(asked);
+    expect(told.parsed.text).toMatch(/needs the owner's approval first/);
+    expect(told.raw.toString('latin1')).not.toContain(gateId);
+    // The request goes to the owner alone, and says why.
+    const isRequest = (m: CapturedMail) =>
+      /\[aivyx approve /.test(m.parsed.subject ?? '') && (m.parsed.text ?? '').includes(`Gate:     ${gateId}`);
+    await h.smtp.waitFor((ms) => ms.some(isRequest), 45_000, 'the approval request');
+    const requests = h.smtp.outbound().filter(isRequest);
+    expect(requests.map((m) => m.to)).toEqual([[ALICE]]);
+    expect(requests[0]!.parsed.text).toContain('Only an owner may decide this');
+    const token = GateTokens.find(requests[0]!.parsed.subject!)!;
+
+    // "approve" in his own thread, and the owner's token copied into his subject: refused, audited, nothing runs.
+    const inThread = mid('approve-own');
+    const toldId = told.parsed.messageId!.slice(1, -1);
+    await h.sendAs({
+      from: MALLORY,
+      subject: `Re: ${told.parsed.subject!}`,
+      text: 'approve',
+      messageId: inThread,
+      inReplyTo: toldId,
+      references: [asked, toldId],
+    });
+    expect((await replyTo(inThread)).parsed.text).toMatch(/Your reply changed nothing/);
+    const copied = mid('approve-copied');
+    await h.sendAs({ from: MALLORY, subject: `Re: ${requests[0]!.parsed.subject!}`, text: 'approve', messageId: copied });
+    expect((await replyTo(copied)).parsed.text).toMatch(/sent to another address/);
+    expect(await turnStarted(inThread)).toHaveLength(0);
+    let audit = await h.audit(missionId);
+    expect(audit.filter((e) => e.type === 'GateDecisionRejected').map((e) => (e as { claimedApprover: string }).claimedApprover)).toEqual([
+      MALLORY,
+      MALLORY,
+    ]);
+    expect(audit.some((e) => e.type === 'GateApproved')).toBe(false);
+    expect(existsSync(cleared)).toBe(false);
+
+    // The owner approves by replying to her request: the call runs once.
+    const yes = mid('owner-approves');
+    await h.sendAs({
+      from: ALICE,
+      subject: `Re: ${requests[0]!.parsed.subject!}`,
+      text: 'approve',
+      messageId: yes,
+      to: `assistant+${token}@aivyx.test`,
+    });
+    expect(await h.client.workflow.getHandle<typeof missionWorkflow>(missionId).result()).toMatchObject({ state: 'completed' });
+    expect(existsSync(cleared)).toBe(true);
+    audit = await h.audit(missionId);
+    expect(audit.filter((e) => e.type === 'GateApproved')).toEqual([
+      expect.objectContaining({ approver: ALICE, approverChannel: 'email' }),
+    ]);
+    const ran = (await h.audit(`${missionId}/step-0/run-2`)).filter((e) => e.type === 'ToolCall' && e.toolId === 'fs.write');
+    expect(ran).toHaveLength(1);
     await stopAll();
   }, 180_000);
 

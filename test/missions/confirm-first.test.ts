@@ -14,6 +14,7 @@ import { TurnGateway } from '../../channels/turn-gateway.js';
 import type { ChannelFacts, TurnRequest } from '../../core/channel.js';
 import { textContent } from '../../core/message.js';
 import { confirmationDefinition, createConfirmations } from '../../app/confirmations.js';
+import { gateApproversFor } from '../../core/gate-approvers.js';
 import { confirmationMissionId } from '../../workflows/turn-ids.js';
 import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
@@ -122,7 +123,7 @@ describe('confirm-first in a conversation', () => {
       taskQueue: h.taskQueue,
       attestor: h.attestor,
       capabilities: ['shell.exec'],
-    }).open(req, outcome as never);
+    }).open(req, outcome as never, { approvers: gate.approvers, taintedBy: [] });
     expect(again.gateId).toBe(gate.gateId);
     expect((await handle.describe()).runId).toBe(firstRun);
 
@@ -180,7 +181,7 @@ describe('confirm-first in a conversation', () => {
     expect(ran[0]).toMatchObject({ outcome: 'Completed(Verified)', taintedBy: ['a file outside the trusted roots'] });
   }, 120_000);
 
-  it('only the owner may decide what an Untrusted sender asked for', () => {
+  it('only the owner may decide what an Untrusted sender asked for, or what follows untrusted content', () => {
     const facts: ChannelFacts = {
       name: 'email',
       platform: 'Email',
@@ -188,12 +189,36 @@ describe('confirm-first in a conversation', () => {
       sessionId: 's',
       sender: 'stranger@example.com',
     };
+    const asker = (f: ChannelFacts) => ({ identity: f.sender, channel: f.name, trustTier: f.trustTier });
+    const taintedBy = ['a message from stranger@example.com on email (Untrusted)'];
+    const approvers = gateApproversFor(asker(facts), taintedBy, ['email:owner@example.com']);
+    expect(approvers).toEqual([
+      { identity: 'local-user', channel: 'cli' },
+      { identity: 'owner@example.com', channel: 'email' },
+    ]);
     const def = confirmationDefinition(
       { turnId: 'turn/email/x', message: { id: 'x', sessionId: 's', content: textContent('delete it'), receivedAt: 0 }, channel: facts },
       { status: 'Escalated', reason: 'confirm-first', pendingTool: 'fs.delete', pendingInput: { path: '/tmp/x' }, toolCallsMade: 0 },
+      { approvers, taintedBy },
       { capabilities: ['fs.delete'] },
     );
-    expect(def.approvers).toEqual([{ identity: 'local-user', channel: 'cli' }]);
+    expect(def.approvers).toEqual(approvers);
+    expect(def.taintedBy).toEqual(taintedBy);
     expect(def.pendingGate).toEqual({ turnId: 'turn/email/x', tool: 'fs.delete', input: { path: '/tmp/x' }, reason: 'confirm-first' });
+    // A SemiTrusted member of a group is asked nothing once the turn read untrusted content (their own message, say).
+    const member: ChannelFacts = { name: 'telegram', platform: 'Telegram', trustTier: 'SemiTrusted', sessionId: 's', sender: '200000004' };
+    expect(gateApproversFor(asker(member), ['a message from 200000004 on telegram (SemiTrusted)'], [])).toEqual([
+      { identity: 'local-user', channel: 'cli' },
+    ]);
+    // Untainted, the asker decides their own confirm-first call where their tier may approve.
+    expect(gateApproversFor(asker(member), [], [])).toEqual([
+      { identity: '200000004', channel: 'telegram' },
+      { identity: 'local-user', channel: 'cli' },
+    ]);
+    // The owner at their machine stays an approver of what follows untrusted content.
+    expect(gateApproversFor(asker(rest('owner')), ['a file outside the trusted roots'], [])).toEqual([
+      { identity: 'owner', channel: 'rest' },
+      { identity: 'local-user', channel: 'cli' },
+    ]);
   });
 });

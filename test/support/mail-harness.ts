@@ -21,6 +21,8 @@ import { MissionGateway } from '../../channels/mission-gateway.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { createAttestor } from '../../infra/attestation.js';
+import { createAuditPort } from '../../infra/audit-port.js';
+import { createConfirmations } from '../../app/confirmations.js';
 import { auditEntriesForTurn, verifyAuditChain } from '../../infra/audit/index.js';
 import { aivyxDataConverter, createPayloadCodec } from '../../infra/codec/index.js';
 import type { MasterKey } from '../../infra/crypto/index.js';
@@ -75,6 +77,8 @@ export interface MailHarnessOptions {
   allowlist: string[];
   /** Run on this server (a time-skipping environment) instead of the shared dev server. */
   server?: { nativeConnection: NativeConnection; client: Client; namespace?: string | undefined };
+  /** Open confirmation gates for turns that end Escalated, as `aivyx up` does (default: none). */
+  confirmations?: boolean;
 }
 
 /** A running mail test stack. */
@@ -137,6 +141,9 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
     llm,
     agent,
     deliveries,
+    ...(opts.confirmations
+      ? { confirmations: createConfirmations({ client, taskQueue, attestor, capabilities: agent.capabilities }) }
+      : {}),
     notifier: recordingNotifier(notices, deliveries, hub),
   });
   const workerDataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload'), { unencrypted: 'refuse' }));
@@ -156,6 +163,7 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
     attestor,
     capabilities: agent.capabilities,
     events: { waits: createMissionWaits(state), store: state },
+    audit: createAuditPort(db, master.subkey('audit')),
   });
 
   const dovecot = await startDovecot();
