@@ -487,6 +487,8 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     // recorded before it answered this asked the definition's approvers.
     const approvers = opened.approvers ?? def.approvers;
     const secondApprovers = opened.approvers ? opened.secondApprovers : def.secondApprovers;
+    // A gate with no one to escalate to (an owners-only gate) never escalates.
+    const escalatesMs = secondApprovers && secondApprovers.length > 0 ? escalateMs : undefined;
     gate = createActor(gateMachine, {
       input: {
         gateId,
@@ -532,7 +534,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
     while (!isDecided()) {
       const due = Math.min(
         reminded ? Infinity : openedAt + reminderMs,
-        escalated || escalateMs === undefined ? Infinity : openedAt + escalateMs,
+        escalated || escalatesMs === undefined ? Infinity : openedAt + escalatesMs,
         openedAt + pending.expireMs,
       );
       const woke = await condition(() => isDecided() || cancelled() !== undefined, Math.max(1, due - Date.now()));
@@ -552,7 +554,7 @@ export async function missionWorkflow(input: MissionArgs): Promise<MissionResult
         reminded = true;
         fire.push({ type: 'REMIND' });
       }
-      if (!escalated && escalateMs !== undefined && now >= openedAt + escalateMs) {
+      if (!escalated && escalatesMs !== undefined && now >= openedAt + escalatesMs) {
         escalated = true;
         fire.push({ type: 'ESCALATE' });
       }

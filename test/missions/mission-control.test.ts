@@ -10,7 +10,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MissionGateway, startMission } from '../../channels/mission-gateway.js';
+import { LOCAL_APPROVER, MissionGateway, startMission } from '../../channels/mission-gateway.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import type { ChannelFacts } from '../../core/channel.js';
 import { textContent } from '../../core/message.js';
@@ -59,13 +59,19 @@ async function turn(facts: ChannelFacts, text: string): Promise<{ turnId: string
   return { turnId: t.turnWorkflowId, outcome: await t.outcome };
 }
 
-/** A cancel asked in `facts`'s chat and approved there by the sender themself: the outcome of the approved rerun. */
+/**
+ * A cancel asked in `facts`'s chat and approved: the outcome of the approved rerun. The sender is not
+ * the owner, so what they write is untrusted content and only the owner decides the call (issue 29).
+ */
 async function approvedCancel(facts: ChannelFacts, missionId: string): Promise<{ rerunId: string; outcome: TurnOutcome }> {
   const asked = await turn(facts, `cancel ${missionId}`);
   expect(asked.outcome).toMatchObject({ status: 'Escalated', pendingTool: 'mission.cancel' });
   const gateId = confirmationGateId(asked.turnId);
   await waitForGate(confirmationMissionId(asked.turnId));
-  await missions.decideAs('approve', gateId, { identity: facts.sender, channel: facts.name, trustTier: facts.trustTier });
+  const sender = { identity: facts.sender, channel: facts.name, trustTier: facts.trustTier };
+  if (facts.trustTier !== 'Trusted')
+    await expect(missions.decideAs('approve', gateId, sender)).rejects.toThrow(/only an owner may decide it/);
+  await missions.decideAs('approve', gateId, LOCAL_APPROVER);
   const rerunId = confirmationRerunTurnId(asked.turnId);
   await h.client!.workflow.getHandle(confirmationMissionId(asked.turnId)).result();
   return { rerunId, outcome: (await h.client!.workflow.getHandle(rerunId).result()) as TurnOutcome };
