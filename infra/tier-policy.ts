@@ -1,5 +1,5 @@
 /**
- * The SemiTrusted ▲ policy from the environment (README "Configuration", docs/TOOLS.md "Trust
+ * The SemiTrusted ▲ policy from the environment (docs/CONFIG.md, docs/TOOLS.md "Trust
  * tiers"): which folders, URLs and names an allowlisted Telegram DM or a verified e-mail may reach.
  * Unset variables take the safe defaults below; an empty value means "none" (the base is absent
  * from the SemiTrusted ceiling). Lists are comma-separated.
@@ -23,7 +23,7 @@ interface PolicyVariable {
   default: (home: string) => string[];
 }
 
-/** The variables, in the order the README lists them. */
+/** The variables, in the order docs/CONFIG.md lists them. */
 export const TIER_POLICY_VARIABLES: readonly PolicyVariable[] = Object.freeze([
   { name: 'AIVYX_SEMITRUSTED_FS', bases: ['fs.read', 'fs.write'], paths: true, default: (home) => [`${workspaceDir(home)}/**`] },
   { name: 'AIVYX_SEMITRUSTED_FS_READ', bases: ['fs.read'], paths: true, default: () => [] },

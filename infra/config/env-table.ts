@@ -1,8 +1,8 @@
 /**
  * Every environment variable aivyx reads, in one table: its shape (a zod schema), its default and
  * one line of meaning. `loadConfig` parses through it before anything starts; `aivyx config`
- * prints it; the README's configuration table is generated from it (`aivyx config --markdown`,
- * checked by test/infra/config.test.ts). A new variable is one entry here.
+ * prints it; docs/CONFIG.md's configuration table is generated from it (`aivyx config --markdown`,
+ * checked by test/infra/config-doc.test.ts). A new variable is one entry here.
  */
 import { parseMcpServers } from '../../activities/mcp/mcp-servers.js';
 import { DEFAULT_CONFIRM_FIRST, TOOL_CATALOG } from '../../core/tool-catalog.js';
@@ -114,7 +114,7 @@ function postgresUrl(raw: string): string {
   return raw;
 }
 
-/** The table. Keys are the variable names; order is the README's order. */
+/** The table. Keys are the variable names; order is docs/CONFIG.md's order. */
 /**
  * A worker's workflow cache. A cached workflow costs about 180 KiB of worker memory (its own state;
  * every module is shared: workflows/sandbox-shared.ts), and a waiting mission or an idle session needs none of it

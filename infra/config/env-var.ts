@@ -1,11 +1,11 @@
 /**
  * How one environment variable is described and parsed: a zod schema from the raw text (undefined
- * when unset) to a typed value with the default applied, plus what `aivyx config` and the README
+ * when unset) to a typed value with the default applied, plus what `aivyx config` and docs/CONFIG.md
  * say about it. The builders here state each value shape once; `env-table.ts` lists the variables.
  */
 import { z } from 'zod';
 
-/** Where a variable belongs (the README and `aivyx config` group by it). */
+/** Where a variable belongs (`aivyx config` groups by it). */
 export type EnvGroup = 'storage' | 'temporal' | 'model' | 'agent' | 'mcp' | 'telegram' | 'email' | 'telemetry';
 
 /** One environment variable: its parser, its default (as shown to a person) and one line of meaning. */

@@ -1,7 +1,7 @@
 /**
  * Reading the environment through the table: every variable parsed at once (every bad one named
  * with its value, before anything starts), one variable for a channel's own config, the rows
- * `aivyx config` prints, and the README table.
+ * `aivyx config` prints, and the docs/CONFIG.md table.
  */
 import { AivyxError } from '../../core/errors.js';
 import type { EnvVar } from './env-var.js';
@@ -98,7 +98,7 @@ export function describeEnv(env: Record<string, string | undefined>): EnvRow[] {
   });
 }
 
-/** The README's configuration table, generated from the table (`aivyx config --markdown`). */
+/** docs/CONFIG.md's configuration table, generated from the table (`aivyx config --markdown`). */
 export function envMarkdownTable(): string {
   const rows = NAMES.map((name) => {
     const v = entry(name);

@@ -1,6 +1,6 @@
 /**
- * The README's promise, end to end through real processes: `aivyx up` on the embedded defaults
- * (dev server + PGlite), `aivyx chat -m` against it, `aivyx audit verify|tail`, then
+ * The quick start's promise (README.md, docs/USING.md), end to end through real processes: `aivyx up`
+ * on the embedded defaults (dev server + PGlite), `aivyx chat -m` against it, `aivyx audit verify|tail`, then
  * `aivyx chat --standalone -m` on its own once `up` has stopped, and the errors a person sees.
  */
 import type { ChildProcess } from 'node:child_process';

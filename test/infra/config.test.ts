@@ -2,16 +2,16 @@
  * Configuration from the environment: one table of every variable, parsed before anything starts.
  * A bad value is refused naming the variable and its value — by `loadConfig`, and by the real
  * `aivyx` command before any database is opened or dev server started; `aivyx config` shows every
- * variable with its source and never a secret; the README's table is the table.
+ * variable with its source and never a secret (docs/CONFIG.md's table: config-doc.test.ts).
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
 import { DEFAULT_CONFIRM_FIRST } from '../../core/tool-catalog.js';
-import { describeEnv, ENV_TABLE, envMarkdownTable, loadConfig, parseEnv } from '../../infra/config.js';
+import { describeEnv, ENV_TABLE, loadConfig, parseEnv } from '../../infra/config.js';
 import { aivyx, cliEnv } from '../support/cli-process.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -143,18 +143,6 @@ describe('aivyx config', () => {
 
   it('describes an empty environment from the defaults alone', () => {
     expect(describeEnv({}).every((r) => r.source === 'default' && !r.error)).toBe(true);
-  });
-});
-
-describe("the README's configuration table", () => {
-  it('is exactly the table (regenerate it with `aivyx config --markdown`)', () => {
-    const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
-    const section = /<!-- generated: aivyx config --markdown -->\n([\s\S]*?)\n<!-- end generated -->/.exec(readme)?.[1];
-    expect(section, 'README.md has no generated configuration table').toBeDefined();
-    const names = (table: string) => [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
-    // The variables first (the clearer failure), then the whole text.
-    expect(names(section!)).toEqual(Object.keys(ENV_TABLE));
-    expect(section).toBe(envMarkdownTable());
   });
 });
 
