@@ -35,13 +35,13 @@ import {
   type GateDecisionResult,
   type MissionArgs,
   type MissionDefinition,
-  type MissionStatus,
   type ScheduledMissionArgs,
 } from '../workflows/mission-messages.js';
 import type { missionWorkflow } from '../workflows/mission-workflow.js';
-import type { MissionControlPort, MissionRecord, ScheduleControlPort, ScheduleRecord } from '../activities/ports.js';
+import type { MissionRecord, ScheduleRecord } from '../activities/ports.js';
 import type { MissionOwners } from '../core/mission-owner.js';
 import { missionRecord, missionRecords, scheduleRecord, scheduleRecords } from './mission-records.js';
+import type { ChatMissionPort, LocalMissionPort, MissionSummary, MissionView, ScheduleRow } from './ports.js';
 
 /** The approver behind CLI/REST approvals. */
 export const LOCAL_APPROVER: GateApprover = { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' };
@@ -96,24 +96,6 @@ export function parseMissionSpec(input: unknown): MissionSpec {
     'mission',
     'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step), budget ({tokens, costUsd})',
   );
-}
-
-/** One recurring mission, as `schedules` lists it. */
-export interface ScheduleRow {
-  scheduleId: string;
-  paused: boolean;
-  /** The next run times (up to three; none while paused). */
-  next: string[];
-  lastRun?: { at: string; workflowId: string };
-}
-
-/** One row of `list`. */
-export interface MissionSummary {
-  missionId: string;
-  status: string;
-  state: string | undefined;
-  openGate: string | undefined;
-  startTime: string;
 }
 
 /** How long a decision's proof stays valid: it is made the moment a person decides. */
@@ -192,8 +174,11 @@ function notFoundAs(missionId: string): (err: unknown) => never {
   };
 }
 
-/** Missions for local channels; as a {@link MissionControlPort}, the records that say whose a mission is (channels/mission-records.ts). */
-export class MissionGateway implements MissionControlPort, ScheduleControlPort {
+/**
+ * Missions over the Temporal client: the local channels' {@link LocalMissionPort}, and the chat channels'
+ * {@link ChatMissionPort} (its records side says whose a mission is: channels/mission-records.ts).
+ */
+export class MissionGateway implements LocalMissionPort, ChatMissionPort {
   constructor(private readonly deps: MissionGatewayDeps) {}
 
   /** Builds the definition for a spec (validated) without starting it. */
@@ -306,7 +291,7 @@ export class MissionGateway implements MissionControlPort, ScheduleControlPort {
   }
 
   /** The status query of one mission (works on a closed mission too, while its history is kept). */
-  async show(missionId: string): Promise<MissionStatus & { status: string; result?: unknown }> {
+  async show(missionId: string): Promise<MissionView> {
     const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(missionId));
     const desc = await handle.describe().catch(notFoundAs(missionId));
     const status = await handle.query(missionStatusQuery);

@@ -10,8 +10,7 @@ import type { ContentPart, Message } from '../../core/message.js';
 import { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { checkApprovalToken } from '../kit/approve-by-token.js';
-import type { MissionGateway } from '../mission-gateway.js';
-import type { TurnGateway } from '../turn-gateway.js';
+import type { GateDecisionPort, GateTokenPort, MissionEventPort, TurnSubmitPort } from '../ports.js';
 import type { EmailOutbound } from './outbound.js';
 import { addresses, EMAIL_CHANNEL_NAME, short } from './shared.js';
 import {
@@ -29,7 +28,7 @@ import type { MissionControlPort } from '../../activities/ports.js';
 import { verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js';
 
 /** What the channel needs of missions (a `MissionGateway` satisfies it). */
-export type EmailMissionPort = Pick<MissionGateway, 'decideAs' | 'offerEvent'>;
+export type EmailMissionPort = GateDecisionPort & MissionEventPort;
 
 type InboundKind = 'turn' | 'approval' | 'command' | 'mission-event' | 'refused' | 'ignored';
 
@@ -37,12 +36,12 @@ export interface EmailInboundDeps {
   address: string;
   store: DomainHandle;
   send: EmailOutbound['send'];
-  gateway: TurnGateway;
+  gateway: TurnSubmitPort;
   trust: EmailTrustPolicy;
   missions?: EmailMissionPort;
   /** For `missions` / `cancel <id>` mails (channels/email/mission-commands.ts); without it they are ordinary messages. */
   missionControl?: MissionControlPort;
-  tokens?: GateTokens;
+  tokens?: GateTokenPort;
   maxAttachments: number;
   maxMail: number;
   log(line: string): void;
