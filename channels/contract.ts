@@ -3,11 +3,12 @@
  * under channels/ and one line in channels/registry.ts; the stack starts every configured registry
  * entry through this contract and never knows a channel by name.
  *
- * What a channel may do is exactly what its context hands it: submit inbound messages as turns (the
- * turn gateway attests their facts), decide gates for a verified person (the mission gateway signs the
- * decision), register its deliverer (final replies and gate notices from the worker), keep durable state
- * (sealed `channel_state`), and issue/check single-use approval tokens. The tier of a message is the
- * channel's to resolve, from what the platform verified (a Telegram user id, DKIM/SPF) — never from text.
+ * What a channel may do is exactly what its context hands it, as ports (channels/ports.ts): submit
+ * inbound messages as turns (the turn gateway attests their facts), decide gates for a verified person
+ * (the mission gateway signs the decision), register its deliverer (final replies and gate notices from
+ * the worker), keep durable state (sealed `channel_state`), and issue/check single-use approval tokens.
+ * The tier of a message is the channel's to resolve, from what the platform verified (a Telegram user
+ * id, DKIM/SPF) — never from text.
  */
 import type { DomainHandle } from '../infra/storage/index.js';
 import type { ChatMissionPort, ChatTurnPort, DelivererRegistry, GateTokenPort } from './ports.js';
