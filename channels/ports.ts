@@ -17,7 +17,7 @@ import type { ChannelEvent } from '../infra/stream-hub.js';
 import type { GateApprover } from '../machines/index.js';
 import type { GateDecisionResult, MissionStatus } from '../workflows/mission-messages.js';
 import type { InboundEvent } from './kit/mission-events.js';
-import type { MissionSpec } from './mission-gateway.js';
+import type { MissionSpec } from './mission-input.js';
 
 // --- turns
 

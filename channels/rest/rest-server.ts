@@ -47,7 +47,7 @@ import { textContent } from '../../core/message.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeCause, type Health } from '../../infra/health.js';
 import { isTemporalUnreachable } from '../../infra/temporal/client-errors.js';
-import { parseMissionSpec } from '../mission-gateway.js';
+import { parseMissionSpec } from '../mission-input.js';
 import type { LocalMissionPort, LocalTurnPort } from '../ports.js';
 import { parseBody } from '../zod-errors.js';
 
