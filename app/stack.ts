@@ -23,6 +23,7 @@ import { streamMissionNotifier } from '../activities/mission-activities.js';
 import { createConfirmations, createMissionStarts } from './confirmations.js';
 import { createAuditPort } from '../infra/audit-port.js';
 import { createScheduleRecords } from './schedules.js';
+import type { ChannelContext } from '../channels/contract.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { createMissionWaits } from '../infra/mission-waits.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
@@ -368,7 +369,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     // Approval buttons and reply tokens are MACed and single use.
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
     const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
-    const channels = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
+    const channels: ChannelContext = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
     // Leases between the processes of a scale-out install; `up` is the only process of its install.
     const shared = role === 'worker' || role === 'gateway' ? config.databaseUrl : undefined;
 

@@ -3,30 +3,28 @@
  * under channels/ and one line in channels/registry.ts; the stack starts every configured registry
  * entry through this contract and never knows a channel by name.
  *
- * What a channel may do is exactly what its context hands it: submit inbound messages as turns (the
- * turn gateway attests their facts), decide gates for a verified person (the mission gateway signs the
- * decision), register its deliverer (final replies and gate notices from the worker), keep durable state
- * (sealed `channel_state`), and issue/check single-use approval tokens. The tier of a message is the
- * channel's to resolve, from what the platform verified (a Telegram user id, DKIM/SPF) — never from text.
+ * What a channel may do is exactly what its context hands it, as ports (channels/ports.ts): submit
+ * inbound messages as turns (the turn gateway attests their facts), decide gates for a verified person
+ * (the mission gateway signs the decision), register its deliverer (final replies and gate notices from
+ * the worker), keep durable state (sealed `channel_state`), and issue/check single-use approval tokens.
+ * The tier of a message is the channel's to resolve, from what the platform verified (a Telegram user
+ * id, DKIM/SPF) — never from text.
  */
-import type { ChannelDeliverer, DeliveryRegistry } from '../activities/delivery-activities.js';
-import type { GateTokens } from '../infra/gate-tokens.js';
 import type { DomainHandle } from '../infra/storage/index.js';
-import type { MissionGateway } from './mission-gateway.js';
-import type { TurnGateway } from './turn-gateway.js';
+import type { ChatMissionPort, ChatTurnPort, DelivererRegistry, GateTokenPort } from './ports.js';
 
-/** The capabilities a channel gets when it starts. */
+/** The capabilities a channel gets when it starts: ports (channels/ports.ts), never the classes behind them. */
 export interface ChannelContext {
-  /** Inbound submission: a message with its channel facts becomes an attested turn. */
-  gateway: TurnGateway;
-  /** Approvals: gate decisions for a person the channel verified. */
-  missions: MissionGateway;
+  /** Inbound submission: a message with its channel facts becomes an attested turn (and a sender may cancel it). */
+  gateway: ChatTurnPort;
+  /** Approvals (gate decisions for a person the channel verified), `waitFor` events, and a sender's own missions. */
+  missions: ChatMissionPort;
   /** Outbound: the channel registers its deliverer under its name. */
-  deliveries: DeliveryRegistry;
+  deliveries: DelivererRegistry;
   /** Durable, sealed state of every channel (keys prefixed by the channel). */
   storage: DomainHandle;
   /** MACed single-use approval tokens over `storage`. */
-  gateTokens: GateTokens;
+  gateTokens: GateTokenPort;
   log: (line: string) => void;
 }
 
@@ -36,10 +34,8 @@ export interface ChannelSettingsSource {
   secret: (name: string) => Promise<string | undefined>;
 }
 
-/** A started channel. */
+/** A started channel (its outbound side is registered in the context's `deliveries`). */
 export interface RunningChannel {
-  /** Its outbound side (also registered in the context's `deliveries`). */
-  deliverer?: ChannelDeliverer;
   /** One line for the startup log: how it listens. */
   describe: string;
   /** Stops receiving; turns keep running in Temporal, and their replies wait for the next start. */

@@ -2,27 +2,19 @@
  * Missions over the Temporal client for local channels (the REST channel, and through it
  * `aivyx mission …`): create, list by dashboard state, show, approve/deny a gate, cancel.
  * Approvals made here are by `local-user` on the `cli` channel at tier Trusted; the workflow's
- * update validator still decides whether that approver may decide the gate.
+ * update validator still decides whether that approver may decide the gate. Chat channels get
+ * its approvals for people they verified (`decideAs`), `waitFor` events and owners' records, through
+ * their ports (channels/ports.ts). The spec a person gives is checked in channels/mission-input.ts.
  */
-import { spendBudgetSchema } from '../core/spend.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import { gateDecisionBody } from '../activities/mission-activities.js';
 import { AivyxError } from '../core/errors.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
-import { z } from 'zod';
-import {
-  defineStep,
-  durationSpec,
-  missionScheduleSpecSchema,
-  missionStepSpecSchema,
-  type DefinedStep,
-  type MissionScheduleSpec,
-} from '../core/mission-spec.js';
+import { defineStep, type DefinedStep, type MissionScheduleSpec } from '../core/mission-spec.js';
 import { durationMs } from '../core/duration.js';
 import type { GateApprover, GateApproverRef } from '../machines/index.js';
-import { parseBody } from './zod-errors.js';
 import { offerMissionEvent, type InboundEvent, type MissionEventDeps } from './kit/mission-events.js';
 import type { Attestor } from '../infra/attestation.js';
 import {
@@ -35,86 +27,17 @@ import {
   type GateDecisionResult,
   type MissionArgs,
   type MissionDefinition,
-  type MissionStatus,
   type ScheduledMissionArgs,
 } from '../workflows/mission-messages.js';
 import type { missionWorkflow } from '../workflows/mission-workflow.js';
-import type { AuditPort, MissionControlPort, MissionRecord, ScheduleControlPort, ScheduleRecord } from '../activities/ports.js';
+import type { AuditPort, MissionRecord, ScheduleRecord } from '../activities/ports.js';
 import type { MissionOwners } from '../core/mission-owner.js';
 import { missionRecord, missionRecords, scheduleRecord, scheduleRecords } from './mission-records.js';
+import { LOCAL_APPROVER, parseApprovers, parseMissionSpec, type MissionSpec } from './mission-input.js';
+import type { ChatMissionPort, LocalMissionPort, MissionSummary, MissionView, ScheduleRow } from './ports.js';
 
-/** The approver behind CLI/REST approvals. */
-export const LOCAL_APPROVER: GateApprover = { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' };
-
-const nonEmpty = z.string().refine((s) => s.trim() !== '', 'must be a non-empty string');
-
-/** A gate timer: `'90s'`, `'24h'`, `'3d'` or milliseconds (what the mission workflow accepts). */
-const duration = durationSpec;
-
-const approverList = z.array(z.string()).superRefine((list, ctx) => {
-  try {
-    parseApprovers(list);
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: e instanceof AivyxError ? `${e.message} (${e.hint ?? ''})` : String(e) });
-  }
-});
-
-/** What a person gives to create a mission (REST body, `mission create FILE.json`); the rest is filled in. */
-export const missionSpecSchema = z
-  .object({
-    goal: nonEmpty,
-    /** Defaults to one step: the goal. Turn steps, waits and notices (core/mission-spec.ts). */
-    steps: z.array(missionStepSpecSchema).max(100).optional(),
-    /**
-     * Approvers as `identity` (on the `cli` channel) or `channel:identity`, e.g. `telegram:123456`
-     * or `email:alice@example.com`; default `local-user`. Second approvers likewise.
-     */
-    approvers: approverList.optional(),
-    secondApprovers: approverList.optional(),
-    escalateAfter: duration.optional(),
-    reminderAfter: duration.optional(),
-    expireAfter: duration.optional(),
-    onExpire: z.enum(['fail', 'skip-step']).optional(),
-    /** Its spend budget, `{ tokens?, costUsd? }` (docs/BUDGETS.md); default the worker's AIVYX_MISSION_*_BUDGET. */
-    budget: spendBudgetSchema.optional(),
-    /** Makes it a recurring mission: each run is a mission of its own (core/mission-spec.ts). */
-    schedule: missionScheduleSpecSchema.optional(),
-    /** Start from the goal alone: the model plans the steps, and the plan is approved before any of it runs. */
-    plan: z.boolean().optional(),
-  })
-  .strict()
-  .refine((s) => !(s.plan && s.steps && s.steps.length > 0), { message: 'give "steps" or "plan": true, not both', path: ['plan'] });
-
-/** What a person gives to create a mission; the rest is filled in. */
-export type MissionSpec = z.infer<typeof missionSpecSchema>;
-
-/** Validates a mission spec from outside (throws `Config` naming each bad field). */
-export function parseMissionSpec(input: unknown): MissionSpec {
-  return parseBody(
-    missionSpecSchema,
-    input,
-    'mission',
-    'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step), budget ({tokens, costUsd})',
-  );
-}
-
-/** One recurring mission, as `schedules` lists it. */
-export interface ScheduleRow {
-  scheduleId: string;
-  paused: boolean;
-  /** The next run times (up to three; none while paused). */
-  next: string[];
-  lastRun?: { at: string; workflowId: string };
-}
-
-/** One row of `list`. */
-export interface MissionSummary {
-  missionId: string;
-  status: string;
-  state: string | undefined;
-  openGate: string | undefined;
-  startTime: string;
-}
+// app/confirmations.ts and tests take the local approver from here, beside the gateway that approves as it.
+export { LOCAL_APPROVER } from './mission-input.js';
 
 /** How long a decision's proof stays valid: it is made the moment a person decides. */
 export const DECISION_TTL_MS = 10 * 60_000;
@@ -154,20 +77,6 @@ export function missionOfGate(gateId: string): string {
   return m[1];
 }
 
-const APPROVER = /^(?:([a-z][a-z0-9_-]{0,31}):)?(\S{1,200})$/;
-
-/** `identity` or `channel:identity` → approver refs (identity alone means the `cli` channel). */
-export function parseApprovers(list: readonly string[]): GateApproverRef[] {
-  return list.map((entry) => {
-    const m = typeof entry === 'string' ? APPROVER.exec(entry.trim()) : null;
-    if (!m?.[2])
-      throw new AivyxError('Config', `"${String(entry)}" is not an approver`, {
-        hint: 'write an identity (local-user) or channel:identity (telegram:123456, email:alice@example.com)',
-      });
-    return { identity: m[2], channel: m[1] ?? LOCAL_APPROVER.channel };
-  });
-}
-
 function checkId(missionId: string): string {
   if (!MISSION_ID.test(missionId))
     throw new AivyxError('Config', `"${missionId}" is not a mission id`, {
@@ -197,8 +106,11 @@ function notFoundAs(missionId: string): (err: unknown) => never {
   };
 }
 
-/** Missions for local channels; as a {@link MissionControlPort}, the records that say whose a mission is (channels/mission-records.ts). */
-export class MissionGateway implements MissionControlPort, ScheduleControlPort {
+/**
+ * Missions over the Temporal client: the local channels' {@link LocalMissionPort}, and the chat channels'
+ * {@link ChatMissionPort} (its records side says whose a mission is: channels/mission-records.ts).
+ */
+export class MissionGateway implements LocalMissionPort, ChatMissionPort {
   constructor(private readonly deps: MissionGatewayDeps) {}
 
   /** Builds the definition for a spec (validated) without starting it. */
@@ -311,7 +223,7 @@ export class MissionGateway implements MissionControlPort, ScheduleControlPort {
   }
 
   /** The status query of one mission (works on a closed mission too, while its history is kept). */
-  async show(missionId: string): Promise<MissionStatus & { status: string; result?: unknown }> {
+  async show(missionId: string): Promise<MissionView> {
     const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(missionId));
     const desc = await handle.describe().catch(notFoundAs(missionId));
     const status = await handle.query(missionStatusQuery);

@@ -9,19 +9,13 @@ import type { TurnOutcome } from '../core/outcomes.js';
 import type { ChannelEvent } from '../infra/stream-hub.js';
 import type { StreamBus } from '../infra/stream-bus.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
+import type { GatewayTurn, LocalTurnPort, SessionSummary } from './ports.js';
 import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type TurnClientDeps } from './turn-client.js';
 
 // A turn goes on streaming while Temporal does not answer about it: its stream is kept open that long
 // at most, asking for the outcome again every second.
 const LISTEN_THROUGH_OUTAGE_MS = 10 * 60_000;
 const ASK_AGAIN_MS = 1_000;
-
-/** A turn started through the gateway. */
-export interface GatewayTurn {
-  turnWorkflowId: string;
-  duplicate: boolean;
-  outcome: Promise<TurnOutcome>;
-}
 
 /** "No such workflow" as `NotFound` naming the turn; anything else unchanged. */
 function turnError(turnWorkflowId: string, err: unknown): unknown {
@@ -33,15 +27,8 @@ function turnError(turnWorkflowId: string, err: unknown): unknown {
   });
 }
 
-/** One open conversation, as `aivyx sessions` lists it. */
-export interface SessionSummary {
-  /** The session workflow's id: `session/<channel>/<session id>`. */
-  sessionWorkflowId: string;
-  startTime: string;
-}
-
-/** Submits turns and relays their events to a listener. */
-export class TurnGateway {
+/** Submits turns and relays their events to a listener: every channel's turn port. */
+export class TurnGateway implements LocalTurnPort {
   constructor(private readonly deps: TurnClientDeps & { hub: StreamBus }) {}
 
   /**

@@ -8,8 +8,8 @@
  * or output; the MACs are left out (they are chain state, not information).
  */
 import { AivyxError } from '../../core/errors.js';
-import { auditReadTool, parseAuditReadInput } from '../../core/tools/config-tools.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { auditReadTool } from '../../core/tools/config-tools.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** How many of the newest rows one call scans for matches. */
 export const AUDIT_READ_SCAN = 1000;
@@ -41,11 +41,8 @@ export interface AuditReadEntry {
 
 /** Creates audit.read over `reader`. */
 export function createAuditReadTool(deps: { reader: AuditReader }): ToolImplementation {
-  return {
-    descriptor: auditReadTool,
-    resolveScope: async (input) => auditReadTool.requiredScope(input),
-    async run(input, ctx) {
-      const req = parseAuditReadInput(input);
+  return implementTool(auditReadTool, {
+    async run(req, ctx) {
       const n = req.type === undefined ? req.limit : AUDIT_READ_SCAN;
       let rows: readonly AuditReadRow[];
       if (req.allSessions) rows = await deps.reader.tail(n);
@@ -66,5 +63,5 @@ export function createAuditReadTool(deps: { reader: AuditReader }): ToolImplemen
       }));
       return { kind: 'completed', output: { entries, truncated: matching.length > kept.length }, verified: 'NotApplicable' };
     },
-  };
+  });
 }

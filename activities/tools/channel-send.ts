@@ -7,9 +7,9 @@
  */
 import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { AivyxError } from '../../core/errors.js';
-import { channelSendTool, parseChannelSendInput } from '../../core/tools/channel-send.js';
+import { channelSendTool } from '../../core/tools/channel-send.js';
 import type { DeliveryRegistry } from '../delivery-activities.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** Sends on a named channel; idempotent per `idemKey`. Throws AivyxError for an unknown channel or a failed send. */
 export interface ChannelSender {
@@ -55,12 +55,9 @@ export function channelSenderFromRegistry(registry: DeliveryRegistry): ChannelSe
 
 /** Creates the `channel.send` implementation over a sender port. */
 export function createChannelSendTool(deps: { sender: ChannelSender }): ToolImplementation {
-  return {
-    descriptor: channelSendTool,
+  return implementTool(channelSendTool, {
     // A channel name has no other form: the scope is the validated name.
-    resolveScope: async (input) => channelSendTool.requiredScope(input),
-    async run(input, ctx) {
-      const req = parseChannelSendInput(input);
+    async run(req, ctx) {
       ctx.signal.throwIfAborted();
       try {
         await deps.sender.send(req.channel, req.to, req.text, ctx.idemKey);
@@ -75,5 +72,5 @@ export function createChannelSendTool(deps: { sender: ChannelSender }): ToolImpl
       // The channel accepted the message; that it reached the person is not something we can read back.
       return { kind: 'completed', output, verified: 'Unverified' };
     },
-  };
+  });
 }

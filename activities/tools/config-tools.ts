@@ -4,8 +4,8 @@
  * name, or when its name matches {@link SECRET_KEY_PATTERN}. Refusals are CapabilityDenied.
  */
 import { AivyxError } from '../../core/errors.js';
-import { configReadTool, configWriteTool, parseConfigReadInput, parseConfigWriteInput } from '../../core/tools/config-tools.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { configReadTool, configWriteTool } from '../../core/tools/config-tools.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** Key names that are treated as secrets whatever the secrets store says. */
 export const SECRET_KEY_PATTERN = /secret|token|password|key$/i;
@@ -45,27 +45,21 @@ function secretDenied(tool: string, key: string, scope: string): AivyxError {
 /** Creates config.read and config.write over `store`. */
 export function createConfigTools(deps: { store: ConfigStore }): ToolImplementation[] {
   const { store } = deps;
-  const read: ToolImplementation = {
-    descriptor: configReadTool,
-    resolveScope: async (input) => configReadTool.requiredScope(input),
-    async run(input) {
-      const { key } = parseConfigReadInput(input);
+  const read = implementTool(configReadTool, {
+    async run({ key }) {
       if (await isSecretKey(store, key)) throw secretDenied('config.read', key, `config.read:${key}`);
       const value = await store.get(key);
       return { kind: 'completed', output: { key, value: value ?? null }, verified: 'NotApplicable' };
     },
-  };
-  const write: ToolImplementation = {
-    descriptor: configWriteTool,
-    resolveScope: async (input) => configWriteTool.requiredScope(input),
-    async run(input) {
-      const { key, value } = parseConfigWriteInput(input);
+  });
+  const write = implementTool(configWriteTool, {
+    async run({ key, value }) {
       if (await isSecretKey(store, key)) throw secretDenied('config.write', key, `config.write:${key}`);
       const previous = (await store.get(key)) ?? null;
       await store.set(key, value);
       const back = await store.get(key);
       return { kind: 'completed', output: { key, previous }, verified: back === value ? 'Verified' : 'Unverified' };
     },
-  };
+  });
   return [read, write];
 }

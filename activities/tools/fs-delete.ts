@@ -8,7 +8,7 @@ import { realpath, rm, rmdir, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
-import { fsDeleteTool, parseFsDeleteInput } from '../../core/tools/fs-delete.js';
+import { fsDeleteTool } from '../../core/tools/fs-delete.js';
 import {
   anchorDirectory,
   assertReachable,
@@ -20,7 +20,7 @@ import {
   type AnchoredDirectory,
   type ProtectedPaths,
 } from './confinement.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** What a path is, as lstat sees it (a symlink is a symlink, not its target). */
 export type FsEntryType = 'file' | 'directory' | 'symlink' | 'other';
@@ -85,15 +85,13 @@ function entryError(e: unknown, path: string): AivyxError {
 export function createFsDeleteTool(options: FsDeleteOptions = {}): ToolImplementation {
   const homeSetting = options.home ?? homedir();
   const paths = options.protectedPaths ?? NO_PROTECTED_PATHS;
-  return {
-    descriptor: fsDeleteTool,
+  return implementTool(fsDeleteTool, {
     async resolveScope(input) {
-      const target = await resolveEntry(parseFsDeleteInput(input).path, 'fs.delete');
+      const target = await resolveEntry(input.path, 'fs.delete');
       // Deleting a directory that holds the data directory deletes the data directory too.
       return containsProtectedPath(target, paths) ? dataDirScope(target) : confinedScope('fs.delete', target, paths);
     },
-    async run(input, ctx) {
-      const req = parseFsDeleteInput(input);
+    async run(req, ctx) {
       ctx.signal.throwIfAborted();
       const target = await resolveEntry(req.path, 'fs.delete');
       const home = await realpath(homeSetting).catch(() => homeSetting);
@@ -155,5 +153,5 @@ export function createFsDeleteTool(options: FsDeleteOptions = {}): ToolImplement
         await dir.close();
       }
     },
-  };
+  });
 }

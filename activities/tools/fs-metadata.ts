@@ -7,7 +7,7 @@ import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
-import { fsMetadataTool, parseFsMetadataInput } from '../../core/tools/fs-metadata.js';
+import { fsMetadataTool } from '../../core/tools/fs-metadata.js';
 import {
   anchorDirectory,
   assertReachable,
@@ -18,7 +18,7 @@ import {
   type ProtectedPaths,
 } from './confinement.js';
 import { entryType, resolveEntry, type FsEntryType } from './fs-delete.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** Output of `fs.metadata`; for a symlink, `target` describes what it points to (absent when dangling). */
 export interface FsMetadataOutput {
@@ -59,18 +59,15 @@ async function realOrEntry(path: string): Promise<{ real: string; resolved: bool
 /** Creates the `fs.metadata` implementation. */
 export function createFsMetadataTool(options: FsMetadataOptions = {}): ToolImplementation {
   const paths = options.protectedPaths ?? NO_PROTECTED_PATHS;
-  return {
-    descriptor: fsMetadataTool,
-    async resolveScope(input) {
-      const { path } = parseFsMetadataInput(input);
+  return implementTool(fsMetadataTool, {
+    async resolveScope({ path }) {
       const entry = await resolveEntry(path, 'fs.metadata');
       const { real } = await realOrEntry(path);
       // A link's own metadata (mtime, mode) says something about where the link is: both must be outside the data directory.
       const inDataDir = [entry, real].find((p) => isProtectedPath(p, paths));
       return inDataDir === undefined ? `fs.metadata:${real}` : dataDirScope(inDataDir);
     },
-    async run(input, ctx) {
-      const { path } = parseFsMetadataInput(input);
+    async run({ path }, ctx) {
       ctx.signal.throwIfAborted();
       // The entry's parent is opened and proven; the entry is looked at through that descriptor.
       const entry = await resolveEntry(path, 'fs.metadata');
@@ -111,5 +108,5 @@ export function createFsMetadataTool(options: FsMetadataOptions = {}): ToolImple
         await dir.close();
       }
     },
-  };
+  });
 }

@@ -6,9 +6,9 @@
 import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { realpath } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
-import { fsReadTool, parseFsReadInput } from '../../core/tools/fs-read.js';
+import { fsReadTool } from '../../core/tools/fs-read.js';
 import { assertReachable, confinedScope, NO_PROTECTED_PATHS, openChecked, type ProtectedPaths } from './confinement.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** Default and ceiling of `maxBytes`: 1 MiB keeps a file from flooding the model context and the history. */
 export const FS_READ_DEFAULT_MAX_BYTES = 1024 * 1024;
@@ -69,14 +69,11 @@ function utf8Boundary(buf: Uint8Array, length: number): number {
 export function createFsReadTool(options: FsReadOptions = {}): ToolImplementation {
   const limit = options.maxBytesLimit ?? FS_READ_DEFAULT_MAX_BYTES;
   const paths = options.protectedPaths ?? NO_PROTECTED_PATHS;
-  return {
-    descriptor: fsReadTool,
-    async resolveScope(input) {
-      const { path } = parseFsReadInput(input);
+  return implementTool(fsReadTool, {
+    async resolveScope({ path }) {
       return confinedScope('fs.read', await realFile(path), paths);
     },
-    async run(input, ctx) {
-      const req = parseFsReadInput(input);
+    async run(req, ctx) {
       const maxBytes = Math.min(req.maxBytes ?? limit, limit);
       ctx.signal.throwIfAborted();
       // Resolved again here (it may have changed since the scope check); checked, opened, and the
@@ -115,5 +112,5 @@ export function createFsReadTool(options: FsReadOptions = {}): ToolImplementatio
         await handle.close();
       }
     },
-  };
+  });
 }

@@ -13,7 +13,7 @@ import { constants } from 'node:fs';
 import { link, lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
-import { fsWriteTool, parseFsWriteInput } from '../../core/tools/fs-write.js';
+import { fsWriteTool } from '../../core/tools/fs-write.js';
 import {
   anchorDirectory,
   assertReachable,
@@ -22,7 +22,7 @@ import {
   type AnchoredDirectory,
   type ProtectedPaths,
 } from './confinement.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** Options of `createFsWriteTool`. */
 export interface FsWriteOptions {
@@ -147,14 +147,11 @@ function exists(target: string, existingSha: string, wantedSha: string): AivyxEr
 /** Creates the `fs.write` implementation. */
 export function createFsWriteTool(options: FsWriteOptions = {}): ToolImplementation {
   const paths = options.protectedPaths ?? NO_PROTECTED_PATHS;
-  return {
-    descriptor: fsWriteTool,
-    async resolveScope(input) {
-      const { path } = parseFsWriteInput(input);
+  return implementTool(fsWriteTool, {
+    async resolveScope({ path }) {
       return confinedScope('fs.write', (await resolveTarget(path)).target, paths);
     },
-    async run(input, ctx) {
-      const req = parseFsWriteInput(input);
+    async run(req, ctx) {
       ctx.signal.throwIfAborted();
       const { target, missingDirs } = await resolveTarget(req.path);
       assertReachable('fs.write', 'fs.write', target, ctx.held, paths);
@@ -208,5 +205,5 @@ export function createFsWriteTool(options: FsWriteOptions = {}): ToolImplementat
         await dir?.close();
       }
     },
-  };
+  });
 }

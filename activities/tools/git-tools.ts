@@ -26,18 +26,10 @@ import { dirname, join } from 'node:path';
 import { AivyxError } from '../../core/errors.js';
 import { normalizePosixPath } from '../../core/path.js';
 import { assertReachable, dataDirScope, isProtectedPath, isWithin, NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
-import {
-  gitCommitTool,
-  gitDiffTool,
-  gitStatusTool,
-  parseGitCommitInput,
-  parseGitDiffInput,
-  parseGitStatusInput,
-  type GitCommitInput,
-} from '../../core/tools/git-tools.js';
+import { gitCommitTool, gitDiffTool, gitStatusTool, type GitCommitInput } from '../../core/tools/git-tools.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import { execute, SHELL_ENV_ALLOWLIST, type ShellExecOutput } from './shell-exec.js';
-import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
+import { implementTool, type ToolImplementation, type ToolRunContext } from './tool-implementation.js';
 
 /** Timeout of one git invocation. */
 export const GIT_TIMEOUT_MS = 30_000;
@@ -285,11 +277,10 @@ export function createGitTools(deps: GitToolDeps): ToolImplementation[] {
     }
   }
 
-  const status: ToolImplementation = {
-    descriptor: gitStatusTool,
-    resolveScope: async (input) => placeScope('git.read', await locate('git.status', parseGitStatusInput(input).repo, quietCtx())),
+  const status = implementTool(gitStatusTool, {
+    resolveScope: async (input) => placeScope('git.read', await locate('git.status', input.repo, quietCtx())),
     async run(input, ctx) {
-      const repo = await open('git.status', 'git.read', parseGitStatusInput(input).repo, ctx);
+      const repo = await open('git.status', 'git.read', input.repo, ctx);
       const res = await git(
         'git.status',
         repo,
@@ -305,13 +296,11 @@ export function createGitTools(deps: GitToolDeps): ToolImplementation[] {
         .map((e) => ({ status: e.status, path: e.from === undefined ? e.path : `${e.from} -> ${e.path}` }));
       return { kind: 'completed', output: { repo: repo.top, branch, entries, truncated: res.truncated }, verified: 'NotApplicable' };
     },
-  };
+  });
 
-  const diff: ToolImplementation = {
-    descriptor: gitDiffTool,
-    resolveScope: async (input) => placeScope('git.read', await locate('git.diff', parseGitDiffInput(input).repo, quietCtx())),
-    async run(input, ctx) {
-      const req = parseGitDiffInput(input);
+  const diff = implementTool(gitDiffTool, {
+    resolveScope: async (input) => placeScope('git.read', await locate('git.diff', input.repo, quietCtx())),
+    async run(req, ctx) {
       const repo = await open('git.diff', 'git.read', req.repo, ctx);
       const pathspec = ['--', ...(req.paths ?? [])];
       await refuseProtectedChanges('git.diff', repo, ['--untracked-files=no', ...pathspec], ctx);
@@ -329,13 +318,11 @@ export function createGitTools(deps: GitToolDeps): ToolImplementation[] {
         throw toolError('git.diff', `git diff failed (exit ${String(out.exitCode)}): ${out.stderr.trim().slice(0, 500)}`);
       return { kind: 'completed', output: { repo: repo.top, diff: out.stdout, truncated: out.truncated }, verified: 'NotApplicable' };
     },
-  };
+  });
 
-  const commit: ToolImplementation = {
-    descriptor: gitCommitTool,
-    resolveScope: async (input) => placeScope('git.write', await locate('git.commit', parseGitCommitInput(input).repo, quietCtx())),
-    async run(input, ctx) {
-      const req = parseGitCommitInput(input);
+  const commit = implementTool(gitCommitTool, {
+    resolveScope: async (input) => placeScope('git.write', await locate('git.commit', input.repo, quietCtx())),
+    async run(req, ctx) {
       const repo = await open('git.commit', 'git.write', req.repo, ctx);
       const top = repo.top;
       // What would be committed: the named paths (untracked ones too, they are added), or what is staged.
@@ -396,7 +383,7 @@ export function createGitTools(deps: GitToolDeps): ToolImplementation[] {
         await recordIntentEnd(deps.intents, ctx.idemKey, summary);
       }
     },
-  };
+  });
 
   return [status, diff, commit];
 }

@@ -5,10 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
-import { mcpCallTool, parseMcpCallInput } from '../../core/tools/mcp-tools.js';
+import { mcpCallTool } from '../../core/tools/mcp-tools.js';
 import type { McpClientPool } from '../mcp/mcp-client.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** Cap of the serialized output (64 KiB); longer text content is cut. */
 export const MCP_OUTPUT_CAP_CHARS = 64 * 1024;
@@ -41,12 +41,9 @@ function capContent(content: unknown[]): { content: unknown[]; truncated: boolea
 
 /** Creates the `mcp.call` implementation. */
 export function createMcpCallTool(deps: McpCallDeps): ToolImplementation {
-  return {
-    descriptor: mcpCallTool,
+  return implementTool(mcpCallTool, {
     // The scope names a configured server and a tool name: nothing to canonicalize beyond the input.
-    resolveScope: async (input) => mcpCallTool.requiredScope(input),
-    async run(input, ctx) {
-      const req = parseMcpCallInput(input);
+    async run(req, ctx) {
       if (!deps.pool.servers().includes(req.server)) {
         throw new AivyxError('NotFound', `mcp.call: no MCP server named "${req.server}"`, {
           detail: { tool: 'mcp.call', server: req.server },
@@ -97,5 +94,5 @@ export function createMcpCallTool(deps: McpCallDeps): ToolImplementation {
         await recordIntentEnd(deps.intents, ctx.idemKey, summary);
       }
     },
-  };
+  });
 }

@@ -3,12 +3,12 @@
  * appends its MemoryAccess audit entry before touching memory (the ToolCall entry follows from
  * runTool), and the audit only ever sees ids, scopes and keyed query tags — never memory text.
  */
-import { memoryForgetTool, parseMemoryForgetInput } from '../../core/tools/memory-forget.js';
-import { memoryRecallTool, parseMemoryRecallInput } from '../../core/tools/memory-recall.js';
-import { memoryWriteTool, parseMemoryWriteInput } from '../../core/tools/memory-write.js';
+import { memoryForgetTool } from '../../core/tools/memory-forget.js';
+import { memoryRecallTool } from '../../core/tools/memory-recall.js';
+import { memoryWriteTool } from '../../core/tools/memory-write.js';
 import { describeTaint } from '../../core/taint.js';
 import type { MemoryEntry, MemoryStore } from './memory-port.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** Ports of the memory tools. */
 export interface MemoryToolDeps {
@@ -46,14 +46,11 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
   const { store } = deps;
   const now = deps.now ?? Date.now;
 
-  const write: ToolImplementation = {
-    descriptor: memoryWriteTool,
-    resolveScope: async (input) => memoryWriteTool.requiredScope(input),
-    async run(input, ctx) {
-      const req = parseMemoryWriteInput(input);
+  const write = implementTool(memoryWriteTool, {
+    async run(req, ctx) {
       // Keyed by the activity, not the attempt: a retried write lands on the same id.
       const id = store.idFor(ctx.idemKey);
-      await ctx.recordMemoryAccess({ operation: 'Write', scope: memoryWriteTool.requiredScope(input), queryOrKey: id });
+      await ctx.recordMemoryAccess({ operation: 'Write', scope: memoryWriteTool.scopeOf(req), queryOrKey: id });
       ctx.signal.throwIfAborted();
       // Written after untrusted content: the entry keeps where that came from, so whoever recalls it is tainted too.
       const untrusted = ctx.taint?.length ? describeTaint(ctx.taint) : undefined;
@@ -62,16 +59,13 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
       // Tool success is not intent: confirm the sealed entry is really there.
       return { kind: 'completed', output, verified: (await store.has(entry.id)) ? 'Verified' : 'Unverified' };
     },
-  };
+  });
 
-  const recall: ToolImplementation = {
-    descriptor: memoryRecallTool,
-    resolveScope: async (input) => memoryRecallTool.requiredScope(input),
-    async run(input, ctx) {
-      const req = parseMemoryRecallInput(input);
+  const recall = implementTool(memoryRecallTool, {
+    async run(req, ctx) {
       // The query is memory content too: the audit gets a keyed tag of its terms, and the range.
       const queryOrKey = `query:${store.queryTag(req.query)} from:${iso(req.from)} to:${iso(req.to)}`;
-      await ctx.recordMemoryAccess({ operation: 'Read', scope: memoryRecallTool.requiredScope(input), queryOrKey });
+      await ctx.recordMemoryAccess({ operation: 'Read', scope: memoryRecallTool.scopeOf(req), queryOrKey });
       ctx.signal.throwIfAborted();
       const found = await store.recall(req);
       const output: MemoryRecallOutput = { entries: found.entries.map((e) => ({ ...e, at: iso(e.at) })), more: found.more };
@@ -83,15 +77,12 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
         ...(tainted ? { untrusted: `a memory written ${tainted.untrusted ?? 'after untrusted content'}` } : {}),
       };
     },
-  };
+  });
 
-  const forget: ToolImplementation = {
-    descriptor: memoryForgetTool,
-    resolveScope: async (input) => memoryForgetTool.requiredScope(input),
-    async run(input, ctx) {
-      const req = parseMemoryForgetInput(input);
+  const forget = implementTool(memoryForgetTool, {
+    async run(req, ctx) {
       const queryOrKey = req.id ?? `filter from:${iso(req.from)} to:${iso(req.to)}`;
-      await ctx.recordMemoryAccess({ operation: 'Forget', scope: memoryForgetTool.requiredScope(input), queryOrKey });
+      await ctx.recordMemoryAccess({ operation: 'Forget', scope: memoryForgetTool.scopeOf(req), queryOrKey });
       ctx.signal.throwIfAborted();
       const output: MemoryForgetOutput = await store.forget(req);
       // Read back by id: a forgotten entry must be gone (a filter forget has no single thing to check).
@@ -99,7 +90,7 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
         req.id === undefined || output.forgotten === 0 ? 'NotApplicable' : (await store.has(req.id)) ? 'Unverified' : 'Verified';
       return { kind: 'completed', output, verified };
     },
-  };
+  });
 
   return [write, recall, forget];
 }

@@ -6,12 +6,12 @@
  */
 import { askerOf } from '../../core/mission-owner.js';
 import { AivyxError } from '../../core/errors.js';
-import { missionCancelTool, parseMissionCancelInput } from '../../core/tools/mission-cancel.js';
-import { missionListTool, parseMissionListInput } from '../../core/tools/mission-list.js';
+import { missionCancelTool } from '../../core/tools/mission-cancel.js';
+import { missionListTool } from '../../core/tools/mission-list.js';
 import { toolError } from '../../core/tools/tool-error.js';
 import { cancelOwnMission, listOwnMissions } from '../owned-missions.js';
 import type { MissionControlPort } from '../ports.js';
-import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
+import { implementTool, type ToolImplementation, type ToolRunContext } from './tool-implementation.js';
 
 /** The turn's asker, or a refusal when the turn has no verified channel. */
 function askerFor(tool: string, ctx: ToolRunContext) {
@@ -37,22 +37,16 @@ export function createMissionControlTools(deps: { control?: MissionControlPort }
     return deps.control;
   };
   return [
-    {
-      descriptor: missionListTool,
-      resolveScope: async (input) => missionListTool.requiredScope(input),
-      async run(raw, ctx) {
-        const input = parseMissionListInput(raw);
+    implementTool(missionListTool, {
+      async run(input, ctx) {
         const missions = await listOwnMissions(port('mission.list'), askerFor('mission.list', ctx), input).catch((e: unknown) => {
           throw asToolError('mission.list', e);
         });
         return { kind: 'completed', output: { missions }, verified: 'Verified' };
       },
-    },
-    {
-      descriptor: missionCancelTool,
-      resolveScope: async (input) => missionCancelTool.requiredScope(input),
-      async run(raw, ctx) {
-        const input = parseMissionCancelInput(raw);
+    }),
+    implementTool(missionCancelTool, {
+      async run(input, ctx) {
         const outcome = await cancelOwnMission(
           port('mission.cancel'),
           askerFor('mission.cancel', ctx),
@@ -63,6 +57,6 @@ export function createMissionControlTools(deps: { control?: MissionControlPort }
         });
         return { kind: 'completed', output: outcome, verified: 'Verified' };
       },
-    },
+    }),
   ];
 }

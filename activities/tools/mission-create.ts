@@ -9,12 +9,12 @@
 import { createHash } from 'node:crypto';
 import { CapabilitySet } from '../../core/capability/index.js';
 import { defineStep } from '../../core/mission-spec.js';
-import { missionCreateTool, parseMissionCreateInput } from '../../core/tools/mission-create.js';
+import { missionCreateTool } from '../../core/tools/mission-create.js';
 import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { gateApproversFor, gateAskerOf } from '../../core/gate-approvers.js';
 import type { MissionDefinition } from '../../workflows/mission-messages.js';
 import type { MissionStartPort } from '../ports.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 const toolError = toolErrorFor('mission.create');
 
@@ -23,11 +23,8 @@ const toolError = toolErrorFor('mission.create');
  * missions); `owners` are `AIVYX_OWNER_IDS` (the local owner always approves missions it starts).
  */
 export function createMissionCreateTool(deps: { starts?: MissionStartPort; owners?: readonly string[] }): ToolImplementation {
-  return {
-    descriptor: missionCreateTool,
-    resolveScope: async (input) => missionCreateTool.requiredScope(input),
-    async run(raw, ctx) {
-      const input = parseMissionCreateInput(raw);
+  return implementTool(missionCreateTool, {
+    async run(input, ctx) {
       if (!deps.starts) throw toolError('mission.create: this worker cannot start missions', { hint: 'run it under aivyx up' });
       const channel = ctx.channel;
       if (!channel) throw toolError('mission.create: the turn has no verified channel to report to');
@@ -61,5 +58,5 @@ export function createMissionCreateTool(deps: { starts?: MissionStartPort; owner
       await deps.starts.start(def);
       return { kind: 'completed', output: { missionId, steps: def.steps.length }, verified: 'Verified' };
     },
-  };
+  });
 }

@@ -22,10 +22,9 @@ import {
   NET_DEFAULT_MAX_BYTES,
   NET_DEFAULT_TIMEOUT_MS,
   netFetchTool,
-  parseNetFetchInput,
   type CanonicalUrlParts,
 } from '../../core/tools/net-tools.js';
-import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
+import { implementTool, type ToolImplementation, type ToolRunContext } from './tool-implementation.js';
 
 /** One resolved address. */
 export interface ResolvedAddress {
@@ -315,12 +314,10 @@ export async function httpExchange(ex: HttpExchange, ctx: ToolRunContext, deps: 
 
 /** Creates the `net.fetch` implementation (GET/HEAD have no effect to verify: NotApplicable). */
 export function createNetFetchTool(deps: NetToolDeps = {}): ToolImplementation {
-  return {
-    descriptor: netFetchTool,
+  return implementTool(netFetchTool, {
     // The canonical URL is already what the scope names; the address check happens at connect time.
-    resolveScope: async (input) => `net.fetch:${parseNetFetchInput(input).url}`,
-    async run(input, ctx) {
-      const req = parseNetFetchInput(input);
+    resolveScope: async (input) => `net.fetch:${input.url}`,
+    async run(req, ctx) {
       const output = await httpExchange(
         {
           tool: 'net.fetch',
@@ -335,5 +332,5 @@ export function createNetFetchTool(deps: NetToolDeps = {}): ToolImplementation {
       );
       return { kind: 'completed', output, verified: 'NotApplicable' };
     },
-  };
+  });
 }

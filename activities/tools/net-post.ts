@@ -6,9 +6,9 @@
  * is what was meant.
  */
 import { createHash } from 'node:crypto';
-import { NET_DEFAULT_MAX_BYTES, NET_DEFAULT_TIMEOUT_MS, netPostTool, parseNetPostInput } from '../../core/tools/net-tools.js';
+import { NET_DEFAULT_MAX_BYTES, NET_DEFAULT_TIMEOUT_MS, netPostTool } from '../../core/tools/net-tools.js';
 import { httpExchange, type NetToolDeps } from './net-fetch.js';
-import type { ToolImplementation } from './tool-implementation.js';
+import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
 /** The Idempotency-Key a call with this activity idempotency key sends (hex SHA-256, no run details leaked). */
 export function idempotencyKeyFor(idemKey: string): string {
@@ -17,11 +17,9 @@ export function idempotencyKeyFor(idemKey: string): string {
 
 /** Creates the `net.post` implementation. */
 export function createNetPostTool(deps: NetToolDeps = {}): ToolImplementation {
-  return {
-    descriptor: netPostTool,
-    resolveScope: async (input) => `net.post:${parseNetPostInput(input).url}`,
-    async run(input, ctx) {
-      const req = parseNetPostInput(input);
+  return implementTool(netPostTool, {
+    resolveScope: async (input) => `net.post:${input.url}`,
+    async run(req, ctx) {
       const headers: Record<string, string> = { ...req.headers, 'idempotency-key': idempotencyKeyFor(ctx.idemKey) };
       if (req.contentType !== undefined) headers['content-type'] = req.contentType;
       const output = await httpExchange(
@@ -39,5 +37,5 @@ export function createNetPostTool(deps: NetToolDeps = {}): ToolImplementation {
       );
       return { kind: 'completed', output, verified: 'Unverified' };
     },
-  };
+  });
 }

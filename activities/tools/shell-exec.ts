@@ -8,10 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
-import { parseShellExecInput, shellExecTool, type ShellExecInput } from '../../core/tools/shell-exec.js';
+import { shellExecTool, type ShellExecInput } from '../../core/tools/shell-exec.js';
 import { dataDirScope, isProtectedPath, NO_PROTECTED_PATHS, type ProtectedPaths } from './confinement.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
-import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
+import { implementTool, type ToolImplementation, type ToolRunContext } from './tool-implementation.js';
 import type { CommandInput } from '../../core/tools/shell-spawn.js';
 import type { ToolDefinition } from '../../core/tools/define-tool.js';
 
@@ -150,8 +150,8 @@ export function commandRunner<I extends CommandInput>(
   const protectedPaths = deps.protectedPaths ?? NO_PROTECTED_PATHS;
   return {
     env,
-    resolveScope: async (input: unknown): Promise<string> =>
-      resolveCommandScope(definition.requiredScope(input), definition.parse(input).cwd ?? defaultCwd, protectedPaths),
+    resolveScope: async (input: I): Promise<string> =>
+      resolveCommandScope(definition.scopeOf(input), input.cwd ?? defaultCwd, protectedPaths),
     claim: (req: I, ctx: ToolRunContext, interrupted: () => AivyxError): Promise<string> =>
       claimCommandRun(
         { tool: definition.id, cwd: req.cwd ?? defaultCwd, ctx, intents: deps.intents, inputHash: hash(req), protectedPaths },
@@ -164,12 +164,10 @@ export function commandRunner<I extends CommandInput>(
 export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
   const runner = commandRunner(shellExecTool, deps, inputHash);
 
-  return {
-    descriptor: shellExecTool,
+  return implementTool(shellExecTool, {
     // The argv scope (core/tools/shell-argv.ts), unless the working directory is in the data directory.
     resolveScope: runner.resolveScope,
-    async run(input, ctx) {
-      const req = parseShellExecInput(input);
+    async run(req, ctx) {
       const cwd = await runner.claim(req, ctx, () =>
         toolError('shell.exec was interrupted and is not re-run (at-most-once); check whether it took effect', {
           hint: `the command was ${req.argv[0] as string}; inspect its effects before asking to run it again`,
@@ -189,7 +187,7 @@ export function createShellExecTool(deps: ShellExecDeps): ToolImplementation {
         await recordIntentEnd(deps.intents, ctx.idemKey, summary);
       }
     },
-  };
+  });
 }
 
 /** Spawns and waits; resolves with the output, or throws the abort reason / a spawn failure. */

@@ -16,11 +16,11 @@ import { toolErrorFor } from '../../core/tools/tool-error.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
-import { parseShellSpawnInput, shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
+import { shellSpawnTool, SPAWN_DEFAULT_DURATION_MS, type ShellSpawnInput } from '../../core/tools/shell-spawn.js';
 import { recordIntentEnd, type IntentStore } from './intent-store.js';
 import type { ProtectedPaths } from './confinement.js';
 import { commandRunner } from './shell-exec.js';
-import type { ToolImplementation, ToolRunContext } from './tool-implementation.js';
+import { implementTool, type ToolImplementation, type ToolRunContext } from './tool-implementation.js';
 
 /** Cap of stdout and of stderr (each): 64 KiB, half from the start of the stream, half from its end. */
 export const SPAWN_OUTPUT_CAP_BYTES = 64 * 1024;
@@ -164,12 +164,10 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
     outputCapBytes: deps.outputCapBytes ?? SPAWN_OUTPUT_CAP_BYTES,
   };
 
-  return {
-    descriptor: shellSpawnTool,
+  return implementTool(shellSpawnTool, {
     // The argv scope (core/tools/shell-argv.ts), unless the working directory is in the data directory.
     resolveScope: runner.resolveScope,
-    async run(input, ctx) {
-      const req = parseShellSpawnInput(input);
+    async run(req, ctx) {
       const cwd = await runner.claim(req, ctx, () =>
         toolError("shell.spawn was interrupted and is not re-run (at-most-once): the earlier attempt's result is unknown", {
           hint: `the command was ${req.argv[0] as string}; its process may still be running or may have finished — inspect its effects before asking to run it again`,
@@ -189,7 +187,7 @@ export function createShellSpawnTool(deps: ShellSpawnDeps): ToolImplementation {
         await recordIntentEnd(deps.intents, ctx.idemKey, summary);
       }
     },
-  };
+  });
 }
 
 type Ended =

@@ -3,6 +3,7 @@ import type { MemoryOperation } from '../../core/audit-events.js';
 import type { ChannelFacts, ReplyRoute } from '../../core/channel.js';
 import type { Verification } from '../../core/outcomes.js';
 import type { ToolDescriptor } from '../../core/tools.js';
+import type { ToolDefinition } from '../../core/tools/define-tool.js';
 
 /** What the activity hands a running tool. */
 export interface ToolRunContext {
@@ -39,7 +40,10 @@ export type ToolRunResult =
     }
   | { kind: 'escalate'; reason: string };
 
-/** One tool implementation: its descriptor, its canonical scope re-check and its effect. */
+/**
+ * One tool implementation as the activity runs it: its descriptor, its canonical scope re-check and
+ * its effect, over the raw input the model gave. Made by {@link implementTool}, which parses that input first.
+ */
 export interface ToolImplementation {
   descriptor: ToolDescriptor;
   /**
@@ -49,4 +53,27 @@ export interface ToolImplementation {
   resolveScope(input: unknown): Promise<string>;
   /** Performs the call. Throws AivyxError for failures (kind `Tool` unless another kind fits better). */
   run(input: unknown, ctx: ToolRunContext): Promise<ToolRunResult>;
+}
+
+/** What an implementation states, over its definition's parsed (canonical) input. */
+export interface ToolImplementationSpec<I> {
+  /**
+   * The scope this call really touches, over canonical forms on the host (symlinks resolved); without
+   * it, the definition's own scope of the input (a tool with nothing on the host to resolve).
+   */
+  resolveScope?(input: I): Promise<string>;
+  /** Performs the call. Throws AivyxError for failures (kind `Tool` unless another kind fits better). */
+  run(input: I, ctx: ToolRunContext): Promise<ToolRunResult>;
+}
+
+/**
+ * Implements `definition`: each call's raw input goes through the definition's parser first (a bad
+ * input is refused as `InvalidScope` naming the field), so `spec` gets the parsed input with its type.
+ */
+export function implementTool<I>(definition: ToolDefinition<I>, spec: ToolImplementationSpec<I>): ToolImplementation {
+  return {
+    descriptor: definition,
+    resolveScope: async (input) => (spec.resolveScope ? spec.resolveScope(definition.parse(input)) : definition.requiredScope(input)),
+    run: async (input, ctx) => spec.run(definition.parse(input), ctx),
+  };
 }

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AivyxError } from '../../core/errors.js';
 import { describeSpendAgainst } from '../../core/spend.js';
-import type { MissionSummary, ScheduleRow } from '../mission-gateway.js';
+import type { MissionSummary, ScheduleRow } from '../ports.js';
 import type { MissionStatus } from '../../workflows/mission-messages.js';
 import { restJson, type RestTarget } from './rest-client.js';
 

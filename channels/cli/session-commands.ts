@@ -1,6 +1,6 @@
 /** `aivyx sessions [--json]`: the open conversations, read from the running `aivyx up` over REST. */
 import { parseArgs } from 'node:util';
-import type { SessionSummary } from '../turn-gateway.js';
+import type { SessionSummary } from '../ports.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
 export async function runSessionsCommand(args: string[], target: RestTarget, out: (s: string) => void): Promise<number> {

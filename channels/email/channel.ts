@@ -16,7 +16,6 @@ export const emailChannel = defineChannel<EmailConfig>({
       log: (line) => ctx.log(`[email] ${line}`),
     });
     return {
-      deliverer: mail.deliverer,
       describe: `email: ${config.address} (IMAP ${config.imap.host}:${config.imap.port}, SMTP ${config.smtp.host}:${config.smtp.port})`,
       stop: () => mail.stop(),
     };

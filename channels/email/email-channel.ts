@@ -16,10 +16,8 @@
  *   mission-waits/email/<h>  missions' open waits for a mail (infra/mission-waits.ts; written by the worker)
  *   mission-events/<hash>    a message some mission's wait took (channels/kit/mission-events.ts)
  */
-import type { ChannelDeliverer, DeliveryRegistry } from '../../activities/delivery-activities.js';
-import type { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
-import type { TurnGateway } from '../turn-gateway.js';
+import type { DelivererRegistry, GateTokenPort, TurnSubmitPort } from '../ports.js';
 import type { MissionControlPort } from '../../activities/ports.js';
 import { createEmailInbound, type EmailMissionPort } from './inbound.js';
 import { watchMailbox, type ImapSettings } from './mailbox.js';
@@ -38,18 +36,18 @@ export interface EmailChannelOptions {
   address: string;
   /** Display name in From (default "aivyx"). */
   fromName?: string;
-  gateway: TurnGateway;
+  gateway: TurnSubmitPort;
   /** The `channel_state` domain handle. */
   storage: DomainHandle;
   trust: EmailTrustPolicy;
   /** Where the `email` deliverer is registered (the worker's `deliveries`). */
-  deliveries?: DeliveryRegistry;
+  deliveries?: DelivererRegistry;
   /** Gate decisions by mail; without it approval replies are answered "nothing to approve". */
   missions?: EmailMissionPort;
   /** The sender's own missions for `missions` / `cancel <id>` mails; without it those are ordinary messages. */
   missionControl?: MissionControlPort;
   /** MACed single-use approval tokens over this `storage` (`new GateTokens(gateTokenKey(...), storage)`); required for approvals. */
-  gateTokens?: GateTokens;
+  gateTokens?: GateTokenPort;
   /** Largest total attachment size turned into message parts (default 512 KiB). */
   maxAttachmentBytes?: number;
   /** Largest raw mail fetched whole (default 10 MiB); larger mails are refused from their headers. */
@@ -63,8 +61,6 @@ export interface EmailChannelOptions {
 
 /** A running channel. */
 export interface EmailChannel {
-  /** The outbound side (also registered in `deliveries` when given). */
-  deliverer: ChannelDeliverer;
   /** True while an IMAP session is open and watching the mailbox. */
   connected(): boolean;
   /** How many IMAP sessions were opened so far (reconnects included). */
@@ -87,7 +83,7 @@ function outboundOf(opts: OutboundOptions) {
 }
 
 /** Only the sending side, registered as `email` (an `aivyx worker`: a gateway reads the mailbox). */
-export function startEmailOutbound(opts: OutboundOptions & { deliveries: DeliveryRegistry }): { stop(): Promise<void> } {
+export function startEmailOutbound(opts: OutboundOptions & { deliveries: DelivererRegistry }): { stop(): Promise<void> } {
   const outbound = outboundOf(opts);
   const unregister = opts.deliveries.register(EMAIL_CHANNEL_NAME, outbound.deliverer);
   return {
@@ -129,7 +125,6 @@ export async function startEmailChannel(opts: EmailChannelOptions): Promise<Emai
     log,
   });
   return {
-    deliverer: outbound.deliverer,
     connected: box.connected,
     sessions: box.sessions,
     async stop() {

@@ -10,8 +10,7 @@ import type { ContentPart, Message } from '../../core/message.js';
 import { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { checkApprovalToken } from '../kit/approve-by-token.js';
-import type { MissionGateway } from '../mission-gateway.js';
-import type { TurnGateway } from '../turn-gateway.js';
+import type { GateDecisionPort, GateTokenPort, MissionEventPort, MissionStatusPort, TurnSubmitPort } from '../ports.js';
 import type { EmailOutbound } from './outbound.js';
 import { addresses, EMAIL_CHANNEL_NAME, short } from './shared.js';
 import {
@@ -30,7 +29,7 @@ import type { MissionControlPort } from '../../activities/ports.js';
 import { verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js';
 
 /** What the channel needs of missions (a `MissionGateway` satisfies it). */
-export type EmailMissionPort = Pick<MissionGateway, 'decideAs' | 'offerEvent'> & Partial<Pick<MissionGateway, 'show' | 'rejectDecision'>>;
+export type EmailMissionPort = GateDecisionPort & MissionEventPort & MissionStatusPort;
 
 type InboundKind = 'turn' | 'approval' | 'command' | 'mission-event' | 'refused' | 'ignored';
 
@@ -38,12 +37,12 @@ export interface EmailInboundDeps {
   address: string;
   store: DomainHandle;
   send: EmailOutbound['send'];
-  gateway: TurnGateway;
+  gateway: TurnSubmitPort;
   trust: EmailTrustPolicy;
   missions?: EmailMissionPort;
   /** For `missions` / `cancel <id>` mails (channels/email/mission-commands.ts); without it they are ordinary messages. */
   missionControl?: MissionControlPort;
-  tokens?: GateTokens;
+  tokens?: GateTokenPort;
   maxAttachments: number;
   maxMail: number;
   log(line: string): void;
@@ -91,7 +90,7 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     if (!check.ok && check.why === 'someone-else') {
       const kind = parseDecision(parsed.text ?? '').kind === 'deny' ? 'deny' : 'approve';
       const approver = { identity: to, channel: EMAIL_CHANNEL_NAME };
-      await deps.missions.rejectDecision?.({
+      await deps.missions.rejectDecision({
         gateId: check.gateId,
         kind,
         approver,
@@ -137,13 +136,13 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
    */
   async function tokenlessDecision(verdict: MailVerdict, parsed: ParsedMail, mid: string): Promise<InboundKind | undefined> {
     const decision = parseDecision(parsed.text ?? '');
-    if (decision.kind === 'unclear' || !deps.missions?.show) return undefined;
+    if (decision.kind === 'unclear' || !deps.missions) return undefined;
     const turnId = turnWorkflowId(EMAIL_CHANNEL_NAME, emailMessageId(threadRoot(mid, parsed.inReplyTo, referenceList(parsed.references))));
     const gateId = confirmationGateId(turnId);
     const status = await deps.missions.show(confirmationMissionId(turnId)).catch(() => undefined);
     if (status?.gate?.gateId !== gateId || status.gate.state === 'approved' || status.gate.state === 'denied') return undefined;
     const approver = { identity: verdict.from!, channel: EMAIL_CHANNEL_NAME };
-    await deps.missions.rejectDecision?.({
+    await deps.missions.rejectDecision({
       gateId,
       kind: decision.kind,
       approver,

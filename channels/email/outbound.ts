@@ -9,7 +9,7 @@ import { toApplicationFailure } from '../../activities/failure.js';
 import type { MissionNotice } from '../../activities/mission-activities.js';
 import { AivyxError } from '../../core/errors.js';
 import type { GateApproverRef } from '../../machines/index.js';
-import type { GateTokens } from '../../infra/gate-tokens.js';
+import type { GateTokenPort } from '../ports.js';
 import { createOutbox, type OutboxResult } from '../../infra/outbox.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { asksForDecision, emailOutcomeText, gateBody, gateSubject } from './render.js';
@@ -64,7 +64,7 @@ export interface EmailOutboundDeps {
   address: string;
   fromName?: string;
   store: DomainHandle;
-  tokens?: GateTokens;
+  tokens?: GateTokenPort;
   log(line: string): void;
 }
 

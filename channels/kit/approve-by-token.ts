@@ -4,7 +4,7 @@
  * that binding with the identity the platform verified (a Telegram user id, a DKIM-aligned address) —
  * never one taken from the token or the text — and a used token is refused before any decision is sent.
  */
-import type { GateTokens } from '../../infra/gate-tokens.js';
+import type { GateTokenPort } from '../ports.js';
 
 /** Why a token cannot decide anything, or the gate it may decide. */
 export type TokenVerdict =
@@ -13,7 +13,7 @@ export type TokenVerdict =
   | { ok: false; why: 'someone-else' | 'used'; reason: string; gateId: string; used?: { decision: string; at: number } };
 
 /** Checks `token` for the person `identity` (as the platform verified it) on `channel`. */
-export async function checkApprovalToken(tokens: GateTokens, token: string, channel: string, identity: string): Promise<TokenVerdict> {
+export async function checkApprovalToken(tokens: GateTokenPort, token: string, channel: string, identity: string): Promise<TokenVerdict> {
   const check = await tokens.check(token);
   if (!check.ok) return { ok: false, why: 'invalid', reason: check.reason };
   const { grant } = check;

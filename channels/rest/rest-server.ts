@@ -47,8 +47,8 @@ import { textContent } from '../../core/message.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeCause, type Health } from '../../infra/health.js';
 import { isTemporalUnreachable } from '../../infra/temporal/client-errors.js';
-import { parseMissionSpec, type MissionGateway } from '../mission-gateway.js';
-import type { TurnGateway } from '../turn-gateway.js';
+import { parseMissionSpec } from '../mission-input.js';
+import type { LocalMissionPort, LocalTurnPort } from '../ports.js';
 import { parseBody } from '../zod-errors.js';
 
 /** What the REST channel serves besides turns: the audit log (docs/AUDIT.md). */
@@ -64,11 +64,11 @@ export interface RestAuditPort {
 
 /** Options for the REST channel. */
 export interface RestServerOptions {
-  gateway: TurnGateway;
+  gateway: LocalTurnPort;
   token: string;
   audit: RestAuditPort;
   /** Serves /v1/missions and /v1/gates when given. */
-  missions?: MissionGateway;
+  missions?: LocalMissionPort;
   /** Serves /v1/memory when given: the owner's view, scope-checked and audited like the memory tools (app/owner-memory.ts). */
   memory?: {
     list(input: unknown): Promise<RecallResult>;
@@ -351,7 +351,7 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
     c.json(await auditOp('consistency')(parseBody(consistencyBody, await jsonBody(c), 'request').checkpoint)),
   );
 
-  const missions = (): MissionGateway => {
+  const missions = (): LocalMissionPort => {
     if (!d.missions) throw new AivyxError('NotFound', 'missions are not served here');
     d.need('temporal');
     return d.missions;

@@ -10,9 +10,8 @@
 import type { MissionNotice } from '../../activities/mission-activities.js';
 import { AivyxError } from '../../core/errors.js';
 import { inputDigest } from '../../core/tools/describe-call.js';
-import type { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
-import type { MissionGateway } from '../mission-gateway.js';
+import type { GateDecisionPort, GateTokenPort, MissionEventPort, MissionStatusPort } from '../ports.js';
 import { checkApprovalToken } from '../kit/approve-by-token.js';
 import { TELEGRAM_MAX_TEXT } from './render.js';
 import { openGatesKey, type OpenGates } from './state.js';
@@ -20,8 +19,7 @@ import type { Context } from 'grammy';
 import { resolveTelegramTier, type TelegramTier, type TelegramTrustPolicy } from './trust.js';
 
 /** What the channel needs of the mission gateway (a `MissionGateway` satisfies it). */
-export type TelegramMissionPort = Pick<MissionGateway, 'decideAs' | 'show' | 'offerEvent'> &
-  Partial<Pick<MissionGateway, 'rejectDecision'>>;
+export type TelegramMissionPort = GateDecisionPort & MissionStatusPort & MissionEventPort;
 
 /** A decision kind. */
 export type GateDecisionKind = 'approve' | 'deny';
@@ -144,7 +142,7 @@ export async function decideGate(
 
 /** Why a button press is refused before any decision is sent, or the grant it carries. */
 export async function checkPress(
-  tokens: GateTokens,
+  tokens: GateTokenPort,
   token: string,
   presserId: number,
 ): Promise<{ ok: true; gateId: string } | { ok: false; line: string; foreignGate?: string }> {

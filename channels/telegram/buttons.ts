@@ -1,6 +1,6 @@
 /** Telegram's Approve / Deny buttons, as a grammY Composer: the press is checked, bound to the presser, then decided. */
 import { Composer, type Context } from 'grammy';
-import type { GateTokens } from '../../infra/gate-tokens.js';
+import type { GateTokenPort } from '../ports.js';
 import {
   checkPress,
   decideGate,
@@ -13,7 +13,7 @@ import { editText } from './delivery.js';
 
 export interface ButtonDeps {
   missions?: TelegramMissionPort;
-  gateTokens?: GateTokens;
+  gateTokens?: GateTokenPort;
   /** The presser as a decider: id and tier from the update, never from text or token. */
   decider(ctx: Context, chat: DeciderChat): TelegramDecider | undefined;
   log(line: string): void;
@@ -37,7 +37,7 @@ export function buttonsComposer(deps: ButtonDeps): Composer<Context> {
         answer = press.line;
         // Someone pressing a button sent to another person: refused, and audited as an attempt on that gate.
         if (press.foreignGate)
-          await deps.missions.rejectDecision?.({
+          await deps.missions.rejectDecision({
             gateId: press.foreignGate,
             kind: parsed.kind,
             approver: { identity: String(q.from.id), channel: 'telegram' },

@@ -1,7 +1,7 @@
 /** Telegram's commands (/help, /status, /cancel, /approve, /deny) as a grammY Composer. */
 import { Composer, type Context } from 'grammy';
 import type { DomainHandle } from '../../infra/storage/index.js';
-import type { TurnGateway } from '../turn-gateway.js';
+import type { TurnCancelPort } from '../ports.js';
 import { decideGate, openGatesFor, type DeciderChat, type TelegramDecider, type TelegramMissionPort } from './approvals.js';
 import { turnKey, type ChatState, type TurnRecord } from './state.js';
 import type { TelegramTier } from './trust.js';
@@ -17,7 +17,7 @@ const HELP = [
 
 export interface CommandDeps {
   store: DomainHandle;
-  gateway: TurnGateway;
+  gateway: TurnCancelPort;
   missions?: TelegramMissionPort;
   /** Users who may cancel anyone's request in a group. */
   allowlist: readonly number[];

@@ -10,7 +10,7 @@ import type { MissionNotice } from '../../activities/mission-activities.js';
 import type { ReplyRoute } from '../../core/channel.js';
 import { AivyxError } from '../../core/errors.js';
 import type { GateApproverRef } from '../../machines/index.js';
-import type { GateTokens } from '../../infra/gate-tokens.js';
+import type { GateTokenPort } from '../ports.js';
 import { createOutbox } from '../../infra/outbox.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { approvalKeyboard, closedText, inputDigest, requestText } from './approvals.js';
@@ -67,7 +67,7 @@ export interface TelegramDelivererDeps {
   botId: number;
   store: DomainHandle;
   /** Issues the button tokens; without it requests carry only the text commands. */
-  tokens?: GateTokens;
+  tokens?: GateTokenPort;
   /** Stops the adapter's streamed edits of a turn (and waits for one in flight) before the final edit. */
   closeStream(turnId: string): Promise<void>;
   /**

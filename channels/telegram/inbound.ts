@@ -9,8 +9,7 @@ import { AivyxError } from '../../core/errors.js';
 import type { ContentPart, Message } from '../../core/message.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
-import type { MissionGateway } from '../mission-gateway.js';
-import type { TurnGateway } from '../turn-gateway.js';
+import type { MissionEventPort, TurnSubmitPort } from '../ports.js';
 import { editText, toReplyRoute } from './delivery.js';
 import { streamView } from './render.js';
 import { markDelivered, turnKey, updateChat, type TurnRecord } from './state.js';
@@ -35,10 +34,10 @@ export interface TelegramInboundDeps {
   signal: AbortSignal;
   store: DomainHandle;
   editInterval: number;
-  gateway: TurnGateway;
+  gateway: TurnSubmitPort;
   tierOf(ctx: Context): TelegramTier;
   /** Offers a message to missions waiting for one (`waitFor`); the missions that took it (then no turn runs). */
-  offerEvent?: MissionGateway['offerEvent'];
+  offerEvent?: MissionEventPort['offerEvent'];
   log(line: string): void;
   isStopped(): boolean;
 }

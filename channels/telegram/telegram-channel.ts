@@ -12,12 +12,10 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { apiThrottler } from '@grammyjs/transformer-throttler';
 import { Bot, webhookCallback, type Context } from 'grammy';
 import type { Update } from 'grammy/types';
-import type { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { AivyxError } from '../../core/errors.js';
-import type { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { startCursorLoop } from '../kit/cursor-loop.js';
-import type { TurnGateway } from '../turn-gateway.js';
+import type { ChatTurnPort, DelivererRegistry, GateTokenPort } from '../ports.js';
 import { deciderOf, type DeciderChat, type TelegramMissionPort } from './approvals.js';
 import { buttonsComposer } from './buttons.js';
 import { commandsComposer } from './commands.js';
@@ -34,9 +32,9 @@ export interface TelegramChannelOptions {
   token: string;
   /** Bot API root (default https://api.telegram.org); tests point it at an emulator. */
   apiRoot?: string;
-  gateway: TurnGateway;
+  gateway: ChatTurnPort;
   /** The worker's delivery registry: the channel registers its deliverer as `telegram` (final replies, gate notices). */
-  deliveries: DeliveryRegistry;
+  deliveries: DelivererRegistry;
   /** The `channel_state` domain handle. */
   storage: DomainHandle;
   /** Telegram user ids whose private chats are SemiTrusted. */
@@ -49,7 +47,7 @@ export interface TelegramChannelOptions {
   /** The sender's own missions for `/missions` and its Cancel / Pause / Resume buttons; without it `/missions` says it is not available. */
   missionControl?: MissionControlPort & ScheduleControlPort;
   /** MACed single-use button tokens (over the same `channel_state` domain); without them requests have no buttons. */
-  gateTokens?: GateTokens;
+  gateTokens?: GateTokenPort;
   /** Minimum gap between streamed edits of one reply (default 1,000 ms). */
   editIntervalMs?: number;
   /** Long-poll timeout in seconds (default 30). */

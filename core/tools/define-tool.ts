@@ -29,6 +29,8 @@ export interface ToolProvenance {
 export interface ToolDefinition<I = unknown> extends ToolDescriptor {
   /** Validates and canonicalizes an input; throws AivyxError(InvalidScope) naming the tool and the field. */
   parse(input: unknown): I;
+  /** The scope a call of this parsed input needs (`requiredScope` is this over `parse`). */
+  scopeOf(input: I): string;
   /** The scope base every call of this tool needs (the qualifier depends on the input). */
   scopeBase: string;
   /** A running call may be interrupted (the workflow waits for its cancellation to complete). */
@@ -140,8 +142,7 @@ export function defineTool<S extends z.ZodObject, I = z.output<S>>(spec: ToolSpe
     }
   };
   const scope = spec.scope;
-  const requiredScope = (raw: unknown): string => {
-    const value = parse(raw);
+  const scopeOf = (value: I): string => {
     if ('of' in scope) return scope.of(value);
     const q = scope.qualifier?.(value);
     return q === undefined ? scope.base : `${scope.base}:${q}`;
@@ -154,9 +155,10 @@ export function defineTool<S extends z.ZodObject, I = z.output<S>>(spec: ToolSpe
     get inputSchema(): JsonSchema {
       return (schema ??= jsonSchemaOf(input().input));
     },
-    requiredScope,
+    requiredScope: (raw: unknown): string => scopeOf(parse(raw)),
     idempotency: spec.idempotency,
     parse,
+    scopeOf,
     scopeBase: scope.base,
     interruptible: spec.interruptible ?? false,
     confirmFirst: spec.confirmFirst ?? false,

@@ -608,6 +608,7 @@ export const ENV_TABLE = {
     meaning: 'the name of the secret holding the SMTP password',
     schema: text(),
   }),
+  // New channels go above this line (docs/CONTRIBUTING.md, "Adding a channel"): one line per variable, group `channels`.
   // --- logs and traces (docs/OBSERVABILITY.md)
   AIVYX_LOG_FORMAT: envVar({
     group: 'telemetry',

@@ -1,12 +1,15 @@
 /**
  * How one environment variable is described and parsed: a zod schema from the raw text (undefined
- * when unset) to a typed value with the default applied, plus what `aivyx config` and docs/CONFIG.md
+ * when unset) to a typed value with the default applied, plus what `aivyx config` and the README
  * say about it. The builders here state each value shape once; `env-table.ts` lists the variables.
  */
 import { z } from 'zod';
 
-/** Where a variable belongs (`aivyx config` groups by it). */
-export type EnvGroup = 'storage' | 'temporal' | 'model' | 'agent' | 'mcp' | 'telegram' | 'email' | 'telemetry';
+/**
+ * Where a variable belongs (`aivyx config` groups by it). `channels`: the variables of a chat channel
+ * added through docs/CONTRIBUTING.md ("Adding a channel"); Telegram and e-mail have their own groups.
+ */
+export type EnvGroup = 'storage' | 'temporal' | 'model' | 'agent' | 'mcp' | 'telegram' | 'email' | 'channels' | 'telemetry';
 
 /** One environment variable: its parser, its default (as shown to a person) and one line of meaning. */
 export interface EnvVar<T> {
@@ -63,8 +66,10 @@ export function text(fallback?: string): z.ZodType<string | undefined, string | 
   return shaped(fallback, (raw) => raw);
 }
 
-/** A TCP port; `min` 0 lets the OS choose a free one. */
-export function port(fallback: number, min: 0 | 1 = 1): z.ZodType<number, string | undefined> {
+/** A TCP port; `min` 0 lets the OS choose a free one; an undefined `fallback` leaves it unset (e.g. a channel that is off). */
+export function port(fallback: number, min?: 0 | 1): z.ZodType<number, string | undefined>;
+export function port(fallback: undefined, min?: 0 | 1): z.ZodType<number | undefined, string | undefined>;
+export function port(fallback: number | undefined, min: 0 | 1 = 1): z.ZodType<number | undefined, string | undefined> {
   return shaped(fallback, (raw, fail) => {
     const n = Number(raw);
     if (!/^\d+$/.test(raw.trim()) || n < min || n > 65535) fail(`not a port (${min}–65535${min === 0 ? ', 0 for any free port' : ''})`);

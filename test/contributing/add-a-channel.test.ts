@@ -1,6 +1,7 @@
 /**
  * docs/CONTRIBUTING.md "Adding a channel" is true: a copy of this repository with the folder its table
- * names and the one registry line runs the example channel through the contract — a real turn arrives
+ * names, the one registry line and its two rows of the configuration table runs the example channel
+ * through the contract — its settings read through the table, a real turn arrives
  * from it and is answered on it, and a sender the channel does not trust gets the lower tier (the copy's
  * own test, test/fixtures/add-a-channel/test/channels/lines.test.ts).
  */
@@ -14,7 +15,7 @@ describe('adding a channel (docs/CONTRIBUTING.md)', () => {
       fixture: 'test/fixtures/add-a-channel',
       marker: '// New channels go above this line',
       newFiles: ['channels/lines/channel.ts', 'test/channels/lines.test.ts'],
-      registryFiles: ['channels/registry.ts'],
+      registryFiles: ['channels/registry.ts', { path: 'infra/config/env-table.ts', imports: 0, entries: 2 }],
       test: 'test/channels/lines.test.ts',
       passed: 'LINES_SCENARIO_PASSED',
       shows: 'the example channel answers a real turn, and a sender it does not list is Untrusted',

@@ -122,6 +122,8 @@ describe('the parser refuses in our words', () => {
     const fsDelete = TOOL_CATALOG.find((t) => t.id === 'fs.delete')!;
     expect(fsDelete.parse({ path: '/srv//a/./b/../c' })).toEqual({ path: '/srv/a/c', recursive: false });
     expect(fsDelete.requiredScope({ path: '/srv//a/./b/../c' })).toBe('fs.delete:/srv/a/c');
+    // What an implementation re-derives from the parsed input (implementTool) is the same scope.
+    expect(fsDelete.scopeOf(fsDelete.parse({ path: '/srv//a/./b/../c' }))).toBe('fs.delete:/srv/a/c');
   });
 });
 

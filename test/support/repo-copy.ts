@@ -23,9 +23,10 @@ import { afterAll, expect, it } from 'vitest';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
-/** One "Adding a …" section of docs/CONTRIBUTING.md: its file table and its registry code blocks. */
+/** One "Adding a …" section of docs/CONTRIBUTING.md: its file table, the counts it states ("In all: N new files, M edited"), its registry code blocks. */
 export interface Walkthrough {
   files: { path: string; isNew: boolean }[];
+  counts: { created: number; edited: number } | undefined;
   registry: Map<string, string[]>;
 }
 
@@ -39,7 +40,8 @@ export function walkthrough(heading: string): Walkthrough {
   const registry = new Map(
     [...section.matchAll(/```ts registry (\S+)\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!.split('\n').filter((l) => l.trim() !== '')]),
   );
-  return { files, registry };
+  const stated = /In all: (\d+) new files, (\d+) edited\./.exec(section);
+  return { files, counts: stated ? { created: Number(stated[1]), edited: Number(stated[2]) } : undefined, registry };
 }
 
 /** Every file under `dir`, relative to it. */
@@ -111,8 +113,8 @@ export interface WalkthroughSpec {
   marker: string;
   /** The new files the walkthrough's table must name, in order. */
   newFiles: string[];
-  /** The registry files it edits (one import and one entry line each), in order. */
-  registryFiles: string[];
+  /** The registry files it edits, in order, with the import and entry lines each gets (default one of each). */
+  registryFiles: (string | { path: string; imports: number; entries: number })[];
   /** The example's own test inside the copy, and the line it prints when everything it checks held. */
   test: string;
   passed: string;
@@ -129,13 +131,22 @@ export function describeWalkthrough(spec: WalkthroughSpec, temporalAddress: () =
     if (copy) rmSync(copy, { recursive: true, force: true });
   });
 
-  it(`names ${spec.newFiles.length} new files and one import + one entry line per registry file — and the fixture holds exactly the new files`, () => {
+  const registry = spec.registryFiles.map((r) => (typeof r === 'string' ? { path: r, imports: 1, entries: 1 } : r));
+  it(`names ${spec.newFiles.length} new files and ${registry.length} edited ones, with their counts, and the lines each registry file gets — and the fixture holds exactly the new files`, () => {
     expect(w.files.filter((f) => f.isNew).map((f) => f.path)).toEqual(spec.newFiles);
-    expect(w.files.filter((f) => !f.isNew).map((f) => f.path)).toEqual(spec.registryFiles);
-    expect([...w.registry.keys()]).toEqual(spec.registryFiles);
-    for (const [, lines] of w.registry) {
-      expect(lines.filter((l) => l.startsWith('import '))).toHaveLength(1);
-      expect(lines.filter((l) => !l.startsWith('import '))).toHaveLength(1);
+    expect(w.files.filter((f) => !f.isNew).map((f) => f.path)).toEqual(registry.map((r) => r.path));
+    expect(w.counts).toEqual({ created: spec.newFiles.length, edited: registry.length });
+    expect([...w.registry.keys()]).toEqual(registry.map((r) => r.path));
+    for (const r of registry) {
+      const lines = w.registry.get(r.path)!;
+      expect(
+        lines.filter((l) => l.startsWith('import ')),
+        r.path,
+      ).toHaveLength(r.imports);
+      expect(
+        lines.filter((l) => !l.startsWith('import ')),
+        r.path,
+      ).toHaveLength(r.entries);
     }
     expect(filesUnder(fixture).sort()).toEqual([...spec.newFiles].sort());
   });
