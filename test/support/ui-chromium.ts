@@ -161,6 +161,9 @@ export async function openBrowser(chromium: string, opts: RenderOptions = {}): P
     const { targetId } = await send<{ targetId: string }>('Target.createTarget', { url: 'about:blank' });
     const { sessionId } = await send<{ sessionId: string }>('Target.attachToTarget', { targetId, flatten: true });
     await send('Page.enable', {}, sessionId);
+    // The window includes browser chrome even headless: fix the page's own viewport to the size asked for.
+    const viewport = { width: opts.width ?? 1400, height: opts.height ?? 900, deviceScaleFactor: 1, mobile: false };
+    await send('Emulation.setDeviceMetricsOverride', viewport, sessionId);
     const evaluate = async <T>(expression: string): Promise<T> => {
       const r = await send<{ result: { value?: unknown }; exceptionDetails?: { text: string } }>(
         'Runtime.evaluate',
