@@ -49,6 +49,7 @@ import {
   clusterConnectionOptions,
   ensureNamespaceSetup,
   findTemporalCli,
+  freePort,
   stopLeftoverDevServer,
   superviseDevServer,
   type SupervisedDevServer,
@@ -234,8 +235,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     };
     // The codec server the Temporal UI decodes through; it answers CORS for the UI's origin only. With
     // our own dev server it also serves that UI under its origin, where decoding needs one sign-in.
+    // AIVYX_UI_PORT=0 (any free port) is settled here: the codec server must know the UI's origin.
+    const uiPort = config.uiPort || (await freePort());
     const startUiCodecServer = async (serveUi: boolean) => {
-      const ui = `http://127.0.0.1:${config.uiPort}`;
+      const ui = `http://127.0.0.1:${uiPort}`;
       const server = await startCodecServer({
         codec,
         token: codecToken(config.home),
@@ -269,7 +272,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           cliPath,
           home: config.home,
           port: config.temporalPort,
-          ...(opts.headless ? { headless: true } : { uiPort: config.uiPort }),
+          ...(opts.headless ? { headless: true } : { uiPort }),
           ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
         },
         {

@@ -90,6 +90,8 @@ describe.skipIf(!chromium && !process.env.CI)(
       const address = /Temporal: +(127\.0\.0\.1:\d+)/.exec(out)?.[1] ?? '';
       // The address to open is the codec server's: it serves the UI, so decoding is same-origin.
       expect(uiUrl).toBe(`http://127.0.0.1:${env.AIVYX_CODEC_PORT}`);
+      // And the line says what to do there: sign in once, with which token.
+      expect(out).toContain(`${uiUrl}  (shows payloads decoded once you sign in with the token in ${home}/codec-token`);
 
       const chat = aivyx(['chat', '-m', ASKED], env);
       expect(chat.stdout).toContain(REPLIED);
