@@ -5,7 +5,10 @@
  * codec server's sign-in, types the token into the form, presses *Sign in* and lands back on the
  * turn, where the UI shows what was said decoded — no UI setting touched. The dev server's own UI
  * in the same browser (same cookie) still shows the payloads encoded: the control that proves
- * the check can fail. Screenshots go to docs/images/ with AIVYX_UPDATE_SCREENSHOTS=1.
+ * the check can fail. Then the sign-in of a codec server whose UI lives on another origin (a
+ * cluster's, compose's): pressing *Sign in* must leave /login for that UI (the page's form-action
+ * once allowed only 'self', and the browser stopped the redirect; this test fails so under it).
+ * Screenshots go to docs/images/ with AIVYX_UPDATE_SCREENSHOTS=1.
  * Skipped when Chromium is not installed (`apt-get install chromium`), except under CI.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -17,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createPayloadCodec, startCodecServer } from '../../infra/codec/index.js';
 import { aivyx, cliEnv, spawnAivyx } from '../support/cli-process.js';
 import { findChromium, openBrowser, pngSize, type BrowserPage } from '../support/ui-chromium.js';
 
@@ -31,12 +35,21 @@ const ENCRYPTED = 'binary/encrypted';
 
 let up: ChildProcess | undefined;
 let page: BrowserPage | undefined;
+let env: NodeJS.ProcessEnv = {};
 afterAll(async () => {
   await page?.close();
   up?.kill('SIGTERM');
   await new Promise((r) => (up && up.exitCode === null ? up.once('exit', r) : r(undefined)));
   rmSync(home, { recursive: true, force: true });
 });
+
+/** Types `token` into the codec server's sign-in form and presses its button, as a person would. */
+async function signIn(token: string): Promise<void> {
+  const p = page as BrowserPage;
+  await p.waitFor(`!!document.querySelector('input[name=token]')`, 'the sign-in form');
+  await p.evaluate(`document.querySelector('input[name=token]').value = ${JSON.stringify(token)}; true`);
+  await p.evaluate(`document.querySelector('button').click(); true`);
+}
 
 /** The visible text of the page. */
 const text = () => (page as BrowserPage).evaluate<string>('document.body ? document.body.innerText : ""');
@@ -81,7 +94,7 @@ describe.skipIf(!chromium && !process.env.CI)(
       if (!chromium) throw new Error('Chromium is not installed: apt-get install chromium (or set CHROMIUM_PATH)');
       const script = join(home, 'script.json');
       writeFileSync(script, JSON.stringify({ rules: [{ match: 'ledger', steps: [{ say: REPLIED }] }] }));
-      const env = await cliEnv(home, script);
+      env = await cliEnv(home, script);
       const started = spawnAivyx(['up'], env);
       up = started.child;
       await started.waitFor('aivyx is up', 120_000);
@@ -108,10 +121,7 @@ describe.skipIf(!chromium && !process.env.CI)(
       await page.waitFor(`!!document.querySelector('input[name=token]')`, 'the sign-in form');
       expect(await page.evaluate<string>('location.pathname')).toBe('/login');
       await shoot('operator-ui-codec-signin.png');
-
-      const token = readFileSync(join(home, 'codec-token'), 'utf8').trim();
-      await page.evaluate(`document.querySelector('input[name=token]').value = ${JSON.stringify(token)}; true`);
-      await page.evaluate(`document.querySelector('button').click(); true`);
+      await signIn(readFileSync(join(home, 'codec-token'), 'utf8').trim());
       // Back on the turn (a CSP that blocked the 303 would leave the browser on /login).
       await page.waitFor(`location.pathname === ${JSON.stringify(turnPath)}`, 'the redirect back to the turn');
       await page.waitFor(`document.body.innerText.includes(${JSON.stringify(REPLIED)})`, 'the decoded reply', 45_000);
@@ -130,5 +140,20 @@ describe.skipIf(!chromium && !process.env.CI)(
       expect(encoded).not.toContain(ASKED);
       await shoot('operator-ui-codec-encoded.png');
     }, 240_000);
+
+    it('with the UI served elsewhere (a cluster, compose), Sign in leaves /login for that UI: the policy lets the form redirect there', async () => {
+      const ui = `http://127.0.0.1:${env.AIVYX_UI_PORT}`;
+      const token = randomBytes(32).toString('hex');
+      const codec = createPayloadCodec(new Uint8Array(randomBytes(32)));
+      const elsewhere = await startCodecServer({ codec, token, allowedOrigin: ui, uiUrl: ui });
+      try {
+        const p = page as BrowserPage;
+        await p.goto(`${elsewhere.url}/login`);
+        await signIn(token);
+        await p.waitFor(`location.origin === ${JSON.stringify(ui)}`, `the redirect to ${ui}`);
+      } finally {
+        await elsewhere.stop();
+      }
+    }, 60_000);
   },
 );
