@@ -8,12 +8,13 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { proxy } from 'hono/proxy';
 
-/** What the proxy needs of the codec server: its cookie name and whether a request is signed in. */
+/** What the proxy needs of the codec server: the UI's address, its cookie, its sessions and its routes. */
 export interface UiProxyOptions {
   /** The dev server's own UI, e.g. `http://127.0.0.1:8233`. */
   upstream: string;
   /** The sign-in cookie, never forwarded to the UI. */
   cookie: string;
+  /** True when the request carries a live sign-in session. */
   signedIn: (c: Context) => boolean;
   /** True for the codec server's own routes, which stay here. */
   isCodecRoute: (c: Context) => boolean;
