@@ -106,6 +106,20 @@ describe.skipIf(!chromium && !process.env.CI)(
       // And the line says what to do there: sign in once, with which token.
       expect(out).toContain(`${uiUrl}  (shows payloads decoded once you sign in with the token in ${home}/codec-token`);
 
+      // CORS with credentials for exactly the dev server UI's origin: not localhost on its port, nothing else.
+      const preflight = async (origin: string) =>
+        (
+          await fetch(`${uiUrl}/decode`, {
+            method: 'OPTIONS',
+            headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+          })
+        ).headers;
+      const granted = await preflight(`http://127.0.0.1:${env.AIVYX_UI_PORT}`);
+      expect(granted.get('access-control-allow-origin')).toBe(`http://127.0.0.1:${env.AIVYX_UI_PORT}`);
+      expect(granted.get('access-control-allow-credentials')).toBe('true');
+      for (const other of [`http://localhost:${env.AIVYX_UI_PORT}`, 'http://127.0.0.1:1', 'null'])
+        expect((await preflight(other)).get('access-control-allow-origin'), other).toBeNull();
+
       const chat = aivyx(['chat', '-m', ASKED], env);
       expect(chat.stdout).toContain(REPLIED);
       const turn = await firstTurn(address);
