@@ -210,13 +210,11 @@ async function up(config: AivyxConfig): Promise<number> {
   process.stdout.write(
     [
       'aivyx is up.',
-      `  Temporal UI:  ${stack.uiUrl ?? `(external cluster at ${stack.temporalAddress})`}`,
+      `  Temporal UI:  ${stack.uiUrl ?? `(external cluster at ${stack.temporalAddress})`}${stack.uiUrl && stack.uiUrl === stack.codecUrl ? `  (shows payloads decoded once you sign in with the token in ${config.home}/codec-token; docs/OPERATOR-UI.md)` : ''}`,
       `  Temporal:     ${stack.temporalAddress}`,
       `  REST channel: ${stack.restUrl}  (bearer token in ${config.home}/rest-token)`,
       ...(stack.codecUrl
-        ? [
-            `  Codec server: ${stack.codecUrl}  — to read decoded histories in the UI, sign in once at ${stack.codecUrl}/login with the token in ${config.home}/codec-token (docs/OPERATOR-UI.md)`,
-          ]
+        ? [`  Codec server: ${stack.codecUrl}  (also for temporal --codec-endpoint; token in ${config.home}/codec-token)`]
         : []),
       `  Talk to it:   npm run aivyx -- chat        (Ctrl-C here stops everything)`,
       '',

@@ -51,6 +51,7 @@ import {
   clusterConnectionOptions,
   ensureNamespaceSetup,
   findTemporalCli,
+  freePort,
   stopLeftoverDevServer,
   superviseDevServer,
   type SupervisedDevServer,
@@ -234,14 +235,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...(uiUrl ? { uiUrl } : {}),
         });
     };
-    // The codec server the Temporal UI decodes through; it answers CORS for the UI's origins only.
-    const startUiCodecServer = async () => {
-      const ui = `http://127.0.0.1:${config.uiPort}`;
+    // The codec server the Temporal UI decodes through; it answers CORS for the UI's origin only. With
+    // our own dev server it also serves that UI under its origin, where decoding needs one sign-in.
+    // AIVYX_UI_PORT=0 (any free port) is settled here: the codec server must know the UI's origin.
+    const uiPort = config.uiPort || (await freePort());
+    const startUiCodecServer = async (serveUi: boolean) => {
+      const ui = `http://127.0.0.1:${uiPort}`;
       const server = await startCodecServer({
         codec,
         token: codecToken(config.home),
-        allowedOrigin: [ui, `http://localhost:${config.uiPort}`],
-        uiUrl: ui,
+        allowedOrigin: ui,
+        ...(serveUi ? { uiUpstream: ui } : { uiUrl: ui }),
         port: config.codecPort,
       });
       cleanups.push(() => server.stop());
@@ -250,7 +254,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (config.temporalAddress) {
       address = config.temporalAddress;
       // On a cluster the gateway serves the operators' UI its codec endpoint.
-      if (role === 'gateway' && !opts.headless) codecServer = await startUiCodecServer();
+      if (role === 'gateway' && !opts.headless) codecServer = await startUiCodecServer(false);
       health.register('temporal', {
         label: `Temporal at ${address}`,
         kind: 'Channel',
@@ -261,7 +265,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // A dev server left by a previous owner that died must be gone before ours binds its port and file.
       if (lock?.previous?.devServerPid) await stopLeftoverDevServer(lock.previous.devServerPid, config.home);
       // Started first so the UI can be pointed at it.
-      if (!opts.headless) codecServer = await startUiCodecServer();
+      if (!opts.headless) codecServer = await startUiCodecServer(true);
       log('starting the Temporal dev server…');
       const devServerHint = `aivyx up restarts it by itself: retry in a few seconds (its log: ${join(config.home, 'temporal-server.log')})`;
       health.register('temporal', { label: 'the Temporal dev server', kind: 'Channel', hint: devServerHint });
@@ -270,7 +274,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           cliPath,
           home: config.home,
           port: config.temporalPort,
-          ...(opts.headless ? { headless: true } : { uiPort: config.uiPort }),
+          ...(opts.headless ? { headless: true } : { uiPort }),
           ...(codecServer ? { uiCodecEndpoint: codecServer.url } : {}),
         },
         {
@@ -291,7 +295,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const supervised = devServer;
       cleanups.push(() => supervised.stop());
       address = devServer.address;
-      uiUrl = devServer.uiUrl;
+      // The UI as the operator should open it: through the codec server, which decodes for it.
+      uiUrl = codecServer?.url ?? devServer.uiUrl;
       health.register('temporal', { label: `the Temporal dev server at ${address}`, kind: 'Channel', hint: devServerHint });
     }
     // A cluster's TLS and API key (TEMPORAL_TLS_*, TEMPORAL_API_KEY); our own dev server needs none.

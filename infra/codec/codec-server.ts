@@ -18,6 +18,7 @@ import { HTTPException } from 'hono/http-exception';
 import { AivyxError } from '../../core/errors.js';
 import { assertLoopbackBind, loopbackHostOnly } from '../http/loopback.js';
 import { CodecSessions } from './codec-sessions.js';
+import { localPath, uiProxy } from './ui-proxy.js';
 
 /** Largest request body accepted (Temporal's own per-payload limit is 2 MiB; a batch may hold several). */
 export const CODEC_BODY_LIMIT = 8 * 1024 * 1024;
@@ -34,8 +35,13 @@ export interface CodecServerOptions {
   /** Default: any free port. */
   port?: number;
   bodyLimit?: number;
-  /** Where `/login` sends the operator afterwards (the Temporal UI). */
+  /** Where `/login` sends the operator afterwards (the Temporal UI), when the UI is not served here. */
   uiUrl?: string;
+  /**
+   * The dev server's own UI (e.g. `http://127.0.0.1:8233`) to serve under this server's origin: its
+   * decode requests are then same-origin and carry the sign-in cookie with no UI setting (ui-proxy.ts).
+   */
+  uiUpstream?: string;
   /** How long a sign-in session lasts (default 12 h). */
   sessionTtlMs?: number;
 }
@@ -107,7 +113,7 @@ function codecApp(opts: CodecServerOptions): Hono {
   // The Temporal UI cannot send a bearer token of ours: an operator proves the token once on
   // /login, and the browser then carries a session id as an HttpOnly, SameSite=Strict cookie.
   app.get('/login', (c) => {
-    c.header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
+    c.header('Content-Security-Policy', loginPolicy(opts));
     return c.html(LOGIN_PAGE);
   });
   app.post('/login', bodyLimit({ maxSize: 4096, onError: (c) => tooLarge(c, 4096) }), async (c) => {
@@ -115,9 +121,23 @@ function codecApp(opts: CodecServerOptions): Hono {
     const token = typeof form.token === 'string' ? form.token.trim() : '';
     if (!token || !isToken(token)) return c.text('Wrong token: paste the contents of $AIVYX_HOME/codec-token.', 401);
     setCookie(c, COOKIE, sessions.open(), { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: sessions.maxAgeSeconds });
+    if (opts.uiUpstream) return c.redirect(localPath(c.req.query('next')), 303);
     return opts.uiUrl ? c.redirect(opts.uiUrl, 303) : c.text('Signed in: the Temporal UI can now decode payloads.');
   });
   app.all('/login', (c) => c.json({ error: 'use GET or POST /login' }, 405));
+  if (opts.uiUpstream) {
+    const upstream = opts.uiUpstream;
+    app.use(
+      '*',
+      uiProxy({
+        upstream,
+        cookie: COOKIE,
+        signedIn: (c) => sessions.valid(getCookie(c, COOKIE)),
+        // Only the root endpoints are ours: a UI path may well end in /decode (a workflow named so).
+        isCodecRoute: (c) => c.req.path === '/encode' || c.req.path === '/decode',
+      }),
+    );
+  }
 
   app.use('*', signedIn(sessions, isToken), bodyLimit({ maxSize: limit, onError: (c) => tooLarge(c, limit) }));
   // The protocol matches on the last path segment only, so the endpoint may be mounted at any depth.
@@ -146,6 +166,16 @@ function codecApp(opts: CodecServerOptions): Hono {
     err instanceof HTTPException ? err.getResponse() : c.json({ error: `codec server error: ${err.message}` }, 500),
   );
   return app;
+}
+
+/**
+ * The sign-in page may only submit to itself, and the form's 303 may only lead back here or to the
+ * UI's origin: `form-action` also governs the redirect after a submission (a plain `'self'` made
+ * the browser stop on /login when the UI lives on another port).
+ */
+function loginPolicy(opts: CodecServerOptions): string {
+  const target = !opts.uiUpstream && opts.uiUrl && URL.canParse(opts.uiUrl) ? ` ${new URL(opts.uiUrl).origin}` : '';
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${target}; frame-ancestors 'none'`;
 }
 
 /** CORS with credentials for the UI origins only (never `*`); other origins get no CORS headers at all. */
@@ -191,7 +221,7 @@ const LOGIN_PAGE = `<!doctype html><meta charset="utf-8"><title>aivyx codec serv
 <body style="font-family:sans-serif;max-width:40em;margin:3em auto">
 <h1>Decode payloads in the Temporal UI</h1>
 <p>Paste the token from <code>$AIVYX_HOME/codec-token</code>. Your browser keeps a session for this codec
-server (a random id in a cookie, never the token); then enable <em>Include cross-origin credentials</em> in the UI's codec server settings.</p>
+server (a random id in a cookie, never the token) for 12 hours, and the Temporal UI at this address shows payloads decoded.</p>
 <form method="post"><input name="token" type="password" size="70" autofocus> <button>Sign in</button></form>`;
 
 // Standard and URL-safe alphabets, padding optional: what proto3 JSON parsers accept.

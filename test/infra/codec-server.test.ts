@@ -176,6 +176,10 @@ describe('codec server', () => {
     const page = await fetch(`${server.url}/login`);
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/codec-token/);
+    // The form may submit here and its 303 may lead to the UI's origin (another port): nothing else.
+    expect(page.headers.get('content-security-policy')).toBe(
+      `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${origin}; frame-ancestors 'none'`,
+    );
     expect((await signIn(server.url, 'not-the-token')).status).toBe(401);
 
     const res = await signIn(server.url, token);

@@ -1,13 +1,15 @@
 /**
  * Headless Chromium for UI tests: renders a page (the Temporal UI is a single-page app, so it
  * runs with a virtual-time budget that lets its API calls finish) and returns the DOM after
- * scripts ran, or writes a screenshot. Debian's `chromium` package; CHROMIUM_PATH overrides.
+ * scripts ran, or writes a screenshot; `openBrowser` drives a page over the DevTools protocol
+ * (fill a form, click, read the DOM). Debian's `chromium` package; CHROMIUM_PATH overrides.
  */
-import { execFile } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { WebSocket } from 'undici';
 
 const run = promisify(execFile);
 
@@ -84,4 +86,119 @@ export function pngSize(file: string): { width: number; height: number; bytes: n
   if (buf.subarray(0, 8).toString('hex') !== signature || buf.subarray(12, 16).toString('latin1') !== 'IHDR')
     throw new Error(`${file} is not a PNG`);
   return { width: buf.readUInt32BE(16), height: buf.readUInt32BE(20), bytes: buf.length };
+}
+
+/** A page in a running headless Chromium, driven over the DevTools protocol (clicks, typing, reads). */
+export interface BrowserPage {
+  /** Loads `url` (returns once the navigation is committed, not when an SPA has settled: use waitFor). */
+  goto(url: string): Promise<void>;
+  /** The value of a JavaScript expression in the page (awaited when it is a promise). */
+  evaluate<T>(expression: string): Promise<T>;
+  /** Polls `expression` until it is truthy; throws with `what` after `timeoutMs`. */
+  waitFor(expression: string, what: string, timeoutMs?: number): Promise<void>;
+  /** Writes a PNG of the viewport to `out`. */
+  screenshot(out: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface CdpMessage {
+  id?: number;
+  result?: unknown;
+  error?: { message: string };
+}
+
+/** Starts Chromium with a fresh profile and a DevTools port of its own, and opens one page. */
+export async function openBrowser(chromium: string, opts: RenderOptions = {}): Promise<BrowserPage> {
+  const profile = mkdtempSync(join(tmpdir(), 'aivyx-chromium-'));
+  const args = flags(opts, profile).filter((f) => !f.startsWith('--virtual-time-budget'));
+  const child = spawn(chromium, [...args, '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1', 'about:blank'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 5_000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    rmSync(profile, { recursive: true, force: true });
+  };
+  try {
+    const wsUrl = await new Promise<string>((resolve, reject) => {
+      let err = '';
+      const timer = setTimeout(() => reject(new Error(`Chromium did not open its DevTools port:\n${err}`)), 30_000);
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+        const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`Chromium exited (code ${code}):\n${err}`)));
+    });
+    const ws = new WebSocket(wsUrl);
+    await new Promise((resolve, reject) => {
+      ws.addEventListener('open', resolve, { once: true });
+      ws.addEventListener('error', () => reject(new Error(`cannot connect to ${wsUrl}`)), { once: true });
+    });
+    let nextId = 0;
+    const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+    ws.addEventListener('message', (ev) => {
+      const msg = JSON.parse(String(ev.data)) as CdpMessage;
+      const waiter = msg.id === undefined ? undefined : pending.get(msg.id);
+      if (!waiter) return; // an event: nothing here listens to them
+      pending.delete(msg.id!);
+      if (msg.error) waiter.reject(new Error(msg.error.message));
+      else waiter.resolve(msg.result);
+    });
+    const send = <T>(method: string, params: object = {}, sessionId?: string): Promise<T> =>
+      new Promise<T>((resolve, reject) => {
+        const id = ++nextId;
+        pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        ws.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }));
+      });
+    const { targetId } = await send<{ targetId: string }>('Target.createTarget', { url: 'about:blank' });
+    const { sessionId } = await send<{ sessionId: string }>('Target.attachToTarget', { targetId, flatten: true });
+    await send('Page.enable', {}, sessionId);
+    // The window includes browser chrome even headless: fix the page's own viewport to the size asked for.
+    const viewport = { width: opts.width ?? 1400, height: opts.height ?? 900, deviceScaleFactor: 1, mobile: false };
+    await send('Emulation.setDeviceMetricsOverride', viewport, sessionId);
+    const evaluate = async <T>(expression: string): Promise<T> => {
+      const r = await send<{ result: { value?: unknown }; exceptionDetails?: { text: string } }>(
+        'Runtime.evaluate',
+        { expression, returnByValue: true, awaitPromise: true },
+        sessionId,
+      );
+      if (r.exceptionDetails) throw new Error(`${expression}: ${r.exceptionDetails.text}`);
+      return r.result.value as T;
+    };
+    return {
+      goto: async (url) => {
+        const r = await send<{ errorText?: string }>('Page.navigate', { url }, sessionId);
+        if (r.errorText) throw new Error(`navigating to ${url}: ${r.errorText}`);
+      },
+      evaluate,
+      waitFor: async (expression, what, timeoutMs = 30_000) => {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          // A navigation in flight destroys the context the expression ran in: try again.
+          if (await evaluate<unknown>(expression).catch(() => false)) return;
+          if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      },
+      screenshot: async (out) => {
+        const { data } = await send<{ data: string }>('Page.captureScreenshot', { format: 'png' }, sessionId);
+        writeFileSync(out, Buffer.from(data, 'base64'));
+      },
+      close: async () => {
+        ws.close();
+        await stop();
+      },
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }
