@@ -227,13 +227,15 @@ export const ENV_TABLE = {
   AIVYX_UI_PORT: envVar({
     group: 'temporal',
     default: '`8233`',
-    meaning: "the Temporal UI's port (0: any free port)",
+    meaning:
+      "the dev server's own Temporal UI port (it shows payloads encoded; `aivyx up` serves it decoded at the codec server's address) (0: any free port)",
     schema: port(8233, 0),
   }),
   AIVYX_CODEC_PORT: envVar({
     group: 'temporal',
     default: '`8234`',
-    meaning: "the UI's codec server on 127.0.0.1, a stable port so its sign-in page can be bookmarked (0: any free port)",
+    meaning:
+      'the codec server on 127.0.0.1, which also serves the Temporal UI decoded: a stable port, so its address can be bookmarked (0: any free port)',
     schema: port(8234, 0),
   }),
   AIVYX_REST_PORT: envVar({
