@@ -11,8 +11,8 @@ import type { TurnOutcome } from '../core/outcomes.js';
 import type { GateApproverRef } from '../machines/index.js';
 import { toApplicationFailure } from './failure.js';
 import type { HeldReply, InboxPort } from './ports.js';
-import type { MissionNotice, MissionNotifier } from './mission-activities.js';
-import { activityKey } from './turn-activities.js';
+import type { MissionNotice, MissionNotifier } from './mission/notice.js';
+import { activityKey } from './execution.js';
 
 /** A turn's final reply on its way to the channel it came from. */
 export interface ReplyToDeliver {

@@ -61,6 +61,9 @@ export type { ToolCallFacts };
 /** The outcome recorded for a call whose row was still running when its entry had to be written. */
 export const INTERRUPTED_OUTCOME = 'Unknown(interrupted before its outcome was recorded)';
 
+/** The outcome an entry records for a call whose result could not be trusted or never came. */
+export const UNVERIFIABLE_OUTCOME = 'Unknown(the result did not come from this worker)';
+
 /** What to record for a call whose row has no outcome yet (see `ToolCallLogPort.audit`). */
 export interface ToolCallEnding {
   /** An outcome runTool vouched for. */

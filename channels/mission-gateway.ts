@@ -8,7 +8,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
-import { gateDecisionBody } from '../activities/mission-activities.js';
+import { gateDecisionBody } from '../core/authority.js';
 import { AivyxError } from '../core/errors.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';

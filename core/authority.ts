@@ -8,8 +8,10 @@
  * This file is the workflow-safe half: the proof shape and the exact bodies each purpose covers,
  * so the signer (a channel, the REST gateway, the worker) and the verifier build the same bytes.
  */
+import { canonicalJson, inputHash, sha256Hex, textHash } from './canonical-json.js';
 import type { ChannelFacts, OneShotGrant, ReplyRoute } from './channel.js';
 import type { Message } from './message.js';
+import type { ToolCall } from './tools.js';
 
 /** What a proof may authorize. A proof for one purpose never verifies for another. */
 export type AuthorityPurpose =
@@ -81,6 +83,11 @@ export function turnProofBody(req: {
   };
 }
 
+/** SHA-256 of a turn request's proof body: what a verified turn's claim keeps to recognise its request. */
+export function turnRequestHash(req: Parameters<typeof turnProofBody>[0]): string {
+  return sha256Hex(canonicalJson(turnProofBody(req)));
+}
+
 /** A gate decision as its proof covers it. `nonce` makes every decision distinct. */
 export interface GateDecisionBody {
   missionId: string;
@@ -92,6 +99,22 @@ export interface GateDecisionBody {
   nonce: string;
 }
 
+/** The body of a gate decision's proof, from the decision as the approver's channel sends it. */
+export function gateDecisionBody(
+  missionId: string,
+  kind: 'approve' | 'deny',
+  req: { gateId: string; approver: GateDecisionBody['approver']; reason?: string; nonce: string },
+): GateDecisionBody {
+  return {
+    missionId,
+    gateId: req.gateId,
+    kind,
+    approver: { identity: req.approver.identity, channel: req.approver.channel, trustTier: req.approver.trustTier },
+    ...(req.reason ? { reasonHash: textHash(req.reason) } : {}),
+    nonce: req.nonce,
+  };
+}
+
 /** The body of a tool-call proof: one call of one step of one run of a turn. */
 export interface ToolCallProofBody {
   runId: string;
@@ -99,6 +122,11 @@ export interface ToolCallProofBody {
   callId: string;
   tool: string;
   inputHash: string;
+}
+
+/** The body of the proof that one call came from this run's step. */
+export function toolCallProofBody(runId: string, step: number, call: ToolCall): ToolCallProofBody {
+  return { runId, step, callId: call.callId, tool: call.tool, inputHash: inputHash(call.input) };
 }
 
 /** The facts of one tool call that its row, its `ToolCall` entry and its receipt carry. */
@@ -127,6 +155,11 @@ export interface MissionContinuationBody {
   fromRunId: string;
   definitionHash: string;
   carriedHash: string;
+}
+
+/** The body of the proof that verified run `fromRunId` of a definition hands over `carried` to the run it continues as. */
+export function continuationBody(fromRunId: string, definitionHash: string, carried: unknown): MissionContinuationBody {
+  return { fromRunId, definitionHash, carriedHash: inputHash(carried ?? null) };
 }
 
 /** Why an input was refused at the boundary, as the audit log records it (never the input itself). */

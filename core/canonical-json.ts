@@ -45,6 +45,16 @@ export function sha256Hex(data: string | Uint8Array): string {
   return bytesToHex(sha256(toBytes(data)));
 }
 
+/** SHA-256 of the canonical JSON of a tool input: what the audit log and the proofs keep instead of the input. */
+export function inputHash(input: unknown): string {
+  return sha256Hex(canonicalJson(input ?? null));
+}
+
+/** The SHA-256 of a person's text (the audit log keeps no user text). */
+export function textHash(text: string): string {
+  return inputHash(text);
+}
+
 /** Lower-case hex HMAC-SHA256 of `data` under `key` (strings as UTF-8). */
 export function hmacSha256Hex(key: Uint8Array, data: string | Uint8Array): string {
   return bytesToHex(hmac(sha256, key, toBytes(data)));

@@ -8,8 +8,13 @@
  * owed when the turn ends, or by the reconciliation that runs at start-up and in `audit verify`.
  */
 import { sql, type Kysely } from 'kysely';
-import { INTERRUPTED_OUTCOME, type ToolCallEnding, type ToolCallFacts, type ToolCallLogPort } from '../activities/ports.js';
-import { UNVERIFIABLE_OUTCOME } from '../activities/turn-activities.js';
+import {
+  INTERRUPTED_OUTCOME,
+  UNVERIFIABLE_OUTCOME,
+  type ToolCallEnding,
+  type ToolCallFacts,
+  type ToolCallLogPort,
+} from '../activities/ports.js';
 import { unvouchedLabel } from '../core/taint.js';
 import { appendAuditEntry, verifyAuditChain } from './audit/index.js';
 import type { Database } from './db/index.js';

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inputHash } from '../../activities/turn-activities.js';
+import { inputHash } from '../../core/canonical-json.js';
 import type { TurnRequest } from '../../core/channel.js';
 import { textContent } from '../../core/message.js';
 import { buildTurnRequest, startHarness, type Harness } from '../support/turn-harness.js';

@@ -27,7 +27,7 @@ import type { TrustTier } from '../../core/capability/index.js';
 import { textContent } from '../../core/message.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
-import { inputHash } from '../../activities/turn-activities.js';
+import { inputHash } from '../../core/canonical-json.js';
 import { createConfigStore } from '../../infra/config-store.js';
 import { SealedStorage } from '../../infra/storage/index.js';
 import { createAdversarialModel, directive } from '../support/adversarial-model.js';

@@ -1,0 +1,122 @@
+/**
+ * The turn's model steps: the worker's spend check and ledger around each call to the model, the
+ * tools it is offered, and a proof per proposed call that this run's step produced it (`runTool`
+ * runs nothing else, so a forged or copied activity result cannot run a tool).
+ */
+import { Context } from '@temporalio/activity';
+import { toolCallProofBody, type AuthorityProof } from '../../core/authority.js';
+import { AivyxError } from '../../core/errors.js';
+import type { LlmStepInput, LlmStepResult, ToolSpec } from '../../core/llm.js';
+import { budgetUsedUp, priceOf, spendDay } from '../../core/spend.js';
+import { findTool, toolSpecs } from '../../core/tool-catalog.js';
+import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
+import { currentExecution, withHeartbeat } from '../execution.js';
+import { toApplicationFailure } from '../failure.js';
+import type { TurnContext } from './context.js';
+import { SESSION_HISTORY_LIMIT } from './types.js';
+
+/** The activity that runs one LLM step. */
+export function llmStepActivities({ deps }: TurnContext) {
+  const budgets = deps.agent.spendBudgets ?? {};
+  // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
+  const modelKey = deps.llm.model ? `${deps.llm.name}:${deps.llm.model}` : deps.llm.name;
+
+  /**
+   * The worker's own check before it calls the model: the workflow stops a turn at its budgets, but
+   * an attacker at the frontend can complete activities with forged results (under-reported usage),
+   * so the ledger — written here, by the worker — has the last word on whether another step may spend.
+   */
+  async function refuseOverBudget(input: LlmStepInput, sessionKey: string): Promise<void> {
+    if (!deps.spend || (!budgets.turn && !budgets.sessionDay)) return;
+    const [turn, day] = await Promise.all([
+      budgets.turn ? deps.spend.turnTotal(input.turnId, input.step) : undefined,
+      budgets.sessionDay ? deps.spend.dayTotal(sessionKey, spendDay(Date.now())) : undefined,
+    ]);
+    const over = (turn && budgetUsedUp(turn, budgets.turn)) ?? (day && budgetUsedUp(day, budgets.sessionDay));
+    if (over)
+      throw new AivyxError(
+        'CapabilityDenied',
+        `the model is not called: this ${turn && budgetUsedUp(turn, budgets.turn) ? 'turn' : "session's day"} has used ${over}`,
+        {
+          hint: 'raise the budget (docs/BUDGETS.md) or wait for the next day (UTC)',
+          detail: { budget: true },
+        },
+      );
+  }
+
+  /** Prices a step's usage and records it in the ledger (the worker's own record, whatever the workflow is told). */
+  async function withSpend(input: LlmStepInput, sessionKey: string, result: LlmStepResult): Promise<LlmStepResult> {
+    if (!result.usage) return result;
+    const costUsd = priceOf(result.usage, deps.agent.prices?.[modelKey]);
+    await deps.spend?.record({
+      turnId: input.turnId,
+      runId: currentExecution().runId,
+      attempt: Context.current().info.attempt,
+      step: input.step,
+      sessionKey,
+      day: spendDay(Date.now()),
+      model: modelKey,
+      usage: result.usage,
+      ...(costUsd !== undefined ? { costUsd } : {}),
+    });
+    return { ...result, ...(costUsd !== undefined ? { costUsd } : {}) };
+  }
+
+  // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
+  let mcpSpec: Promise<ToolSpec> | undefined;
+  /** The tool specs the model is offered: `specs`, with the configured MCP servers' tools in `mcp.call`'s. */
+  async function modelTools(specs: ToolSpec[]): Promise<ToolSpec[]> {
+    const mcp = deps.mcp;
+    if (!mcp || !specs.some((t) => t.id === 'mcp.call')) return specs;
+    mcpSpec ??= mcp.pool.listTools().then(mcpToolSpec, (e: unknown) => {
+      mcpSpec = undefined;
+      throw e;
+    });
+    const spec = await mcpSpec;
+    return specs.map((t) => (t.id === 'mcp.call' ? spec : t));
+  }
+
+  /** Calls the model for one step, streaming its text to the channel as it arrives. */
+  async function callModel(input: LlmStepInput): Promise<LlmStepResult> {
+    const ctx = Context.current();
+    const { sessionKey, ...rest } = input;
+    try {
+      // The model sees who said what, not the taint labels (those are the runtime's, core/taint.ts).
+      await refuseOverBudget(input, sessionKey);
+      const history = (await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT)).map(({ role, text }) => ({ role, text }));
+      const { toolIds, tools: specs, ...step } = rest;
+      const offered = toolIds ? toolSpecs(toolIds.filter((id) => findTool(id) !== undefined)) : (specs ?? []);
+      const req = { ...step, tools: await modelTools(offered), history };
+      return await withHeartbeat(() =>
+        deps.llm.step(req, {
+          text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),
+          heartbeat: () => ctx.heartbeat(),
+          signal: ctx.cancellationSignal,
+        }),
+      );
+    } catch (err) {
+      throw toApplicationFailure(err);
+    } finally {
+      // The step's words go out before its result can reach the workflow (and so the outcome the channel).
+      await deps.stream.flush();
+    }
+  }
+
+  return {
+    /**
+     * One LLM step: loads the session's history, streams text to the channel as it arrives, returns
+     * the whole step — with a proof per proposed call that this run's step produced it.
+     */
+    async llmStep(input: LlmStepInput): Promise<LlmStepResult> {
+      const { runId } = currentExecution();
+      // A retried step re-streams from the start: tell the channel to drop what it showed.
+      if (Context.current().info.attempt > 1) deps.stream.publish(input.turnId, { type: 'step_restarted', step: input.step });
+      const result = await withSpend(input, input.sessionKey, await callModel(input));
+      if (result.type !== 'tool_calls') return result;
+      const callProofs: Record<string, AuthorityProof> = {};
+      for (const call of result.calls)
+        callProofs[call.callId] = deps.proofs.seal('tool-call', input.turnId, toolCallProofBody(runId, input.step, call));
+      return { ...result, callProofs };
+    },
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * Opening a turn (DESIGN.md D5): the only place a turn request's proof is checked. The request is
+ * claimed for this workflow run (a copy replayed by another run finds it taken) with the effective
+ * capability set, which `runTool` and `finalizeTurn` then read from the claim, never from their input.
+ */
+import { turnRequestHash } from '../../core/authority.js';
+import { CapabilitySet, channelTrustTier, tierCeiling, type TrustTier } from '../../core/capability/index.js';
+import type { TurnRequest } from '../../core/channel.js';
+import { spendDay } from '../../core/spend.js';
+import { mcpCeiling } from '../../core/tools/mcp-tools.js';
+import { sessionWorkflowId } from '../../workflows/turn-ids.js';
+import { bookkeepingKey, currentExecution } from '../execution.js';
+import { errorData } from '../failure.js';
+import { historyLabels, messageLabel } from '../taint-labels.js';
+import type { TurnContext } from './context.js';
+import { SESSION_HISTORY_LIMIT, type OpenedSpend, type OpenTurnResult, type TurnAuthority } from './types.js';
+
+/** The activity that opens a turn. */
+export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
+  const agentCaps = CapabilitySet.from(deps.agent.capabilities);
+  const budgets = deps.agent.spendBudgets ?? {};
+
+  /** The budgets a turn of `sessionKey` opens with; undefined when none is configured. */
+  async function openedSpend(sessionKey: string): Promise<OpenedSpend | undefined> {
+    const day =
+      budgets.sessionDay && deps.spend
+        ? { budget: budgets.sessionDay, used: await deps.spend.dayTotal(sessionKey, spendDay(Date.now())) }
+        : undefined;
+    if (!budgets.turn && !day) return undefined;
+    return { ...(budgets.turn ? { turn: budgets.turn } : {}), ...(day ? { day } : {}) };
+  }
+
+  /** Audits `TurnRejected` and returns the refusal the workflow ends the turn with. */
+  async function reject(req: TurnRequest, workflowId: string, reason: string): Promise<OpenTurnResult> {
+    await deps.audit.append(bookkeepingKey('opened'), {
+      type: 'TurnRejected',
+      // Indexed under the workflow it happened in (a copied request names another turn).
+      turnId: workflowId,
+      sessionId: String(req.channel?.sessionId ?? ''),
+      channel: req.channel?.platform,
+      channelName: String(req.channel?.name ?? ''),
+      claimedTrustTier: String(req.channel?.trustTier),
+      reason,
+    });
+    return {
+      ok: false,
+      error: {
+        kind: 'CapabilityDenied',
+        message: `turn refused: ${reason}`,
+        hint: 'turns must come through a channel adapter that holds the attestation key',
+        detail: { scope: 'channel.attestation', held: [] },
+      },
+    };
+  }
+
+  /** What the verified request may do: its tier, and the effective capabilities (or why it may not run). */
+  function authorityOf(req: TurnRequest): { tier: Exclude<TrustTier, 'Kernel'>; effective: string[] } | { refused: string } {
+    let tier: Exclude<TrustTier, 'Kernel'>;
+    // A mission's capability set (attested with the request) attenuates the turn further.
+    let limit: CapabilitySet | undefined;
+    try {
+      tier = channelTrustTier(req.channel.trustTier);
+      if (req.capabilityLimit) limit = CapabilitySet.from(req.capabilityLimit);
+    } catch (e) {
+      return { refused: errorData(e).message };
+    }
+    // A grant is usable only by the step turns of the mission whose gate it came from.
+    if (req.oneShotGrant && !req.turnId.startsWith(`${req.oneShotGrant.missionId}/`))
+      return { refused: `its one-shot grant belongs to mission ${req.oneShotGrant.missionId}` };
+    const ceiling = agentCaps.intersect(mcpCeiling(tierCeiling(tier, deps.agent.tierPolicy), tier, deps.mcp?.tierGrants ?? {}));
+    return { tier, effective: (limit ? ceiling.intersect(limit) : ceiling).toJSON() };
+  }
+
+  return {
+    /**
+     * Verifies the request's proof and its binding to this workflow, resolves the tier, computes the
+     * effective capabilities once, claims the request for this run and writes `TurnStarted`.
+     */
+    async openTurn(req: TurnRequest): Promise<OpenTurnResult> {
+      const { workflowId, runId } = currentExecution();
+      if (req.turnId !== workflowId)
+        return reject(
+          req,
+          workflowId,
+          `the request is for turn "${req.turnId}" but was started as workflow "${workflowId}" (a copied request)`,
+        );
+      const verdict = deps.proofs.verify(req);
+      if (!verdict.ok) return reject(req, workflowId, verdict.reason);
+      const granted = authorityOf(req);
+      if ('refused' in granted) return reject(req, workflowId, granted.refused);
+      const { tier, effective } = granted;
+      // Untrusted content already in context: the message itself unless the owner sent it, and earlier tainted turns.
+      const fromMessage = messageLabel(tier, req.channel.sender, req.channel.name, places.owners);
+      const history = await deps.history.load(sessionWorkflowId(req.channel.name, req.channel.sessionId), SESSION_HISTORY_LIMIT);
+      const taint = [...(fromMessage ? [fromMessage] : []), ...historyLabels(history)];
+      const authority: TurnAuthority = {
+        effective,
+        trustTier: tier,
+        sessionId: req.channel.sessionId,
+        ...(req.oneShotGrant ? { grant: req.oneShotGrant } : {}),
+        requestHash: turnRequestHash(req),
+        taint,
+        channel: req.channel,
+        ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),
+      };
+      const claim = await deps.claims.claim({ kind: 'turn', subject: req.turnId, workflowId, runId, data: authority });
+      if (claim.status === 'taken')
+        return reject(
+          req,
+          workflowId,
+          `this request was already used by run ${claim.by.runId} of ${claim.by.workflowId} (a replayed request runs nothing)`,
+        );
+      await deps.audit.append(bookkeepingKey('opened'), {
+        type: 'TurnStarted',
+        turnId: req.turnId,
+        sessionId: req.channel.sessionId,
+        channel: req.channel.platform,
+        channelName: req.channel.name,
+        trustTier: tier,
+        effectiveCapabilities: claim.data.effective,
+      });
+      const spend = await openedSpend(sessionWorkflowId(req.channel.name, req.channel.sessionId));
+      return {
+        ok: true,
+        effective: claim.data.effective,
+        budgetMs: deps.agent.budgetMs,
+        ...(spend ? { spend } : {}),
+        toolIds: [...toolsById.keys()],
+        taint: { sources: claim.data.taint ?? [], messageTrusted: fromMessage === undefined, policy: deps.agent.taintPolicy ?? {} },
+        ...(deps.agent.hostQueue ? { hostQueue: deps.agent.hostQueue } : {}),
+      };
+    },
+  };
+}
