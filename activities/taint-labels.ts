@@ -7,6 +7,7 @@ import { isAbsolute, relative } from 'node:path';
 import type { HistoryEntry } from '../core/channel.js';
 import type { TrustTier } from '../core/capability/index.js';
 import { findTool } from '../core/tool-catalog.js';
+import { flatSources } from '../core/taint.js';
 
 /** What decides a 'depends' result's label: the owner's trusted places. */
 export interface TrustedPlaces {
@@ -43,11 +44,12 @@ export function messageLabel(
   return short(`a message from ${sender ?? 'an unknown sender'} on ${channel} (${tier})`);
 }
 
-/** Earlier turns of the conversation that had untrusted content: their text is in the model's context again. */
+/**
+ * The sources of the untrusted content in earlier turns of the conversation (their text is in the
+ * model's context again), flat: a turn after a tainted one names the same sources, never a label of a label.
+ */
 export function historyLabels(history: readonly HistoryEntry[]): string[] {
-  const labels = new Set<string>();
-  for (const e of history) if (e.untrusted) labels.add(short(`earlier in this conversation: ${e.untrusted}`));
-  return [...labels];
+  return flatSources(history.flatMap((e) => (e.untrusted ? [e.untrusted] : []))).map(short);
 }
 
 function within(path: string, root: string): boolean {

@@ -107,9 +107,54 @@ export function unvouchedLabel(tool: string): string {
   return `${tool} (a result the worker did not vouch for)`;
 }
 
-/** One line for an approval request or a refusal: "after reading a message from x@y; net.fetch of https://…". */
-export function describeTaint(sources: readonly string[]): string {
-  const shown = sources.slice(0, MAX_SOURCES).join('; ');
+/** Between the sources of a stored label. */
+const SOURCE_SEPARATOR = '; ';
+
+/** What labels stored before they were flat wrapped their sources in (unwrapped when read back). */
+const LEGACY_WRAPPER = /^(?:earlier in this conversation: )?(?:a memory written )?after untrusted content \((.*)\)$/s;
+const LEGACY_PREFIX = /^(?:earlier in this conversation: )+/;
+
+/** One stored label's sources, flat: a label written before labels were flat nested its sources. */
+function sourcesOf(label: string): string[] {
+  const text = label.trim().replace(LEGACY_PREFIX, '');
+  const wrapped = LEGACY_WRAPPER.exec(text);
+  const inner = wrapped ? splitTopLevel(wrapped[1]!) : splitTopLevel(text);
+  if (wrapped || inner.length > 1) return inner.flatMap(sourcesOf);
+  return text === '' ? [] : [text];
+}
+
+/** Splits at separators outside parentheses (a source may hold "; " inside its own parentheses). */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')') depth = Math.max(0, depth - 1);
+    else if (depth === 0 && text.startsWith(SOURCE_SEPARATOR, i)) {
+      parts.push(text.slice(start, i));
+      start = i + SOURCE_SEPARATOR.length;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts.map((p) => p.trim()).filter((p) => p !== '');
+}
+
+/** The sources behind labels, flat and de-duplicated in order: never a label inside a label. */
+export function flatSources(labels: readonly string[]): string[] {
+  return [...new Set(labels.flatMap(sourcesOf))];
+}
+
+/** A label as history entries and memories keep it: its sources, flat ("a page from x; a file outside the trusted roots"). */
+export function flatLabel(sources: readonly string[]): string {
+  return flatSources(sources).join(SOURCE_SEPARATOR);
+}
+
+/** One line for an approval request or a refusal: "after untrusted content (a message from x@y; a page from z)". */
+export function describeTaint(labels: readonly string[]): string {
+  const sources = flatSources(labels);
+  const shown = sources.slice(0, MAX_SOURCES).join(SOURCE_SEPARATOR);
   const more = sources.length > MAX_SOURCES ? ` and ${sources.length - MAX_SOURCES} more` : '';
   return `after untrusted content (${shown}${more})`;
 }

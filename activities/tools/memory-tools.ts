@@ -6,7 +6,7 @@
 import { memoryForgetTool } from '../../core/tools/memory-forget.js';
 import { memoryRecallTool } from '../../core/tools/memory-recall.js';
 import { memoryWriteTool } from '../../core/tools/memory-write.js';
-import { describeTaint } from '../../core/taint.js';
+import { flatLabel } from '../../core/taint.js';
 import type { MemoryEntry, MemoryStore } from './memory-port.js';
 import { implementTool, type ToolImplementation } from './tool-implementation.js';
 
@@ -53,7 +53,7 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
       await ctx.recordMemoryAccess({ operation: 'Write', scope: memoryWriteTool.scopeOf(req), queryOrKey: id });
       ctx.signal.throwIfAborted();
       // Written after untrusted content: the entry keeps where that came from, so whoever recalls it is tainted too.
-      const untrusted = ctx.taint?.length ? describeTaint(ctx.taint) : undefined;
+      const untrusted = ctx.taint?.length ? flatLabel(ctx.taint) : undefined;
       const { entry } = await store.write(req, { id, at: now(), ...(untrusted ? { untrusted } : {}) });
       const output: MemoryWriteOutput = { id: entry.id, at: iso(entry.at) };
       // Tool success is not intent: confirm the sealed entry is really there.
@@ -69,13 +69,9 @@ export function createMemoryTools(deps: MemoryToolDeps): ToolImplementation[] {
       ctx.signal.throwIfAborted();
       const found = await store.recall(req);
       const output: MemoryRecallOutput = { entries: found.entries.map((e) => ({ ...e, at: iso(e.at) })), more: found.more };
-      const tainted = found.entries.find((e) => e.untrusted);
-      return {
-        kind: 'completed',
-        output,
-        verified: 'NotApplicable',
-        ...(tainted ? { untrusted: `a memory written ${tainted.untrusted ?? 'after untrusted content'}` } : {}),
-      };
+      // Every returned entry written after untrusted content adds its sources (flat: the sources themselves).
+      const untrusted = flatLabel(found.entries.flatMap((e) => (e.untrusted ? [e.untrusted] : [])));
+      return { kind: 'completed', output, verified: 'NotApplicable', ...(untrusted ? { untrusted } : {}) };
     },
   });
 

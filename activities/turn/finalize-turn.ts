@@ -10,7 +10,7 @@ import { gateApproversFor, gateAskerOf } from '../../core/gate-approvers.js';
 import { messageText } from '../../core/message.js';
 import { summarizeTurnOutcome, type TurnOutcome } from '../../core/outcomes.js';
 import { spendFields } from '../../core/spend.js';
-import { describeTaint } from '../../core/taint.js';
+import { flatLabel } from '../../core/taint.js';
 import { confirmationRerunTurnId } from '../../workflows/turn-ids.js';
 import { bookkeepingKey, currentExecution } from '../execution.js';
 import { errorData, toApplicationFailure } from '../failure.js';
@@ -39,7 +39,7 @@ export function finalizeTurnActivities(ctx: TurnContext) {
         ...(context.unrecorded.length > 0 ? ['a result this worker did not record'] : []),
       ]),
     ];
-    const untrusted = sources.length > 0 ? describeTaint(sources) : undefined;
+    const untrusted = sources.length > 0 ? flatLabel(sources) : undefined;
     const fromMessage = messageLabel(authority.trustTier, request.channel.sender, request.channel.name, places.owners);
     await deps.history.record(input.sessionKey, {
       turnId: request.turnId,

@@ -1,7 +1,7 @@
 /** The workflow's taint rule (core/taint.ts): what a turn that read untrusted content may still do on its own. */
 import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
-import { describeTaint, parseTaintPolicy, stricter, TurnTaint } from '../../core/taint.js';
+import { describeTaint, parseTaintPolicy, stricter, TurnTaint, flatLabel, flatSources } from '../../core/taint.js';
 import { findTool, TOOL_CATALOG } from '../../core/tool-catalog.js';
 
 const tool = (id: string) => findTool(id)!;
@@ -86,5 +86,31 @@ describe('AIVYX_TAINT_POLICY', () => {
     expect(error).toBeInstanceOf(AivyxError);
     expect((error as AivyxError).kind).toBe('Config');
     expect((error as AivyxError).message).toMatch(message);
+  });
+});
+
+describe('flat labels (issue 31)', () => {
+  const page = 'a page from evil.example';
+  const file = 'a file outside the trusted roots';
+  const message = 'a message from 200000004 on telegram (SemiTrusted)';
+
+  it('a label is its sources, de-duplicated, never a label inside a label', () => {
+    expect(flatLabel([page, file, page])).toBe(`${page}; ${file}`);
+    expect(flatSources([`${page}; ${file}`, file, message])).toEqual([page, file, message]);
+    expect(describeTaint([`${page}; ${file}`, page])).toBe(`after untrusted content (${page}; ${file})`);
+  });
+
+  it('turn after turn, a conversation’s label stays as short as its sources', () => {
+    let label = flatLabel([file]);
+    for (let turn = 0; turn < 10; turn++) label = flatLabel([label, page]);
+    expect(label).toBe(`${file}; ${page}`);
+  });
+
+  it('labels stored nested before this read back flat', () => {
+    const legacy = `after untrusted content (earlier in this conversation: after untrusted content (${file}; ${message}))`;
+    expect(flatSources([legacy])).toEqual([file, message]);
+    expect(flatSources([`a memory written after untrusted content (${page})`])).toEqual([page]);
+    // A source's own parentheses stay whole.
+    expect(flatSources([`${message}; ${page}`])).toEqual([message, page]);
   });
 });
