@@ -124,6 +124,15 @@ export function createEmailOutbound(deps: EmailOutboundDeps): EmailOutbound {
   }
 
   const deliverer: ChannelDeliverer = {
+    /** The `channel.send` tool: `to` is one address (the owner's own, say); sent once per `idemKey`. */
+    async send(to: string, text: string, idemKey: string): Promise<void> {
+      const address = to.trim();
+      // One plain address: no display name, no list, nothing a header could be split on.
+      if (!/^[^\s@<>,;"]{1,64}@[^\s@<>,;"]{1,255}$/.test(address))
+        throw new AivyxError('Channel', `"${to}" is not one e-mail address`, { hint: 'use one address, like me@example.org' });
+      await send(idemKey, { to: address, subject: 'A message from your assistant', text });
+    },
+
     async deliverReply(reply: ReplyToDeliver, idemKey: string): Promise<void> {
       const r = reply.route;
       if (typeof r.to !== 'string') throw toApplicationFailure(new AivyxError('Config', `reply route of ${reply.turnId} has no address`));

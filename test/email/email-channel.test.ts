@@ -34,6 +34,13 @@ const script = {
       ],
     },
     {
+      match: 'mail me the note',
+      steps: [
+        { call: [{ tool: 'channel.send', input: { channel: 'email', to: ALICE, text: 'the note: buy milk' } }] },
+        { say: 'sent: {{results}}', sayOnFailure: 'not sent: {{results}}' },
+      ],
+    },
+    {
       match: 'clear the cache',
       steps: [
         { call: [{ tool: 'fs.write', input: { path: cleared, content: 'cleared' } }] },
@@ -79,12 +86,22 @@ beforeAll(async () => {
     script,
     allowlist: [ALICE, MALLORY, BOB],
     agent: {
-      capabilities: ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'net.post', 'llm.call', 'memory.read', 'memory.write'],
+      capabilities: [
+        'fs.read',
+        'fs.write',
+        'fs.metadata',
+        'shell.exec',
+        'net.post',
+        'llm.call',
+        'memory.read',
+        'memory.write',
+        'channel.send',
+      ],
       confirmFirst: ['shell.exec', 'net.post'],
       // Alice is the owner (AIVYX_OWNER_IDS); Mallory and Bob are verified correspondents.
       trustedPlaces: { owners: [`email:${ALICE}`] },
       // Verified correspondents may ask for writes under the test's folder (each gated: they are not the owner).
-      tierPolicy: { semiTrusted: { 'fs.write': [`${dir}/**`] } },
+      tierPolicy: { semiTrusted: { 'fs.write': [`${dir}/**`], 'channel.send': ['email'] } },
     },
     confirmations: true,
   });
@@ -388,6 +405,20 @@ describeMail('email channel', () => {
     expect(ran).toHaveLength(1);
     await stopAll();
   }, 180_000);
+
+  it('issue 31: channel.send reaches the owner by e-mail, once, with no approval for her own request', async () => {
+    await start();
+    const asked = mid('mail-me');
+    await h.sendAs({ from: ALICE, subject: 'note', text: 'mail me the note please', messageId: asked });
+    expect((await replyTo(asked)).parsed.text).toMatch(/^sent: /);
+    const sent = h.smtp.outbound().filter((m) => m.parsed.subject === 'A message from your assistant');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.to).toEqual([ALICE]);
+    expect(sent[0]!.parsed.text).toContain('the note: buy milk');
+    const calls = (await h.audit(turnOf(asked))).filter((e) => e.type === 'ToolCall');
+    expect(calls).toEqual([expect.objectContaining({ toolId: 'channel.send', outcome: 'Completed(Unverified)' })]);
+    await stopAll();
+  }, 120_000);
 
   it('an approval request mail shows the call as it will run — URL, body, headers — with secrets redacted', async () => {
     await start();
