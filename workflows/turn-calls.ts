@@ -33,6 +33,9 @@ interface Batch {
   labels: CallLabel[];
 }
 
+/** The input of the runTool activity. */
+type RunToolInput = Parameters<TurnActivities['runTool']>[0];
+
 /** How long a host-bound call waits for its host before the UI says the host's workers are down. */
 const HOST_WAIT_NOTICE = '15 seconds';
 
@@ -102,44 +105,36 @@ export function runBatch(
 }
 
 /** One call of a batch: refused here (a denial is audited), or run as its own activity and recorded. */
-async function runCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCall, i: number): Promise<ToolResult> {
-  const { req } = turn;
+function runCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCall, i: number): Promise<ToolResult> {
   const checked = checkCall(call, loop.effective);
-  if (!checked.ok) {
-    if (checked.outcome.status === 'Denied' && checked.scope) {
-      await turn.bookkeeping.recordScopeDenied({
-        turnId: req.turnId,
-        step: batch.step,
-        index: i,
-        call: { callId: call.callId, tool: call.tool },
-        scope: checked.scope,
-        held: loop.effective.toJSON(),
-      });
-    }
-    return { callId: call.callId, tool: call.tool, outcome: checked.outcome };
+  return checked.ok ? runGrantedCall(turn, loop, batch, call, i, checked.scope) : refuseCall(turn, loop, batch, call, i, checked);
+}
+
+/** A call the scope check refused: a denial is audited; the model gets the outcome. */
+async function refuseCall(
+  turn: TurnRun,
+  loop: TurnLoop,
+  batch: Batch,
+  call: ToolCall,
+  i: number,
+  refused: { outcome: ToolOutcome; scope?: string },
+): Promise<ToolResult> {
+  if (refused.outcome.status === 'Denied' && refused.scope) {
+    await turn.bookkeeping.recordScopeDenied({
+      turnId: turn.req.turnId,
+      step: batch.step,
+      index: i,
+      call: { callId: call.callId, tool: call.tool },
+      scope: refused.scope,
+      held: loop.effective.toJSON(),
+    });
   }
-  turn.toolCallsMade++;
-  const activityId = `tool-${batch.step}-${i}`;
-  const scheduled: ScheduledCall = {
-    idemKey: `${turn.workflowId}/${turn.runId}/${activityId}`,
-    turnId: req.turnId,
-    call,
-    scope: checked.scope,
-  };
-  turn.owed.set(scheduled.idemKey, scheduled);
-  turn.context.push(scheduled.idemKey);
-  const callProof = batch.proofs[call.callId];
-  const def = findTool(call.tool)!;
-  const callTaint: CallTaint | undefined = turn.taint?.decide(def, def.parse(call.input), loop.taintPolicy);
-  const runInput = {
-    turnId: req.turnId,
-    step: batch.step,
-    call,
-    scope: checked.scope,
-    ...(callProof ? { callProof } : {}),
-    ...(callTaint ? { taint: callTaint } : {}),
-    ...(batch.prior.length > 0 ? { context: batch.prior } : {}),
-  };
+  return { callId: call.callId, tool: call.tool, outcome: refused.outcome };
+}
+
+/** A granted call: run as its own activity, its audit entry written from its row, its taint label noted. */
+async function runGrantedCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCall, i: number, scope: string): Promise<ToolResult> {
+  const { activityId, scheduled, def, runInput } = scheduleCall(turn, loop, batch, call, i, scope);
   let ran: RunToolResult | undefined;
   let out: ToolOutcome;
   try {
@@ -159,14 +154,31 @@ async function runCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCa
   return { callId: call.callId, tool: call.tool, outcome: out };
 }
 
+/** Counts a granted call, notes it as owed its audit entry and in the turn's context, and builds its runTool input. */
+function scheduleCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCall, i: number, scope: string) {
+  const { req } = turn;
+  turn.toolCallsMade++;
+  const activityId = `tool-${batch.step}-${i}`;
+  const scheduled: ScheduledCall = { idemKey: `${turn.workflowId}/${turn.runId}/${activityId}`, turnId: req.turnId, call, scope };
+  turn.owed.set(scheduled.idemKey, scheduled);
+  turn.context.push(scheduled.idemKey);
+  const callProof = batch.proofs[call.callId];
+  const def = findTool(call.tool)!;
+  const callTaint: CallTaint | undefined = turn.taint?.decide(def, def.parse(call.input), loop.taintPolicy);
+  const runInput: RunToolInput = {
+    turnId: req.turnId,
+    step: batch.step,
+    call,
+    scope,
+    ...(callProof ? { callProof } : {}),
+    ...(callTaint ? { taint: callTaint } : {}),
+    ...(batch.prior.length > 0 ? { context: batch.prior } : {}),
+  };
+  return { activityId, scheduled, def, runInput };
+}
+
 /** Runs the call's activity: on its host's queue if it is host-bound, interrupted by a cancel if it is interruptible. */
-function runTool(
-  turn: TurnRun,
-  loop: TurnLoop,
-  call: ToolCall,
-  activityId: string,
-  input: Parameters<TurnActivities['runTool']>[0],
-): Promise<RunToolResult> {
+function runTool(turn: TurnRun, loop: TurnLoop, call: ToolCall, activityId: string, input: RunToolInput): Promise<RunToolResult> {
   const isCancelled = () => turn.cancelRequested;
   const hostQueue = HOST_BOUND_TOOLS.has(call.tool) ? loop.opened.hostQueue : undefined;
   const toolRun = toolActivity(activityId, INTERRUPTIBLE_TOOLS.has(call.tool), hostQueue);

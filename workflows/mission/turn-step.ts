@@ -61,7 +61,7 @@ async function runStepTurn(request: TurnRequest): Promise<TurnOutcome> {
  * gate may be opened locally; a seed's gate is opened remotely.
  */
 export async function settleStep(run: MissionRun, step: number, outcome: TurnOutcome, fromChild: boolean): Promise<void> {
-  const { mission, def } = run;
+  const { mission } = run;
   if (outcome.status === 'Completed') {
     mission.send({ type: 'STEP_DONE' });
     checked(run);
@@ -73,6 +73,17 @@ export async function settleStep(run: MissionRun, step: number, outcome: TurnOut
     checked(run);
     return;
   }
+  await escalationGate(run, step, outcome, fromChild);
+}
+
+/** The gate for an escalated step's pending call; the mission moves on by how it ended. */
+async function escalationGate(
+  run: MissionRun,
+  step: number,
+  outcome: Extract<TurnOutcome, { status: 'Escalated' }>,
+  fromChild: boolean,
+): Promise<void> {
+  const { mission, def } = run;
   const ended = await awaitGate(
     run,
     step,
