@@ -16,7 +16,7 @@ import type { MissionRun } from './state.js';
 import { checked } from './view.js';
 
 /** The call a gate is for, and how long it stays open. */
-export interface PendingCall {
+export interface PendingGateCall {
   tool: string;
   input: unknown;
   reason: string;
@@ -42,7 +42,7 @@ type GateAbout = Required<Omit<MissionNotice, 'missionId' | 'gateId' | 'kind' | 
 interface OpenGate {
   g: Actor<typeof gateMachine>;
   gateId: string;
-  pending: PendingCall;
+  pending: PendingGateCall;
   openedAt: number;
   about: GateAbout;
   /** Who decides: the worker's answer (after untrusted content, the owners only), or for older histories the definition's. */
@@ -64,7 +64,7 @@ const names = (list: readonly GateApproverRef[]): string[] => list.map((a) => `$
 export async function awaitGate(
   run: MissionRun,
   step: number,
-  pending: PendingCall,
+  pending: PendingGateCall,
   onOpened: (gateId: string) => void,
   // Local only for a step turn's escalation, which its child's result decides; a budget gate or an
   // approval wait follows a check a cancel arriving on a retried task could turn the other way.
@@ -83,7 +83,7 @@ export async function awaitGate(
 async function openGate(
   run: MissionRun,
   step: number,
-  pending: PendingCall,
+  pending: PendingGateCall,
   onOpened: (gateId: string) => void,
   open: MissionBookkeeping['openGate'],
 ): Promise<OpenGate> {

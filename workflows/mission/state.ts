@@ -91,7 +91,7 @@ export class MissionRun {
   checkingEvents = 0;
   /** Decisions being checked by the worker: the gate does not expire or withdraw under them. */
   deciding = 0;
-  /** What the operator view last showed, and what the search attributes last said (views.ts). */
+  /** What the operator view last showed, and what the search attributes last said (view.ts). */
   published = '';
   publishedCommands = '';
   /** Gate outcome notices on their way, and the first that failed (notices.ts). */
