@@ -79,6 +79,9 @@ export async function awaitGate(
   return { value: decided.value, gateId: gate.gateId, tool: decided.context.tool, inputHash: decided.context.inputHash, by, reason };
 }
 
+/** What the worker answered when it recorded a gate. */
+type GateOpened = Awaited<ReturnType<MissionBookkeeping['openGate']>>;
+
 /** Records the gate (the worker hashes the call), starts its actor and tells the approvers what it is for. */
 async function openGate(
   run: MissionRun,
@@ -91,18 +94,13 @@ async function openGate(
   run.gateSeq++;
   const gateId = `${missionId}/gate-${run.gateSeq}`;
   const opened = await open({ definition: def, gateId, step, tool: pending.tool, input: pending.input ?? null });
-  const { inputHash } = opened;
-  // Who decides is the worker's answer (after untrusted content: the owners only); a history
-  // recorded before it answered this asked the definition's approvers.
-  const approvers = opened.approvers ?? def.approvers;
-  const secondApprovers = opened.approvers ? opened.secondApprovers : def.secondApprovers;
-  // A gate with no one to escalate to (an owners-only gate) never escalates.
-  const escalateMs = secondApprovers && secondApprovers.length > 0 ? run.timers.escalateMs : undefined;
+  const deciders = whoDecides(run, opened);
+  const { approvers, secondApprovers } = deciders;
   const g = createActor(gateMachine, {
     input: {
       gateId,
       tool: pending.tool,
-      inputHash,
+      inputHash: opened.inputHash,
       approvers,
       ...(secondApprovers && secondApprovers.length > 0 ? { secondApprovers } : {}),
       ...(opened.ownersOnly ? { ownersOnly: true } : {}),
@@ -113,17 +111,7 @@ async function openGate(
   g.start();
   onOpened(gateId);
   const openedAt = Date.now();
-  // The call is rendered here, once (bounded lines, secrets redacted), never shipped raw to every notice.
-  const about: GateAbout = {
-    goal: def.goal,
-    tool: pending.tool,
-    inputHash,
-    // An owners-only gate says why its approvers are the owners and not whoever asked.
-    why: opened.ownersOnly ? `${pending.reason}. ${OWNERS_ONLY_NOTE}` : pending.reason,
-    deadline: openedAt + pending.expireMs,
-    call: describeCall(pending.tool, pending.input).lines,
-    askedBy: { identity: def.channel.sender, channel: def.channel.name },
-  };
+  const about = gateAbout(run, pending, opened, openedAt);
   run.gateView = { call: about.call, why: about.why, askedBy: about.askedBy };
   await acts.notifyApprovers({
     missionId,
@@ -133,7 +121,34 @@ async function openGate(
     text: `${pending.tool} needs approval: ${pending.reason}`,
     ...about,
   });
-  return { g, gateId, pending, openedAt, about, approvers, secondApprovers, escalateMs, reminded: false, escalated: false };
+  return { g, gateId, pending, openedAt, about, ...deciders, reminded: false, escalated: false };
+}
+
+/**
+ * Who decides is the worker's answer (after untrusted content: the owners only); a history recorded
+ * before it answered this asked the definition's approvers. A gate with no one to escalate to (an
+ * owners-only gate) never escalates.
+ */
+function whoDecides(run: MissionRun, opened: GateOpened): Pick<OpenGate, 'approvers' | 'secondApprovers' | 'escalateMs'> {
+  const approvers = opened.approvers ?? run.def.approvers;
+  const secondApprovers = opened.approvers ? opened.secondApprovers : run.def.secondApprovers;
+  const escalateMs = secondApprovers && secondApprovers.length > 0 ? run.timers.escalateMs : undefined;
+  return { approvers, secondApprovers, escalateMs };
+}
+
+/** What every notice of the gate says about it. The call is rendered here, once (bounded lines, secrets redacted), never shipped raw to every notice. */
+function gateAbout(run: MissionRun, pending: PendingGateCall, opened: GateOpened, openedAt: number): GateAbout {
+  const { def } = run;
+  return {
+    goal: def.goal,
+    tool: pending.tool,
+    inputHash: opened.inputHash,
+    // An owners-only gate says why its approvers are the owners and not whoever asked.
+    why: opened.ownersOnly ? `${pending.reason}. ${OWNERS_ONLY_NOTE}` : pending.reason,
+    deadline: openedAt + pending.expireMs,
+    call: describeCall(pending.tool, pending.input).lines,
+    askedBy: { identity: def.channel.sender, channel: def.channel.name },
+  };
 }
 
 /** Waits until the gate is decided, withdrawn by a cancel, or expired, firing its reminder and escalation when due. */
