@@ -33,7 +33,7 @@ import {
   missionStatusQuery,
   type MissionDefinition,
   type missionWorkflow,
-} from '../workflows/mission-workflow.js';
+} from '../workflows/mission/mission-workflow.js';
 
 /** What the mission benchmark needs from the bench run. */
 export interface MissionBenchInput {

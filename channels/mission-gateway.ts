@@ -29,7 +29,7 @@ import {
   type MissionDefinition,
   type ScheduledMissionArgs,
 } from '../workflows/mission-messages.js';
-import type { missionWorkflow } from '../workflows/mission-workflow.js';
+import type { missionWorkflow } from '../workflows/mission/mission-workflow.js';
 import type { AuditPort, MissionRecord, ScheduleRecord } from '../activities/ports.js';
 import type { MissionOwners } from '../core/mission-owner.js';
 import { missionRecord, missionRecords, scheduleRecord, scheduleRecords } from './mission-records.js';
@@ -322,7 +322,7 @@ export class MissionGateway implements LocalMissionPort, ChatMissionPort {
       const e = err as { message?: string; cause?: { message?: string } };
       const why = e.cause?.message ?? e.message ?? String(err);
       await this.auditRefusal(kind, request, why);
-      // The update validator's refusals (workflows/mission-workflow.ts): no such gate, a gate already decided, an approver it does not accept.
+      // The update validator's refusals (workflows/mission/handlers.ts): no such gate, a gate already decided, an approver it does not accept.
       if (/ has no gate /.test(why))
         throw new AivyxError('NotFound', `${kind} refused: ${why}`, {
           hint: 'see `aivyx mission show <mission>` for its open gate',

@@ -39,4 +39,5 @@ export const UNIT_TESTS = [
   'test/telegram/approvals.test.ts',
   'test/telegram/config.test.ts',
   'test/telegram/trust.test.ts',
+  'test/workflows/patches.test.ts',
 ] as const;

@@ -12,7 +12,7 @@ import { ApplicationFailure, executeChild, proxyActivities } from '@temporalio/w
 import type { MissionActivities } from '../activities/mission-activities.js';
 import { admitScheduledMissionArgs } from './inputs.js';
 import type { MissionResult, ScheduledMissionArgs } from './mission-messages.js';
-import { missionWorkflow } from './mission-workflow.js';
+import { missionWorkflow } from './mission/mission-workflow.js';
 
 const acts = proxyActivities<MissionActivities>(ACTIVITY_POLICIES.mission);
 

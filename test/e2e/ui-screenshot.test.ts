@@ -20,7 +20,7 @@ import {
   missionStatusQuery,
   type MissionDefinition,
   type missionWorkflow,
-} from '../../workflows/mission-workflow.js';
+} from '../../workflows/mission/mission-workflow.js';
 import { signedMissionArgs } from '../../channels/mission-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { dumpDom, findChromium, pngSize, screenshot } from '../support/ui-chromium.js';

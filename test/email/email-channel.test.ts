@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emailMessageId, type EmailChannel } from '../../channels/email/index.js';
 import { GateTokens } from '../../infra/gate-tokens.js';
 import { missionStatusQuery } from '../../workflows/mission-messages.js';
-import type { missionWorkflow } from '../../workflows/mission-workflow.js';
+import type { missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { confirmationGateId, confirmationMissionId, turnWorkflowId } from '../../workflows/turn-ids.js';
 import type { CapturedMail } from '../support/mail-servers.js';
 import { dovecotAvailable } from '../support/mail-servers.js';

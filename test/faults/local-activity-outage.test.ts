@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedMissionArgs } from '../../channels/mission-gateway.js';
-import type { MissionDefinition, missionWorkflow } from '../../workflows/mission-workflow.js';
+import type { MissionDefinition, missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { timeSkippingEnv } from '../support/temporal.js';
 

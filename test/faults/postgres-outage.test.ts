@@ -18,7 +18,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { verifyAuditLog } from '../../infra/tool-call-log.js';
-import { approveGateUpdate, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import {
+  approveGateUpdate,
+  missionStatusQuery,
+  type MissionDefinition,
+  type missionWorkflow,
+} from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { startScratchPostgres, type ScratchPostgres } from '../support/scratch-postgres.js';
 import { testConnection } from '../support/temporal.js';

@@ -14,7 +14,7 @@ import { TurnGateway } from '../../channels/turn-gateway.js';
 import { textContent } from '../../core/message.js';
 import { confirmationMissionId } from '../../workflows/turn-ids.js';
 import { findTemporalCli } from '../../infra/temporal/index.js';
-import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, testTemporalAddress, type TestConnection } from '../support/temporal.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';

@@ -16,7 +16,7 @@ import { textContent } from '../../core/message.js';
 import { confirmationDefinition, createConfirmations } from '../../app/confirmations.js';
 import { gateApproversFor } from '../../core/gate-approvers.js';
 import { confirmationMissionId } from '../../workflows/turn-ids.js';
-import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 

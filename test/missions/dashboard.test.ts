@@ -15,7 +15,7 @@ import {
   missionStatusQuery,
   type MissionDefinition,
   type missionWorkflow,
-} from '../../workflows/mission-workflow.js';
+} from '../../workflows/mission/mission-workflow.js';
 import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';

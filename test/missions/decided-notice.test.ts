@@ -11,7 +11,12 @@ import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import type { MissionNotice } from '../../activities/mission-activities.js';
 import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import type { GateApprover } from '../../machines/index.js';
-import { approveGateUpdate, missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import {
+  approveGateUpdate,
+  missionStatusQuery,
+  type MissionDefinition,
+  type missionWorkflow,
+} from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 

@@ -12,8 +12,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { signedMissionArgs } from '../../channels/mission-gateway.js';
-import { restoreMission } from '../../workflows/mission-restore.js';
-import type { MissionDefinition, missionWorkflow } from '../../workflows/mission-workflow.js';
+import { restoreMission } from '../../workflows/mission/restore.js';
+import type { MissionDefinition, missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 

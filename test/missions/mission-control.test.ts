@@ -17,7 +17,7 @@ import { textContent } from '../../core/message.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { createAttestor } from '../../infra/attestation.js';
 import { confirmationGateId, confirmationMissionId, confirmationRerunTurnId } from '../../workflows/turn-ids.js';
-import { missionStatusQuery, type MissionResult, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { missionStatusQuery, type MissionResult, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 

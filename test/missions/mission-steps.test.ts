@@ -22,7 +22,7 @@ import {
   missionStatusQuery,
   type MissionDefinition,
   type missionWorkflow,
-} from '../../workflows/mission-workflow.js';
+} from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { timeSkippingEnv } from '../support/temporal.js';
 

@@ -17,7 +17,7 @@ import {
   type MissionDefinition,
   type MissionResult,
   type missionWorkflow,
-} from '../../workflows/mission-workflow.js';
+} from '../../workflows/mission/mission-workflow.js';
 import { signedDecision, signedMissionArgs } from '../../channels/mission-gateway.js';
 import { MIN_WORKFLOW_CACHE } from '../../infra/config/env-table.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';

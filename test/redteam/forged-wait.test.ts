@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedMissionArgs } from '../../channels/mission-gateway.js';
 import { createAttestor } from '../../infra/attestation.js';
 import type { MissionDefinition } from '../../workflows/mission-messages.js';
-import { missionEventUpdate, missionStatusQuery, missionWaitKey, type missionWorkflow } from '../../workflows/mission-workflow.js';
+import { missionEventUpdate, missionStatusQuery, missionWaitKey, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { timeSkippingEnv } from '../support/temporal.js';
 

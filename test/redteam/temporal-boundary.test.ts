@@ -29,7 +29,7 @@ import {
   missionWaitKey,
   type MissionDefinition,
   type missionWorkflow,
-} from '../../workflows/mission-workflow.js';
+} from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { pendingActivity, testConnection, type TestConnection, updateRefusal } from '../support/temporal.js';
 import { buildTurnRequest, startHarness, type Harness } from '../support/turn-harness.js';

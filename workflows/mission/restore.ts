@@ -5,8 +5,8 @@
  */
 import { ApplicationFailure } from '@temporalio/workflow';
 import { createActor, type Actor } from 'xstate';
-import { missionMachine } from '../machines/index.js';
-import type { MissionArgs } from './mission-messages.js';
+import { missionMachine } from '../../machines/index.js';
+import type { MissionArgs } from '../mission-messages.js';
 
 /** An XState actor error turned into a workflow failure (a plain throw would only retry the task forever). */
 export function machineFailure(which: string, err: unknown): ApplicationFailure {

@@ -1,0 +1,39 @@
+/**
+ * Every `patched()` id of our workflows, in one place. A patch keeps runs recorded before a change of
+ * command order replaying on the path they took; the id is written into the history of every run
+ * that passes it, so an id never changes. Retiring one: once no open run (and no committed history
+ * in test/histories/) predates it, switch its call to `deprecatePatch(id)` for a release, then drop
+ * the old branch and the constant.
+ */
+
+/**
+ * 2026-12-04, turns: openTurn, recordScopeDenied, recordToolCall and finalizeTurn run as local
+ * activities (no server round trip; no pending activity anyone at the frontend could complete).
+ * Turns started before replay their remote activities.
+ */
+export const LOCAL_BOOKKEEPING = 'local-bookkeeping';
+
+/**
+ * 2026-12-04, turns: a reply whose delivery gave up is kept in the owner's inbox (holdUndelivered).
+ * Turns that gave up before the inbox existed replay without scheduling the hold.
+ */
+export const HOLD_UNDELIVERED_REPLIES = 'hold-undelivered-replies';
+
+/**
+ * 2026-12-04, missions: a step that may spend waits at a budget gate while the spend budget is used
+ * up. Missions started before spend budgets replay without the check (and so without that gate).
+ */
+export const MISSION_SPEND_BUDGET = 'mission-spend-budget';
+
+/**
+ * 2026-12-04, missions: a gate's outcome notice goes out beside the mission's next step instead of
+ * before it (one round trip off every decision). Missions started before replay awaiting the notice.
+ */
+export const GATE_OUTCOME_TOLD_ALONGSIDE = 'gate-outcome-told-alongside';
+
+/**
+ * 2026-12-04, missions: the bookkeeping on a mission's way to its gate (openMission, attestStepTurn,
+ * openGate, recordMissionEvent) runs as local activities keyed by what they record. Missions started
+ * before replay them remote.
+ */
+export const MISSION_BOOKKEEPING_LOCAL = 'mission-bookkeeping-local';
