@@ -99,6 +99,15 @@ export type AuditEvent =
   | { type: 'MissionRejected'; turnId: string; missionId: string; reason: string }
   | { type: 'MissionStepFinished'; turnId: string; missionId: string; step: number; attempt: number; stepTurnId: string; outcome: string }
   | {
+      /** A result of one of the turn's activities the worker refused (a completion forged at the frontend); the step was asked again. */
+      type: 'ResultRefused';
+      turnId: string;
+      activity: string;
+      step: number;
+      attempt: number;
+      reason: string;
+    }
+  | {
       type: 'GateOpened';
       turnId: string;
       missionId: string;

@@ -18,14 +18,28 @@ function firstRefusal(values: readonly unknown[]): string | undefined {
   return undefined;
 }
 
-function refusal(what: string, reason: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'Crypto', nonRetryable: true, message: `${what} refused: ${reason}` });
+/** The details a refused result's failure carries, so workflow code can tell it from other Crypto failures. */
+const REFUSED_RESULT = 'refused-result';
+
+function refusal(what: string, reason: string, details?: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'Crypto',
+    nonRetryable: true,
+    message: `${what} refused: ${reason}`,
+    ...(details ? { details: [details] } : {}),
+  });
+}
+
+/** True when `err` is an activity result the codec refused (its completion came from someone else). */
+export function isRefusedResult(err: unknown): boolean {
+  const e = err as { type?: unknown; details?: unknown };
+  return e?.type === 'Crypto' && Array.isArray(e.details) && e.details[0] === REFUSED_RESULT;
 }
 
 /** Throws the Crypto failure of a refused result. */
 function checkResult<T>(what: string, value: T): T {
   const reason = refusedPayloadReason(value);
-  if (reason !== undefined) throw refusal(what, reason);
+  if (reason !== undefined) throw refusal(what, reason, REFUSED_RESULT);
   return value;
 }
 

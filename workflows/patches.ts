@@ -37,3 +37,10 @@ export const GATE_OUTCOME_TOLD_ALONGSIDE = 'gate-outcome-told-alongside';
  * before replay them remote.
  */
 export const MISSION_BOOKKEEPING_LOCAL = 'mission-bookkeeping-local';
+
+/**
+ * 2026-12-05, turns: a model step whose result the worker's codec refused (a completion forged at the
+ * frontend: junk, or another workflow's encrypted result) is audited and asked again, up to
+ * MAX_REFUSED_RESULTS times, instead of failing the turn. Turns that failed on one before replay failing.
+ */
+export const RETRY_REFUSED_RESULTS = 'retry-refused-results';

@@ -11,7 +11,7 @@ import type { Spend } from '../core/spend.js';
 import type { TaintPolicy, TurnTaint } from '../core/taint.js';
 
 /** The turn's bookkeeping: idempotent by key (local activities, or remote in runs from before). */
-export type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'finalizeTurn'>;
+export type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'recordRefusedResult' | 'finalizeTurn'>;
 /** Recording a call's audit entry from its row. */
 export type Recording = Pick<TurnActivities, 'recordToolCall'>;
 

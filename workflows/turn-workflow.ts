@@ -5,6 +5,7 @@
  * runs in turn-calls.ts; what the run holds is one `TurnRun` (turn-run.ts).
  */
 import {
+  ApplicationFailure,
   CancellationScope,
   isCancellation,
   patched,
@@ -28,7 +29,8 @@ import { spendStop, spendSummary } from './turn-spend.js';
 import { deliverOrHold } from './deliver-or-hold.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
-import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING } from './patches.js';
+import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING, RETRY_REFUSED_RESULTS } from './patches.js';
+import { isRefusedResult } from './interceptors.js';
 import { runBatch, type CallLabel, type ToolCallsStep } from './turn-calls.js';
 import { sessionWorkflowId } from './turn-ids.js';
 import type { Bookkeeping, OpenedTurn, Recording, TurnLoop, TurnRun } from './turn-run.js';
@@ -145,13 +147,7 @@ async function runStep(turn: TurnRun, loop: TurnLoop, step: number): Promise<Tur
   if (dayOver) return timedOut(turn, dayOver);
   setCurrentDetails(`**LLM step ${step + 1}** · ${turn.toolCallsMade} tool call(s) so far${spendSummary(turn.spent)}`);
 
-  const { req, sessionKey } = turn;
-  const stepRace = await raceStep<LlmStepResult>(
-    () => llm.llmStep({ turnId: req.turnId, step, sessionKey, message: req.message, transcript: loop.transcript, toolIds: loop.toolIds }),
-    remaining,
-    () => turn.cancelRequested,
-    true,
-  );
+  const stepRace = await askModel(turn, loop, step);
   if (stepRace.kind !== 'done') return modelStepEnd(turn, stepRace);
   const result = stepRace.value;
   turn.spent = addSpend(turn.spent, stepSpend(result));
@@ -162,6 +158,34 @@ async function runStep(turn: TurnRun, loop: TurnLoop, step: number): Promise<Tur
   const turnOver = spendStop(opened.spend, turn.spent, 'turn');
   if (turnOver) return timedOut(turn, turnOver);
   return runCalls(turn, loop, step, result);
+}
+
+/** How many forged results of one model step are refused and asked again before the turn gives up. */
+const MAX_REFUSED_RESULTS = 3;
+
+/**
+ * Asks the model for step `step`. A result the worker's codec refused — a completion someone at the
+ * frontend forged (junk, or another workflow's encrypted result) — costs the attacker, not the owner:
+ * it is audited and the step asked again under a new activity id; only repeated refusals end the turn.
+ */
+async function askModel(turn: TurnRun, loop: TurnLoop, step: number): Promise<Race<LlmStepResult>> {
+  const { req, sessionKey } = turn;
+  for (let refused = 0; ; refused++) {
+    const race = await raceStep<LlmStepResult>(
+      () => llm.llmStep({ turnId: req.turnId, step, sessionKey, message: req.message, transcript: loop.transcript, toolIds: loop.toolIds }),
+      loop.opened.budgetMs - elapsed(turn),
+      () => turn.cancelRequested,
+      true,
+    );
+    if (race.kind !== 'error' || !isRefusedResult(race.error) || !patched(RETRY_REFUSED_RESULTS)) return race;
+    const reason = failureToErrorData(race.error).message;
+    await turn.bookkeeping.recordRefusedResult({ activity: 'llmStep', step, attempt: refused + 1, reason });
+    if (refused + 1 >= MAX_REFUSED_RESULTS) {
+      const message = `the model step's result was refused ${refused + 1} times in a row (completions forged at the Temporal frontend?): ${reason}`;
+      return { kind: 'error', error: ApplicationFailure.create({ type: 'Crypto', nonRetryable: true, message }) };
+    }
+    setCurrentDetails(`**LLM step ${step + 1}** asked again: a result was refused (${refused + 1} of ${MAX_REFUSED_RESULTS})`);
+  }
 }
 
 /** How a model step that did not answer ends the turn: the budget, a cancel, or its failure. */

@@ -28,6 +28,21 @@ export function bookkeepingActivities(ctx: TurnContext) {
       });
     },
 
+    /**
+     * Audits a result the worker refused (a completion forged at the frontend) before the workflow asks
+     * the step again; keyed by what it records (a local activity), so a retried task writes it once.
+     */
+    async recordRefusedResult(input: { activity: string; step: number; attempt: number; reason: string }): Promise<void> {
+      await deps.audit.append(bookkeepingKey(`refused-${input.activity}-${input.step}-${input.attempt}`), {
+        type: 'ResultRefused',
+        turnId: currentExecution().workflowId,
+        activity: input.activity,
+        step: input.step,
+        attempt: input.attempt,
+        reason: input.reason.slice(0, 500),
+      });
+    },
+
     /** Audits a denial the workflow decided (the deterministic half of the scope check). */
     async recordScopeDenied(input: {
       turnId: string;
