@@ -10,6 +10,17 @@ import type { TrustTier } from './capability/index.js';
 export type MemoryOperation = 'Read' | 'Write' | 'Forget';
 
 /** One auditable event. `type` names the kind; mission and gate kinds are added by the missions issue. */
+/** What `GateApproved` and `GateDenied` record: who decided which gate, and a hash of their reason (never its text). */
+export interface GateDecisionFields {
+  turnId: string;
+  missionId: string;
+  gateId: string;
+  approver: string;
+  approverChannel: string;
+  approverTier: TrustTier;
+  reasonHash?: string;
+}
+
 export type AuditEvent =
   | {
       type: 'TurnStarted';
@@ -121,26 +132,8 @@ export type AuditEvent =
     }
   | { type: 'GateReminded'; turnId: string; missionId: string; gateId: string; afterMs: number }
   | { type: 'GateEscalated'; turnId: string; missionId: string; gateId: string; approvers: string[]; afterMs: number }
-  | {
-      type: 'GateApproved';
-      turnId: string;
-      missionId: string;
-      gateId: string;
-      approver: string;
-      approverChannel: string;
-      approverTier: TrustTier;
-      reasonHash?: string;
-    }
-  | {
-      type: 'GateDenied';
-      turnId: string;
-      missionId: string;
-      gateId: string;
-      approver: string;
-      approverChannel: string;
-      approverTier: TrustTier;
-      reasonHash?: string;
-    }
+  | ({ type: 'GateApproved' } & GateDecisionFields)
+  | ({ type: 'GateDenied' } & GateDecisionFields)
   /** A gate decision that did not verify (forged, expired, for another gate, from someone not asked, or too late): the gate did not move. */
   | {
       type: 'GateDecisionRejected';

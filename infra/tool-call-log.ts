@@ -25,20 +25,7 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
     async begin(f) {
       const inserted = await db
         .insertInto('tool_calls')
-        .values({
-          idem_key: f.idemKey,
-          turn_id: f.turnId,
-          call_id: f.callId,
-          tool: f.tool,
-          scope: f.scope,
-          input_hash: f.inputHash,
-          state: 'running',
-          outcome: null,
-          finished_at: null,
-          audit_seq: null,
-          tainted_by: f.taintedBy?.length ? JSON.stringify(f.taintedBy) : null,
-          untrusted_output: null,
-        })
+        .values({ ...rowOf(f), state: 'running', outcome: null, finished_at: null, untrusted_output: null })
         .onConflict((oc) => oc.column('idem_key').doNothing())
         .returning('idem_key')
         .executeTakeFirst();
@@ -84,6 +71,20 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
   };
 }
 
+/** The columns a call's facts decide, as its row holds them (no audit entry yet). */
+function rowOf(f: ToolCallFacts) {
+  return {
+    idem_key: f.idemKey,
+    turn_id: f.turnId,
+    call_id: f.callId,
+    tool: f.tool,
+    scope: f.scope,
+    input_hash: f.inputHash,
+    audit_seq: null,
+    tainted_by: f.taintedBy?.length ? JSON.stringify(f.taintedBy) : null,
+  };
+}
+
 /** `text` as a LIKE pattern that matches only itself (turn ids may hold `_`). */
 function likeEscaped(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -102,17 +103,10 @@ export async function auditToolCall(
     await trx
       .insertInto('tool_calls')
       .values({
-        idem_key: f.idemKey,
-        turn_id: f.turnId,
-        call_id: f.callId,
-        tool: f.tool,
-        scope: f.scope,
-        input_hash: f.inputHash,
+        ...rowOf(f),
         state: 'done',
         outcome: ending.known ?? ending.missing,
         finished_at: new Date(),
-        audit_seq: null,
-        tainted_by: f.taintedBy?.length ? JSON.stringify(f.taintedBy) : null,
         untrusted_output: f.untrustedOutput ?? null,
       })
       .onConflict((oc) => oc.column('idem_key').doNothing())

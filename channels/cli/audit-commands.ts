@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AivyxError } from '../../core/errors.js';
-import { createAuditService, witnessPath } from '../../infra/audit/index.js';
+import { createAuditService, witnessPath, type InclusionProofReport } from '../../infra/audit/index.js';
 import { reconciledAuditService } from '../../infra/tool-call-log.js';
 import type { AivyxConfig } from '../../infra/config.js';
 import { openDatabase, type Database } from '../../infra/db/index.js';
@@ -238,15 +238,7 @@ export function printAudit(cmd: AuditCommand, result: unknown, out: (s: string) 
       out(`${(result as { vkey: string }).vkey}\n`);
       return 0;
     case 'prove': {
-      const p = result as {
-        seq: number;
-        leafIndex: number;
-        treeSize: number;
-        entry: string;
-        leafHash: string;
-        proof: string[];
-        checkpoint: string;
-      };
+      const p = result as InclusionProofReport;
       out(
         [
           `entry ${p.seq} is leaf ${p.leafIndex} of the tree of ${p.treeSize} entries`,
