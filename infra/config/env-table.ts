@@ -204,7 +204,12 @@ export const ENV_TABLE = {
     meaning: 'the Temporal CLI that runs the dev server',
     schema: text(),
   }),
-  AIVYX_TASK_QUEUE: envVar({ group: 'temporal', default: '`aivyx`', meaning: 'the task queue the worker polls', schema: text('aivyx') }),
+  AIVYX_TASK_QUEUE: envVar({
+    group: 'temporal',
+    default: "`aivyx-<id>`: the install's identity (8 hex digits, from its key)",
+    meaning: 'the task queue the worker polls (every process of an install sets the same value; the default needs none)',
+    schema: text(),
+  }),
   AIVYX_HOST_QUEUE: envVar({
     group: 'temporal',
     default: '(unset: host tools run on the shared queue)',

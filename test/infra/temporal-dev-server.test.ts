@@ -197,6 +197,7 @@ describe('superviseDevServer', () => {
           events.push(`restarted ${n}`);
           restarted(s);
         },
+        gaveUp: (n) => events.push(`gave up ${n}`),
       },
     );
     const first = supervised.current();
