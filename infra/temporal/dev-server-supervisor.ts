@@ -36,8 +36,15 @@ export interface SupervisedDevServer {
   stop(): Promise<void>;
 }
 
-/** Starts a dev server and restarts it whenever it dies, until `stop()` or until it cannot be brought back. */
-export async function superviseDevServer(opts: DevServerOptions, events: DevServerEvents): Promise<SupervisedDevServer> {
+/**
+ * Starts a dev server and restarts it whenever it dies, until `stop()` or until it cannot be brought
+ * back (`backoffMs`: the waits before each attempt; a test shortens them).
+ */
+export async function superviseDevServer(
+  opts: DevServerOptions,
+  events: DevServerEvents,
+  backoffMs: readonly number[] = RESTART_BACKOFF_MS,
+): Promise<SupervisedDevServer> {
   let server = await startDevServer(opts);
   // Restarts must come back on the very same address and UI port (the first start may have picked free ones).
   const port = Number(server.address.slice(server.address.lastIndexOf(':') + 1));
@@ -55,11 +62,11 @@ export async function superviseDevServer(opts: DevServerOptions, events: DevServ
   // Resolves with the next server, or undefined when stopped or given up.
   const restart = async (): Promise<DevServer | undefined> => {
     for (;;) {
-      if (attempt >= RESTART_BACKOFF_MS.length) {
+      if (attempt >= backoffMs.length) {
         events.gaveUp(attempt, lastError);
         return undefined;
       }
-      await delay(RESTART_BACKOFF_MS[attempt++]!, undefined, { signal: stopping.signal }).catch(() => undefined);
+      await delay(backoffMs[attempt++]!, undefined, { signal: stopping.signal }).catch(() => undefined);
       if (stopping.signal.aborted) return undefined;
       try {
         const next = await startDevServer(again);
@@ -68,7 +75,7 @@ export async function superviseDevServer(opts: DevServerOptions, events: DevServ
         return undefined;
       } catch (err) {
         lastError = err;
-        if (attempt < RESTART_BACKOFF_MS.length) events.restartFailed(err, RESTART_BACKOFF_MS[attempt]!);
+        if (attempt < backoffMs.length) events.restartFailed(err, backoffMs[attempt]!);
       }
     }
   };
