@@ -45,7 +45,7 @@ import { StreamHub } from '../infra/stream-hub.js';
 import { startPgStreamBus, type StreamBus } from '../infra/stream-bus.js';
 import { holdLease, type LeasedWork } from '../infra/leases.js';
 import { workspaceDir } from '../infra/tier-policy.js';
-import { assertPortsFree, type WantedPort } from '../infra/port-check.js';
+import { assertPortsFree, portTakenError, type WantedPort } from '../infra/port-check.js';
 import {
   claimNamespace,
   clusterConnectionOptions,
@@ -145,8 +145,13 @@ function portsToBind(config: AivyxConfig, role: StackRole, opts: Pick<StackOptio
     ...(devServer ? [{ port: config.temporalPort, setting: 'AIVYX_TEMPORAL_PORT', what: 'the Temporal dev server' }] : []),
     ...(devServer && !opts.headless ? [{ port: config.uiPort, setting: 'AIVYX_UI_PORT', what: 'the Temporal UI' }] : []),
     ...(codec ? [{ port: config.codecPort, setting: 'AIVYX_CODEC_PORT', what: "the UI's codec server" }] : []),
-    ...(runsChannels(role) ? [{ port: opts.restPort ?? config.restPort, setting: 'AIVYX_REST_PORT', what: 'the REST channel' }] : []),
+    ...(runsChannels(role) ? [restPortOf(config, opts)] : []),
   ];
+}
+
+/** The REST channel's port: the configured one (`up`, gateway) or the caller's (0 for a standalone command). */
+function restPortOf(config: AivyxConfig, opts: Pick<StackOptions, 'restPort'>): WantedPort {
+  return { port: opts.restPort ?? config.restPort, setting: 'AIVYX_REST_PORT', what: 'the REST channel' };
 }
 
 /** PostgreSQL's place without its password (for messages and /v1/health). */
@@ -537,16 +542,20 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       cleanups.push(() => lease.stop());
     }
     const token = restToken(config.home);
+    const restPort = restPortOf(config, opts);
     const restServer = await startRestServer({
       gateway,
       token,
-      port: opts.restPort ?? config.restPort,
+      port: restPort.port,
       audit,
       missions,
       memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
       inbox: createInbox(storage.domain('sessions')),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
+    }).catch((err: unknown) => {
+      // Taken since the check at start (another program was quicker): the same refusal, naming the setting.
+      throw portTakenError(err, restPort) ?? err;
     });
     cleanups.push(() => restServer.stop());
     health.register('channel:rest', { label: `the REST channel at ${restServer.url}`, kind: 'Channel', hint: 'restart aivyx up' });

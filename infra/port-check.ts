@@ -25,6 +25,21 @@ export function bindError(port: number, host = '127.0.0.1'): Promise<string | un
   });
 }
 
+function refusal(taken: Array<WantedPort & { code: string }>, host: string, then: string | undefined): AivyxError {
+  const list = taken.map((t) => `${t.port} (${t.what}, ${t.setting})${t.code === 'EADDRINUSE' ? '' : `: ${t.code}`}`);
+  const are = taken.length > 1 ? 's are' : ' is';
+  return new AivyxError('Config', `port${are} taken on ${host}: ${list.join(', ')}${then ? `: ${then}` : ''}`, {
+    hint: `another program listens there (another aivyx up, with another AIVYX_HOME?): set ${taken.map((t) => t.setting).join(', ')} to a free port (0: any free port); to share another install's Temporal instead, set TEMPORAL_ADDRESS and a TEMPORAL_NAMESPACE of this install's own (docs/DEPLOY.md)`,
+    detail: { taken: taken.map((t) => ({ port: t.port, setting: t.setting })) },
+  });
+}
+
+/** The refusal naming `wanted.setting` when `err` is a listen's EADDRINUSE (taken after the check), else undefined. */
+export function portTakenError(err: unknown, wanted: WantedPort, host = '127.0.0.1'): AivyxError | undefined {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'EADDRINUSE' ? refusal([{ ...wanted, code }], host, undefined) : undefined;
+}
+
 /**
  * Refuses, naming each setting, when any wanted port (0 = any free port, not checked) cannot be bound
  * on `host` (default 127.0.0.1); resolves when all can. `then` ends the message (what did not happen).
@@ -34,11 +49,5 @@ export async function assertPortsFree(wanted: readonly WantedPort[], opts: { hos
   const checked = wanted.filter((w) => w.port !== 0);
   const errors = await Promise.all(checked.map((w) => bindError(w.port, host)));
   const taken = checked.flatMap((w, i) => (errors[i] ? [{ ...w, code: errors[i] }] : []));
-  if (taken.length === 0) return;
-  const list = taken.map((t) => `${t.port} (${t.what}, ${t.setting})${t.code === 'EADDRINUSE' ? '' : `: ${t.code}`}`);
-  const are = taken.length > 1 ? 's are' : ' is';
-  throw new AivyxError('Config', `port${are} taken on ${host}: ${list.join(', ')}${opts.then ? `: ${opts.then}` : ''}`, {
-    hint: `another program listens there (another aivyx up, with another AIVYX_HOME?): set ${taken.map((t) => t.setting).join(', ')} to a free port (0: any free port); to share another install's Temporal instead, set TEMPORAL_ADDRESS and a TEMPORAL_NAMESPACE of this install's own (docs/DEPLOY.md)`,
-    detail: { taken: taken.map((t) => ({ port: t.port, setting: t.setting })) },
-  });
+  if (taken.length > 0) throw refusal(taken, host, opts.then);
 }
