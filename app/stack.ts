@@ -326,7 +326,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
             health.down('temporal', why);
             fail(
               new AivyxError('Channel', `the Temporal dev server cannot be brought back: ${why}`, {
-                hint: `see its log (${join(config.home, 'temporal-server.log')}), fix the cause and start aivyx up again`,
+                hint: `its log: ${join(config.home, 'temporal-server.log')}; fix the cause and start aivyx up again`,
               }),
             );
           },

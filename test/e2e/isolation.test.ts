@@ -3,11 +3,11 @@
  * to attach to the first one's Temporal — on the same ports (named by setting, before anything
  * starts), and by TEMPORAL_ADDRESS into the namespace the first install holds — and leaves the first
  * untouched; given a namespace of its own on the same server, both run turns and every task of each
- * namespace was taken by that install's own worker. And a taken REST port is refused before anything
- * starts.
+ * namespace was taken by that install's own worker. A dev server that cannot come back is given up on
+ * with one message (no restart loop), and a taken REST port is refused before anything starts.
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,6 +193,32 @@ describe('two installs on one machine', () => {
     // No refused task on either side.
     expect(upA.output()).not.toMatch(/refus|failed/i);
     expect(upB.output()).not.toMatch(/refus|failed/i);
+  }, 300_000);
+});
+
+describe('a dev server that cannot come back', () => {
+  it('is restarted a bounded number of times, then aivyx up says so once and exits', async () => {
+    const h = home('aivyx-iso-giveup-');
+    const env = await cliEnv(h.dir, h.script);
+    const p = up(env);
+    await p.waitFor('aivyx is up', 180_000);
+    const { devServerPid } = JSON.parse(readFileSync(join(h.dir, 'running.json'), 'utf8')) as { devServerPid: number };
+    // Its data file ruined under it, then the process killed: every restart fails at once on the same file.
+    for (const f of ['temporal.sqlite-wal', 'temporal.sqlite-shm']) rmSync(join(h.dir, f), { force: true });
+    writeFileSync(join(h.dir, 'temporal.sqlite'), 'not a database '.repeat(1_000));
+    process.kill(devServerPid, 'SIGKILL');
+    const code = await new Promise<number | null>((r) => p.child.once('exit', (c) => r(c)));
+    const all = p.output();
+    expect(code, all).toBe(1);
+    // (A probe may have blipped while it started on a loaded machine: what counts is after the kill.)
+    const out = all.slice(all.indexOf('aivyx is up'));
+    const count = (text: string) => out.split(text).length - 1;
+    expect(count('is DOWN'), out).toBe(1);
+    expect(count('the Temporal dev server cannot be brought back: gave up restarting it after 6 attempts'), out).toBe(1);
+    expect(count('restarting the Temporal dev server failed'), out).toBeLessThanOrEqual(5);
+    expect(out).not.toContain('Temporal dev server restarted');
+    expect(out).not.toContain('MaxListenersExceededWarning');
+    expect(existsSync(join(h.dir, 'running.json'))).toBe(false);
   }, 300_000);
 });
 
