@@ -1,8 +1,10 @@
 /**
  * The whole assistant on one machine: database, keys, Temporal (a dev server unless
  * TEMPORAL_ADDRESS is set), the worker and the local REST channel. `aivyx up` runs it until
- * stopped, watching its dependencies (the dev server is restarted when it dies; /v1/health says
- * what is down); `aivyx chat --standalone` runs it for one conversation.
+ * stopped, watching its dependencies (the dev server is restarted when it dies, and given up on when
+ * it cannot come back; /v1/health says what is down); `aivyx chat --standalone` runs it for one
+ * conversation. Every port it will bind is checked before anything starts; the install's identity
+ * names its task queue and claims its Temporal namespace, refusing one another install holds.
  *
  * Outgrowing one machine (docs/DEPLOY.md), the same stack runs in one of two roles against a real
  * cluster and PostgreSQL: `worker` (workflows and activities, no channel listens) and `gateway`
