@@ -193,6 +193,18 @@ export async function ensureNamespaceSetup(
     });
   }
 
+  const missing = await missingSearchAttributes(connection, namespace);
+  if (Object.keys(missing).length > 0) {
+    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing }).catch(async (err: unknown) => {
+      // Several processes of an install setting up a fresh namespace at once: another one added them first.
+      if (Object.keys(await missingSearchAttributes(connection, namespace)).length > 0) throw err;
+    });
+  }
+  return { retentionRaised, added: Object.keys(missing) };
+}
+
+/** The aivyx search attributes `namespace` lacks (by name → indexed type); throws Config on one of another type. */
+async function missingSearchAttributes(connection: Connection, namespace: string): Promise<Record<string, number>> {
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   const existing = customAttributes ?? {};
   const missing: Record<string, number> = {};
@@ -207,10 +219,7 @@ export async function ensureNamespaceSetup(
       });
     }
   }
-  if (Object.keys(missing).length > 0) {
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
-  }
-  return { retentionRaised, added: Object.keys(missing) };
+  return missing;
 }
 
 /** Refuses a server that answers at `address` but is not our process (it lost the race for the port). */
