@@ -53,6 +53,8 @@ import {
   clusterConnectionOptions,
   ensureNamespaceSetup,
   findTemporalCli,
+  LEGACY_TASK_QUEUE,
+  legacyQueueWork,
   stopLeftoverDevServer,
   superviseDevServer,
   type SupervisedDevServer,
@@ -154,6 +156,20 @@ function portsToBind(config: AivyxConfig, role: StackRole, opts: Pick<StackOptio
 /** The REST channel's port: the configured one (`up`, gateway) or the caller's (0 for a standalone command). */
 function restPortOf(config: AivyxConfig, opts: Pick<StackOptions, 'restPort'>): WantedPort {
   return { port: opts.restPort ?? config.restPort, setting: 'AIVYX_REST_PORT', what: 'the REST channel' };
+}
+
+/**
+ * Whether to poll the queue every install used before queues were named after it: on our own dev server
+ * (its data is this install's), with no AIVYX_TASK_QUEUE, while workflows or Schedules still use it.
+ */
+async function drainsLegacyQueue(config: AivyxConfig, client: Client, log: (line: string) => void): Promise<boolean> {
+  if (config.taskQueue || config.temporalAddress) return false;
+  const { running, schedules } = await legacyQueueWork(client);
+  if (running + schedules === 0) return false;
+  log(
+    `also polling the earlier task queue ${LEGACY_TASK_QUEUE}: ${running} running workflow(s) and ${schedules} schedule(s) were started on it before this install's queue had its name`,
+  );
+  return true;
 }
 
 /** PostgreSQL's place without its password (for messages and /v1/health). */
@@ -488,6 +504,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const queues = [
         { taskQueue, workflows: true },
         ...(config.hostQueue && !opts.noHostTools ? [{ taskQueue: config.hostQueue, workflows: false }] : []),
+        ...((await drainsLegacyQueue(config, client, log)) ? [{ taskQueue: LEGACY_TASK_QUEUE, workflows: true }] : []),
       ];
       for (const queue of queues) {
         // A worker that gives up (rather than riding out an outage, which the SDK does) is replaced.

@@ -12,6 +12,7 @@ export {
 } from './dev-server.js';
 export { claimNamespace, namespaceOwner, INSTALL_MARKER_KEY, type NamespacePlace } from './install-marker.js';
 export { listensOn } from './listener-owner.js';
+export { legacyQueueWork, LEGACY_TASK_QUEUE } from './legacy-queue.js';
 export {
   superviseDevServer,
   RESTART_BACKOFF_MS,

@@ -5,7 +5,7 @@
  * first install to attach records its public identity (MasterKey.installId) in the namespace's data;
  * every worker and gateway compares it at start and refuses another install's namespace. Anyone who
  * can update the namespace can rewrite this: it keeps honest installs apart; Temporal's own
- * authorization keeps dishonest clients out (docs/SECURITY.md).
+ * authorization keeps dishonest clients out (docs/DEPLOY.md, "Two installs on one cluster").
  */
 import { isGrpcServiceError, type Connection } from '@temporalio/client';
 import { AivyxError } from '../../core/errors.js';
@@ -76,7 +76,11 @@ export async function claimNamespace(connection: Connection, place: NamespacePla
     // Namespace data is merged on update: other keys stay.
     await connection.workflowService.updateNamespace({ namespace, updateInfo: { data: { [INSTALL_MARKER_KEY]: installId } } });
   } catch (err) {
-    if (!isGrpcServiceError(err) || err.code !== PERMISSION_DENIED) throw err;
+    if (!isGrpcServiceError(err) || err.code !== PERMISSION_DENIED) {
+      // Another process of this install may have claimed it at the same moment: then all is well.
+      if ((await namespaceOwner(connection, namespace)) === installId) return false;
+      throw err;
+    }
     throw new AivyxError(
       'Config',
       `namespace "${namespace}" on ${place.address} is not yet claimed by this install, and this process may not update it`,

@@ -196,6 +196,46 @@ describe('two installs on one machine', () => {
   }, 300_000);
 });
 
+describe('an install from before its queue had its name', () => {
+  it('keeps polling the earlier queue `aivyx` while its work is there: an open session goes on after the upgrade', async () => {
+    const h = home('aivyx-iso-legacy-');
+    const before = await cliEnv(h.dir, h.script, { AIVYX_TASK_QUEUE: 'aivyx' });
+    const old = up(before);
+    await old.waitFor('aivyx is up', 180_000);
+    expect(identityOf(old).taskQueue).toBe('aivyx');
+    expect(chatOk(before, 'hello-before')).toContain('pong from hello-before');
+    const session = 'legacy-session';
+    expect(aivyx(['chat', '-m', 'in-session', '--session', session], before).stdout).toContain('pong from in-session');
+    old.child.kill('SIGINT');
+    await new Promise((r) => old.child.once('exit', r));
+
+    // The upgrade: no AIVYX_TASK_QUEUE, so the install's own queue; its open session lives on `aivyx`.
+    const { AIVYX_TASK_QUEUE: _dropped, ...after } = before;
+    const now = up(after);
+    await now.waitFor('aivyx is up', 180_000);
+    const { taskQueue, installId } = identityOf(now);
+    expect(taskQueue).toBe(`aivyx-${installId.slice(0, 8)}`);
+    expect(now.output()).toMatch(/also polling the earlier task queue aivyx: [1-9]\d* running workflow\(s\)/);
+    expect(aivyx(['chat', '-m', 'after-upgrade', '--session', session], after).stdout).toContain('pong from after-upgrade');
+
+    // The legacy queue's workflows were taken by the upgraded process after the restart.
+    const connection = await Connection.connect({ address: `127.0.0.1:${after.AIVYX_TEMPORAL_PORT}` });
+    try {
+      const client = new Client({ connection });
+      const identities = new Set<string>();
+      for await (const wf of client.workflow.list({ query: 'TaskQueue = "aivyx"' })) {
+        for (const e of (await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? [])
+          if (e.workflowTaskStartedEventAttributes?.identity) identities.add(e.workflowTaskStartedEventAttributes.identity);
+      }
+      expect([...identities]).toContain(`${now.child.pid}@${hostname()}`);
+    } finally {
+      await connection.close();
+    }
+    now.child.kill('SIGINT');
+    await new Promise((r) => now.child.once('exit', r));
+  }, 420_000);
+});
+
 describe('a dev server that cannot come back', () => {
   it('is restarted a bounded number of times, then aivyx up says so once and exits', async () => {
     const h = home('aivyx-iso-giveup-');
