@@ -215,8 +215,8 @@ describe('an install from before its queue had its name', () => {
     await now.waitFor('aivyx is up', 180_000);
     const { taskQueue, installId } = identityOf(now);
     expect(taskQueue).toBe(`aivyx-${installId.slice(0, 8)}`);
-    expect(now.output()).toMatch(/also polling the earlier task queue aivyx: [1-9]\d* running workflow\(s\)/);
     expect(aivyx(['chat', '-m', 'after-upgrade', '--session', session], after).stdout).toContain('pong from after-upgrade');
+    expect(now.output()).toMatch(/also polling the earlier task queue aivyx: [1-9]\d* running workflow\(s\)/);
 
     // The legacy queue's workflows were taken by the upgraded process after the restart.
     const connection = await Connection.connect({ address: `127.0.0.1:${after.AIVYX_TEMPORAL_PORT}` });
