@@ -45,17 +45,13 @@ export async function namespaceOwner(connection: Connection, namespace: string):
 function refusal(place: NamespacePlace, owner: string, installId: string): AivyxError {
   const ids = `install ${owner}; this one is ${installId}`;
   if (place.devServerData)
-    return new AivyxError(
-      'Config',
-      `the Temporal data in ${place.devServerData} belongs to another aivyx install (${ids}): nothing was started`,
-      {
-        hint: `this data directory's database was replaced; move ${place.devServerData} away to start this install's Temporal afresh (the other install's workflows stay in the moved file), or restore that install's database`,
-        detail: { owner, installId },
-      },
-    );
+    return new AivyxError('Config', `the Temporal data in ${place.devServerData} belongs to another aivyx install (${ids})`, {
+      hint: `this data directory's database was replaced; move ${place.devServerData} away to start this install's Temporal afresh (the other install's workflows stay in the moved file), or restore that install's database`,
+      detail: { owner, installId },
+    });
   return new AivyxError(
     'Config',
-    `namespace "${place.namespace}" on ${place.address} holds another aivyx install's work (${ids}): this worker does not attach to it`,
+    `namespace "${place.namespace}" on ${place.address} holds another aivyx install's work (${ids}): this process does not attach to it`,
     {
       hint: `give this install a namespace of its own: \`temporal operator namespace create --namespace NAME\`, then set TEMPORAL_NAMESPACE=NAME (docs/DEPLOY.md, "Two installs on one cluster"); if that install is gone for good, release the namespace with \`temporal operator namespace update --namespace ${place.namespace} --data ${INSTALL_MARKER_KEY}='""'\``,
       detail: { owner, installId },

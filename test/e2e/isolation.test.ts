@@ -3,8 +3,10 @@
  * to attach to the first one's Temporal — on the same ports (named by setting, before anything
  * starts), and by TEMPORAL_ADDRESS into the namespace the first install holds — and leaves the first
  * untouched; given a namespace of its own on the same server, both run turns and every task of each
- * namespace was taken by that install's own worker. A dev server that cannot come back is given up on
- * with one message (no restart loop), and a taken REST port is refused before anything starts.
+ * namespace was taken by that install's own worker. An upgraded install keeps serving the work it
+ * started on the earlier queue `aivyx`; a data directory whose database was replaced refuses the
+ * earlier install's Temporal data; a dev server that cannot come back is given up on with one message
+ * (no restart loop); and a taken REST port is refused before anything starts.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -234,6 +236,27 @@ describe('an install from before its queue had its name', () => {
     now.child.kill('SIGINT');
     await new Promise((r) => now.child.once('exit', r));
   }, 420_000);
+});
+
+describe('a data directory whose database was replaced', () => {
+  it("refuses its dev server's data, which belongs to the earlier install", async () => {
+    const h = home('aivyx-iso-replaced-');
+    const env = await cliEnv(h.dir, h.script, { AIVYX_PASSPHRASE: 'the first install' });
+    const first = up(env);
+    await first.waitFor('aivyx is up', 180_000);
+    const { installId } = identityOf(first);
+    first.child.kill('SIGINT');
+    await new Promise((r) => first.child.once('exit', r));
+    // The database goes (a new install is created in it); Temporal's file stays.
+    rmSync(join(h.dir, 'pglite'), { recursive: true, force: true });
+    const again = aivyx(['up'], { ...env, AIVYX_PASSPHRASE: 'a second install' });
+    expect(again.status, again.stderr).toBe(1);
+    expect(again.stderr).toContain(
+      `the Temporal data in ${join(h.dir, 'temporal.sqlite')} belongs to another aivyx install (install ${installId}; this one is `,
+    );
+    expect(again.stderr).toContain(`move ${join(h.dir, 'temporal.sqlite')} away`);
+    expect(again.stdout).not.toContain('aivyx is up');
+  }, 300_000);
 });
 
 describe('a dev server that cannot come back', () => {
