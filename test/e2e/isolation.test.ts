@@ -40,6 +40,15 @@ function up(env: NodeJS.ProcessEnv): AivyxProcess {
   return p;
 }
 
+/** A new data directory with `aivyx up` running on it (on free ports; `extra` added to its environment). */
+async function upOnNewHome(prefix: string, extra: NodeJS.ProcessEnv = {}) {
+  const h = home(prefix);
+  const env = await cliEnv(h.dir, h.script, extra);
+  const p = up(env);
+  await p.waitFor('aivyx is up', 180_000);
+  return { dir: h.dir, env, p };
+}
+
 /** What `aivyx up` printed about itself: `(namespace N, task queue Q, install I)`. */
 function identityOf(p: AivyxProcess): { namespace: string; taskQueue: string; installId: string } {
   const m = /\(namespace (\S+), task queue (\S+), install ([0-9a-f]{16})\)/.exec(p.output());
@@ -200,10 +209,7 @@ describe('two installs on one machine', () => {
 
 describe('an install from before its queue had its name', () => {
   it('keeps polling the earlier queue `aivyx` while its work is there: an open session goes on after the upgrade', async () => {
-    const h = home('aivyx-iso-legacy-');
-    const before = await cliEnv(h.dir, h.script, { AIVYX_TASK_QUEUE: 'aivyx' });
-    const old = up(before);
-    await old.waitFor('aivyx is up', 180_000);
+    const { env: before, p: old } = await upOnNewHome('aivyx-iso-legacy-', { AIVYX_TASK_QUEUE: 'aivyx' });
     expect(identityOf(old).taskQueue).toBe('aivyx');
     expect(chatOk(before, 'hello-before')).toContain('pong from hello-before');
     const session = 'legacy-session';
@@ -240,35 +246,29 @@ describe('an install from before its queue had its name', () => {
 
 describe('a data directory whose database was replaced', () => {
   it("refuses its dev server's data, which belongs to the earlier install", async () => {
-    const h = home('aivyx-iso-replaced-');
-    const env = await cliEnv(h.dir, h.script, { AIVYX_PASSPHRASE: 'the first install' });
-    const first = up(env);
-    await first.waitFor('aivyx is up', 180_000);
+    const { dir, env, p: first } = await upOnNewHome('aivyx-iso-replaced-', { AIVYX_PASSPHRASE: 'the first install' });
     const { installId } = identityOf(first);
     first.child.kill('SIGINT');
     await new Promise((r) => first.child.once('exit', r));
     // The database goes (a new install is created in it); Temporal's file stays.
-    rmSync(join(h.dir, 'pglite'), { recursive: true, force: true });
+    rmSync(join(dir, 'pglite'), { recursive: true, force: true });
     const again = aivyx(['up'], { ...env, AIVYX_PASSPHRASE: 'a second install' });
     expect(again.status, again.stderr).toBe(1);
     expect(again.stderr).toContain(
-      `the Temporal data in ${join(h.dir, 'temporal.sqlite')} belongs to another aivyx install (install ${installId}; this one is `,
+      `the Temporal data in ${join(dir, 'temporal.sqlite')} belongs to another aivyx install (install ${installId}; this one is `,
     );
-    expect(again.stderr).toContain(`move ${join(h.dir, 'temporal.sqlite')} away`);
+    expect(again.stderr).toContain(`move ${join(dir, 'temporal.sqlite')} away`);
     expect(again.stdout).not.toContain('aivyx is up');
   }, 300_000);
 });
 
 describe('a dev server that cannot come back', () => {
   it('is restarted a bounded number of times, then aivyx up says so once and exits', async () => {
-    const h = home('aivyx-iso-giveup-');
-    const env = await cliEnv(h.dir, h.script);
-    const p = up(env);
-    await p.waitFor('aivyx is up', 180_000);
-    const { devServerPid } = JSON.parse(readFileSync(join(h.dir, 'running.json'), 'utf8')) as { devServerPid: number };
+    const { dir, p } = await upOnNewHome('aivyx-iso-giveup-');
+    const { devServerPid } = JSON.parse(readFileSync(join(dir, 'running.json'), 'utf8')) as { devServerPid: number };
     // Its data file ruined under it, then the process killed: every restart fails at once on the same file.
-    for (const f of ['temporal.sqlite-wal', 'temporal.sqlite-shm']) rmSync(join(h.dir, f), { force: true });
-    writeFileSync(join(h.dir, 'temporal.sqlite'), 'not a database '.repeat(1_000));
+    for (const f of ['temporal.sqlite-wal', 'temporal.sqlite-shm']) rmSync(join(dir, f), { force: true });
+    writeFileSync(join(dir, 'temporal.sqlite'), 'not a database '.repeat(1_000));
     process.kill(devServerPid, 'SIGKILL');
     const code = await new Promise<number | null>((r) => p.child.once('exit', (c) => r(c)));
     const all = p.output();
@@ -281,7 +281,7 @@ describe('a dev server that cannot come back', () => {
     expect(count('restarting the Temporal dev server failed'), out).toBeLessThanOrEqual(5);
     expect(out).not.toContain('Temporal dev server restarted');
     expect(out).not.toContain('MaxListenersExceededWarning');
-    expect(existsSync(join(h.dir, 'running.json'))).toBe(false);
+    expect(existsSync(join(dir, 'running.json'))).toBe(false);
   }, 300_000);
 });
 
