@@ -175,14 +175,18 @@ function standaloneFlag(args: string[]): { standalone: boolean; rest: string[] }
   return { standalone: args.includes('--standalone'), rest: args.filter((a) => a !== '--standalone') };
 }
 
-/** Runs until SIGINT/SIGTERM, then stops the stack. */
+/** Runs until SIGINT/SIGTERM (then stops the stack), or until the stack cannot go on (then stops it and fails). */
 async function untilSignalled(stack: Stack): Promise<number> {
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  const failure = await Promise.race([
+    new Promise<undefined>((resolve) => {
+      process.once('SIGINT', () => resolve(undefined));
+      process.once('SIGTERM', () => resolve(undefined));
+    }),
+    stack.failed,
+  ]);
   process.stderr.write('aivyx: stopping…\n');
   await stack.stop();
+  if (failure) throw failure;
   return 0;
 }
 
@@ -194,7 +198,7 @@ async function scaleOutRole(config: AivyxConfig, role: 'worker' | 'gateway', arg
   const stack = await start(config, { role, noHostTools: values['no-host-tools'] === true }, await passphrase());
   process.stdout.write(
     role === 'worker'
-      ? `aivyx worker is polling ${config.taskQueue}${config.hostQueue && !values['no-host-tools'] ? ` and ${config.hostQueue}` : ''} on ${stack.temporalAddress}.\n`
+      ? `aivyx worker is polling ${stack.taskQueue}${config.hostQueue && !values['no-host-tools'] ? ` and ${config.hostQueue}` : ''} on ${stack.temporalAddress}.\n`
       : [
           `aivyx gateway is serving on ${stack.temporalAddress}.`,
           `  REST channel: ${stack.restUrl}  (bearer token in ${config.home}/rest-token)`,
@@ -211,7 +215,7 @@ async function up(config: AivyxConfig): Promise<number> {
     [
       'aivyx is up.',
       `  Temporal UI:  ${stack.uiUrl ?? `(external cluster at ${stack.temporalAddress})`}${stack.uiUrl && stack.uiUrl === stack.codecUrl ? `  (shows payloads decoded once you sign in with the token in ${config.home}/codec-token; docs/OPERATOR-UI.md)` : ''}`,
-      `  Temporal:     ${stack.temporalAddress}`,
+      `  Temporal:     ${stack.temporalAddress}  (namespace ${config.namespace}, task queue ${stack.taskQueue}, install ${stack.installId})`,
       `  REST channel: ${stack.restUrl}  (bearer token in ${config.home}/rest-token)`,
       ...(stack.codecUrl
         ? [`  Codec server: ${stack.codecUrl}  (also for temporal --codec-endpoint; token in ${config.home}/codec-token)`]

@@ -1,8 +1,10 @@
 /**
  * The whole assistant on one machine: database, keys, Temporal (a dev server unless
  * TEMPORAL_ADDRESS is set), the worker and the local REST channel. `aivyx up` runs it until
- * stopped, watching its dependencies (the dev server is restarted when it dies; /v1/health says
- * what is down); `aivyx chat --standalone` runs it for one conversation.
+ * stopped, watching its dependencies (the dev server is restarted when it dies, and given up on when
+ * it cannot come back; /v1/health says what is down); `aivyx chat --standalone` runs it for one
+ * conversation. Every port it will bind is checked before anything starts; the install's identity
+ * names its task queue and claims its Temporal namespace, refusing one another install holds.
  *
  * Outgrowing one machine (docs/DEPLOY.md), the same stack runs in one of two roles against a real
  * cluster and PostgreSQL: `worker` (workflows and activities, no channel listens) and `gateway`
@@ -47,11 +49,15 @@ import { StreamHub } from '../infra/stream-hub.js';
 import { startPgStreamBus, type StreamBus } from '../infra/stream-bus.js';
 import { holdLease, type LeasedWork } from '../infra/leases.js';
 import { workspaceDir } from '../infra/tier-policy.js';
+import { assertPortsFree, portTakenError, type WantedPort } from '../infra/port-check.js';
 import {
+  claimNamespace,
   clusterConnectionOptions,
   ensureNamespaceSetup,
   findTemporalCli,
   freePort,
+  LEGACY_TASK_QUEUE,
+  legacyQueueWork,
   stopLeftoverDevServer,
   superviseDevServer,
   type SupervisedDevServer,
@@ -71,12 +77,18 @@ export interface Stack {
   restUrl: string | undefined;
   restToken: string;
   temporalAddress: string;
+  /** The install's public identity (MasterKey.installId): it names the default task queue and marks the namespace. */
+  installId: string;
+  /** The task queue this install's workflows run on (AIVYX_TASK_QUEUE, else `aivyx-<first 8 of installId>`). */
+  taskQueue: string;
   uiUrl: string | undefined;
   /** The codec server the Temporal UI decodes payloads through (not started for a headless stack). */
   codecUrl: string | undefined;
   client: Client;
   /** Temporal, the database and the channels, as /v1/health reports them. */
   health: Health;
+  /** Settles only if the stack cannot go on (its dev server could not be brought back): stop it and exit. */
+  failed: Promise<AivyxError>;
   /** Stops everything started here, in reverse order. */
   stop(): Promise<void>;
 }
@@ -127,6 +139,42 @@ function checkRole(config: AivyxConfig, role: StackRole, noHostTools: boolean): 
     });
 }
 
+/** The install's default task queue: its identity in the name, so no other install's worker ever polls it. */
+export function installTaskQueue(installId: string): string {
+  return `aivyx-${installId.slice(0, 8)}`;
+}
+
+/** Every port this process will listen on, with the setting that moves it (0: any free port, not checked). */
+function portsToBind(config: AivyxConfig, role: StackRole, opts: Pick<StackOptions, 'headless' | 'restPort'>): WantedPort[] {
+  const devServer = !config.temporalAddress;
+  const codec = !opts.headless && (devServer || role === 'gateway');
+  return [
+    ...(devServer ? [{ port: config.temporalPort, setting: 'AIVYX_TEMPORAL_PORT', what: 'the Temporal dev server' }] : []),
+    ...(devServer && !opts.headless ? [{ port: config.uiPort, setting: 'AIVYX_UI_PORT', what: 'the Temporal UI' }] : []),
+    ...(codec ? [{ port: config.codecPort, setting: 'AIVYX_CODEC_PORT', what: "the UI's codec server" }] : []),
+    ...(runsChannels(role) ? [restPortOf(config, opts)] : []),
+  ];
+}
+
+/** The REST channel's port: the configured one (`up`, gateway) or the caller's (0 for a standalone command). */
+function restPortOf(config: AivyxConfig, opts: Pick<StackOptions, 'restPort'>): WantedPort {
+  return { port: opts.restPort ?? config.restPort, setting: 'AIVYX_REST_PORT', what: 'the REST channel' };
+}
+
+/**
+ * Whether to poll the queue every install used before queues were named after it: on our own dev server
+ * (its data is this install's), with no AIVYX_TASK_QUEUE, while workflows or Schedules still use it.
+ */
+async function drainsLegacyQueue(config: AivyxConfig, client: Client, log: (line: string) => void): Promise<boolean> {
+  if (config.taskQueue || config.temporalAddress) return false;
+  const { running, schedules } = await legacyQueueWork(client);
+  if (running + schedules === 0) return false;
+  log(
+    `also polling the earlier task queue ${LEGACY_TASK_QUEUE}: ${running} running workflow(s) and ${schedules} schedule(s) were started on it before this install's queue had its name`,
+  );
+  return true;
+}
+
 /** PostgreSQL's place without its password (for messages and /v1/health). */
 function postgresLabel(url: string): string {
   const u = new URL(url);
@@ -162,6 +210,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   // One `up` per data directory; the scale-out roles run many per install and keep nothing there but tokens.
   const lock = role === 'worker' || role === 'gateway' ? undefined : lockHome(config.home, role);
   const cleanups: Array<() => Promise<void> | void> = [() => lock?.release()];
+  let fail: (err: AivyxError) => void = () => undefined;
+  const failed = new Promise<AivyxError>((resolve) => (fail = resolve));
   const stop = async () => {
     for (const fn of cleanups.reverse()) {
       try {
@@ -172,6 +222,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     }
   };
   try {
+    // A dev server left by a previous owner that died must be gone before ours binds its port and file.
+    if (!config.temporalAddress && lock?.previous?.devServerPid) await stopLeftoverDevServer(lock.previous.devServerPid, config.home);
+    // Every port is checked before anything opens or starts: a taken one is named with its setting.
+    await assertPortsFree(portsToBind(config, role, opts), { then: 'nothing was started' });
     // Traces (docs/OBSERVABILITY.md), when an OTLP endpoint is set; stopped last, so it flushes the worker's spans.
     const tracingSettings = tracingSettingsFromEnv(opts.env);
     const tracing = tracingSettings && startTracing(tracingSettings, { role: opts.role ?? 'up' });
@@ -200,6 +254,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     log(`database: ${db.kind === 'postgres' ? `${dbLabel} (DATABASE_URL)` : dbLabel}`);
     const keys = await unlockStorageKeyring(db.db, opts.passphrase, opts.confirmPassphrase ? { confirmNew: opts.confirmPassphrase } : {});
     const master = keys.master;
+    const installId = master.installId();
+    const taskQueue = config.taskQueue ?? installTaskQueue(installId);
+    log(`install ${installId}: task queue ${taskQueue}${config.hostQueue ? `, host queue ${config.hostQueue}` : ''}`);
     const storage = SealedStorage.open(db.db, keys);
     // Signed checkpoints of the audit log go to the witness file outside the database (docs/AUDIT.md);
     // `audit verify` also reconciles tool calls and intents with the log.
@@ -262,8 +319,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       });
     } else {
       const cliPath = findTemporalCli({ env: opts.env, projectRoot: opts.projectRoot });
-      // A dev server left by a previous owner that died must be gone before ours binds its port and file.
-      if (lock?.previous?.devServerPid) await stopLeftoverDevServer(lock.previous.devServerPid, config.home);
       // Started first so the UI can be pointed at it.
       if (!opts.headless) codecServer = await startUiCodecServer(true);
       log('starting the Temporal dev server…');
@@ -290,6 +345,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
             health.up('temporal');
             publish();
           },
+          gaveUp: (attempts, lastError) => {
+            const why = `gave up restarting it after ${attempts} attempts${lastError ? ` (last: ${describeCause(lastError)})` : ' (it died again at once)'}`;
+            health.down('temporal', why);
+            fail(
+              new AivyxError('Channel', `the Temporal dev server cannot be brought back: ${why}`, {
+                hint: `its log: ${join(config.home, 'temporal-server.log')}; fix the cause and start aivyx up again`,
+              }),
+            );
+          },
         },
       );
       const supervised = devServer;
@@ -315,6 +379,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       );
     });
     cleanups.push(() => connection.close());
+    // One install per namespace: refused (before anything here touches it) when another install holds it.
+    await claimNamespace(
+      connection,
+      { address, namespace: config.namespace, ...(config.temporalAddress ? {} : { devServerData: join(config.home, 'temporal.sqlite') }) },
+      installId,
+    );
     if (config.temporalAddress) await ensureNamespaceSetup(connection, config.namespace);
     const client = new Client({
       connection,
@@ -355,14 +425,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     // Channels that deliver replies and gate notices themselves (Telegram, email) register here once started.
     const deliveries = new DeliveryRegistry();
     // Confirm-first in conversations: an escalated channel turn opens a confirmation mission's gate.
-    const starter = { client, taskQueue: config.taskQueue, attestor, capabilities: config.capabilities, dashboard: true };
+    const starter = { client, taskQueue, attestor, capabilities: config.capabilities, dashboard: true };
     // Missions for REST, Telegram and email approvals; our dev server and ensureNamespaceSetup register the dashboard search attributes.
     // Also the port mission.list/mission.cancel read and cancel through (whose a mission is: its verified definition).
     // Chat channels keep their state sealed in channel_state (channel state, open waits of missions).
     const channelState = storage.domain('channel_state');
     const missions = new MissionGateway({
       client,
-      taskQueue: config.taskQueue,
+      taskQueue,
       attestor,
       capabilities: config.capabilities,
       dashboard: true,
@@ -373,7 +443,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
     // Approval buttons and reply tokens are MACed and single use.
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
-    const gateway = new TurnGateway({ client, taskQueue: config.taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
+    const gateway = new TurnGateway({ client, taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
     const channels: ChannelContext = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
     // Leases between the processes of a scale-out install; `up` is the only process of its install.
     const shared = role === 'worker' || role === 'gateway' ? config.databaseUrl : undefined;
@@ -441,8 +511,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       });
       // The shared queue, and the host's own queue where this machine owns the files (activities only).
       const queues = [
-        { taskQueue: config.taskQueue, workflows: true },
+        { taskQueue, workflows: true },
         ...(config.hostQueue && !opts.noHostTools ? [{ taskQueue: config.hostQueue, workflows: false }] : []),
+        ...((await drainsLegacyQueue(config, client, log)) ? [{ taskQueue: LEGACY_TASK_QUEUE, workflows: true }] : []),
       ];
       for (const queue of queues) {
         // A worker that gives up (rather than riding out an outage, which the SDK does) is replaced.
@@ -482,8 +553,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       if (reconciled.written > 0)
         log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
     }
-    if (!runsChannels(role))
-      return { restUrl: undefined, restToken: '', temporalAddress: address, uiUrl, codecUrl: undefined, client, health, stop };
+    const common = { temporalAddress: address, installId, taskQueue, uiUrl, client, health, failed, stop };
+    if (!runsChannels(role)) return { ...common, restUrl: undefined, restToken: '', codecUrl: undefined };
 
     // Every chat channel the registry knows that is configured (Telegram: a bot token secret; email: AIVYX_EMAIL_ADDRESS),
     // each under its lease: with several gateways exactly one polls, and another takes over when it dies.
@@ -499,22 +570,26 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       cleanups.push(() => lease.stop());
     }
     const token = restToken(config.home);
+    const restPort = restPortOf(config, opts);
     const restServer = await startRestServer({
       gateway,
       token,
-      port: opts.restPort ?? config.restPort,
+      port: restPort.port,
       audit,
       missions,
       memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
       inbox: createInbox(storage.domain('sessions')),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
+    }).catch((err: unknown) => {
+      // Taken since the check at start (another program was quicker): the same refusal, naming the setting.
+      throw portTakenError(err, restPort) ?? err;
     });
     cleanups.push(() => restServer.stop());
     health.register('channel:rest', { label: `the REST channel at ${restServer.url}`, kind: 'Channel', hint: 'restart aivyx up' });
     rest.url = restServer.url;
     publish();
-    return { restUrl: restServer.url, restToken: token, temporalAddress: address, uiUrl, codecUrl: codecServer?.url, client, health, stop };
+    return { ...common, restUrl: restServer.url, restToken: token, codecUrl: codecServer?.url };
   } catch (err) {
     await stop();
     throw err;

@@ -30,7 +30,8 @@ export interface AivyxConfig {
   /** An existing Temporal frontend; unset → a dev server is started under `home`. */
   temporalAddress: string | undefined;
   namespace: string;
-  taskQueue: string;
+  /** AIVYX_TASK_QUEUE; unset → `aivyx-<id>` from the install's identity, known once the keyring is unlocked (app/stack.ts). */
+  taskQueue: string | undefined;
   /** The host-bound tools' task queue (AIVYX_HOST_QUEUE); unset → the shared queue runs them. */
   hostQueue: string | undefined;
   /** Workflows a worker keeps cached (AIVYX_WORKFLOW_CACHE); the rest replay on demand. */

@@ -166,7 +166,12 @@ export const ENV_TABLE = {
     meaning: 'an existing Temporal cluster (`host:7233`); retention and search attributes are set up on it',
     schema: parsedBy<string | undefined>(undefined, temporalAddress),
   }),
-  TEMPORAL_NAMESPACE: envVar({ group: 'temporal', default: '`default`', meaning: 'the Temporal namespace', schema: text('default') }),
+  TEMPORAL_NAMESPACE: envVar({
+    group: 'temporal',
+    default: '`default`',
+    meaning: "the Temporal namespace: one install's own (another install's is refused; docs/DEPLOY.md)",
+    schema: text('default'),
+  }),
   TEMPORAL_TLS_CLIENT_CERT_PATH: envVar({
     group: 'temporal',
     default: 'unset',
@@ -204,7 +209,12 @@ export const ENV_TABLE = {
     meaning: 'the Temporal CLI that runs the dev server',
     schema: text(),
   }),
-  AIVYX_TASK_QUEUE: envVar({ group: 'temporal', default: '`aivyx`', meaning: 'the task queue the worker polls', schema: text('aivyx') }),
+  AIVYX_TASK_QUEUE: envVar({
+    group: 'temporal',
+    default: "`aivyx-<id>`: the install's identity (8 hex digits, from its key)",
+    meaning: 'the task queue the worker polls (set: the same value in every process of the install)',
+    schema: text(),
+  }),
   AIVYX_HOST_QUEUE: envVar({
     group: 'temporal',
     default: '(unset: host tools run on the shared queue)',

@@ -10,6 +10,7 @@ export {
   deriveMasterKey,
   deriveSubkey,
   keyCheckValue,
+  installIdOf,
   MasterKey,
 } from './key-schedule.js';
 export { canonicalJson, sha256Hex, hmacSha256Hex, timingSafeEqualHex, timingSafeEqualBytes } from '../../core/canonical-json.js';

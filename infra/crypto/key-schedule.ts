@@ -56,6 +56,9 @@ export const KEY_LENGTH = 32;
 // the database reveals nothing about any key actually used for data.
 const KCV_INFO = 'key-check';
 const KCV_LABEL = 'aivyx key check value v1';
+// Likewise for the install identity: its own info string, so the public fingerprint is unrelated to every data key.
+const INSTALL_ID_INFO = 'install-identity';
+const INSTALL_ID_LABEL = 'aivyx install identity v1';
 
 /** Validates Argon2id parameters; throws Config on nonsense (e.g. a hand-edited install row). */
 export function assertKdfParams(params: KdfParams): void {
@@ -116,6 +119,19 @@ export function keyCheckValue(master: Uint8Array, version: string = KEY_SCHEDULE
 }
 
 /**
+ * The install's public identity: 16 hex digits of HMAC(HKDF(master, info 'install-identity'), fixed
+ * label) under the v1 schedule, so it survives a passphrase change (same master key) and a storage
+ * key rotation (a new schedule version re-seals rows, not this). It names the install's task queues and
+ * marks the Temporal namespace it owns (infra/temporal/install-marker.ts); it reveals nothing of any key.
+ */
+export function installIdOf(master: Uint8Array): string {
+  const key = hkdfInfo(master, INSTALL_ID_INFO, KEY_SCHEDULE_VERSION);
+  const out = bytesToHex(hmac(sha256, key, utf8ToBytes(INSTALL_ID_LABEL))).slice(0, 16);
+  key.fill(0);
+  return out;
+}
+
+/**
  * Holds the master key for the life of a process and hands out cached domain subkeys.
  * Passed to composition roots instead of the passphrase (seed D7 change 2).
  */
@@ -154,6 +170,11 @@ export class MasterKey {
   /** Hex key-check value stored in the install row to recognise the right passphrase. */
   keyCheckValue(): string {
     return keyCheckValue(this.#master, this.#version);
+  }
+
+  /** The install's public identity ({@link installIdOf}). */
+  installId(): string {
+    return installIdOf(this.#master);
   }
 
   /** Best-effort wipe of the master and cached subkeys (JS cannot guarantee no copies). */

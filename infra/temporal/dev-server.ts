@@ -14,7 +14,9 @@ import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/se
 import { msToTs, optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { AivyxError } from '../../core/errors.js';
 import { AIVYX_SEARCH_ATTRIBUTES } from '../../core/search-attributes.js';
+import { assertPortsFree } from '../port-check.js';
 import { freePort } from './free-port.js';
+import { listensOn } from './listener-owner.js';
 
 /** Closed workflows stay visible this long; the server default (24 h) loses yesterday's turns. */
 export const MIN_RETENTION_HOURS = 720;
@@ -79,6 +81,14 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const namespace = opts.namespace ?? 'default';
   const uiPort = opts.headless ? undefined : (opts.uiPort ?? (await freePort()));
   const logFile = opts.logFile ?? join(opts.home, 'temporal-server.log');
+  // A taken port would let another server answer our health check (another install's, on a restart too).
+  await assertPortsFree(
+    [
+      { port, setting: 'AIVYX_TEMPORAL_PORT', what: 'the Temporal dev server' },
+      ...(uiPort === undefined ? [] : [{ port: uiPort, setting: 'AIVYX_UI_PORT', what: 'the Temporal UI' }]),
+    ],
+    { host: ip },
+  );
   const argv = [
     'server',
     'start-dev',
@@ -144,6 +154,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   try {
     const connection = await waitHealthy(address, namespace, exit, () => exited !== undefined, died);
     try {
+      assertOurs(child.pid, port, address);
       await ensureNamespaceSetup(connection, namespace);
     } finally {
       await connection.close();
@@ -182,6 +193,18 @@ export async function ensureNamespaceSetup(
     });
   }
 
+  const missing = await missingSearchAttributes(connection, namespace);
+  if (Object.keys(missing).length > 0) {
+    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing }).catch(async (err: unknown) => {
+      // Several processes of an install setting up a fresh namespace at once: another one added them first.
+      if (Object.keys(await missingSearchAttributes(connection, namespace)).length > 0) throw err;
+    });
+  }
+  return { retentionRaised, added: Object.keys(missing) };
+}
+
+/** The aivyx search attributes `namespace` lacks (by name → indexed type); throws Config on one of another type. */
+async function missingSearchAttributes(connection: Connection, namespace: string): Promise<Record<string, number>> {
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   const existing = customAttributes ?? {};
   const missing: Record<string, number> = {};
@@ -196,10 +219,19 @@ export async function ensureNamespaceSetup(
       });
     }
   }
-  if (Object.keys(missing).length > 0) {
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
-  }
-  return { retentionRaised, added: Object.keys(missing) };
+  return missing;
+}
+
+/** Refuses a server that answers at `address` but is not our process (it lost the race for the port). */
+function assertOurs(pid: number | undefined, port: number, address: string): void {
+  if (pid === undefined || listensOn(pid, port) !== false) return;
+  throw new AivyxError(
+    'Config',
+    `another Temporal server answers at ${address}: the dev server started here (pid ${pid}) does not hold that port`,
+    {
+      hint: 'another program took the port as ours started: set AIVYX_TEMPORAL_PORT to a free port (0: any free port), or set TEMPORAL_ADDRESS to use that server on purpose (docs/DEPLOY.md)',
+    },
+  );
 }
 
 /** Polls until the frontend answers for `namespace`; fails fast if the process died. */

@@ -4,28 +4,16 @@
  * no address is a clear error. Against the shared dev server, as a stand-in for a real cluster.
  */
 import { randomUUID } from 'node:crypto';
-import { msToTs } from '@temporalio/common/lib/time.js';
 import { expect, it } from 'vitest';
 import { AIVYX_SEARCH_ATTRIBUTES } from '../../core/search-attributes.js';
 import { aivyx } from '../support/cli-process.js';
-import { testConnection, testTemporalAddress } from '../support/temporal.js';
+import { registerNamespace, testConnection, testTemporalAddress } from '../support/temporal.js';
 
 it('registers retention and search attributes on a fresh namespace, once', async () => {
   const { client } = await testConnection();
   const conn = client.connection;
   const namespace = `setup-${randomUUID().slice(0, 8)}`;
-  await conn.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1h') });
-  // A new namespace takes a moment to be served.
-  for (let i = 0; i < 100; i++) {
-    if (
-      await conn.workflowService.describeNamespace({ namespace }).then(
-        () => true,
-        () => false,
-      )
-    )
-      break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await registerNamespace(conn, namespace);
   const env = { ...process.env, TEMPORAL_ADDRESS: testTemporalAddress() };
   const first = aivyx(['temporal', 'setup', '--namespace', namespace], env);
   expect(first.stderr).toBe('');

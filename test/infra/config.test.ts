@@ -31,7 +31,8 @@ describe('loadConfig', () => {
     const c = loadConfig({}, projectRoot);
     expect(c).toMatchObject({
       namespace: 'default',
-      taskQueue: 'aivyx',
+      // Unset: the stack names it after the install's identity (aivyx-<id>).
+      taskQueue: undefined,
       temporalPort: 7233,
       uiPort: 8233,
       restPort: 8787,

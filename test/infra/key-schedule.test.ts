@@ -4,7 +4,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_KDF_PARAMS, deriveMasterKey, deriveSubkey, KEY_DOMAINS, MasterKey } from '../../infra/crypto/index.js';
+import { DEFAULT_KDF_PARAMS, deriveMasterKey, deriveSubkey, installIdOf, KEY_DOMAINS, MasterKey } from '../../infra/crypto/index.js';
 import { openDatabase, type OpenDatabase } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -42,6 +42,19 @@ describe('key schedule', () => {
     expect(mk.subkey('payload')).toBe(mk.subkey('payload'));
     expect(mk.keyCheckValue()).not.toBe(bytesToHex(mk.subkey('audit')));
     expect(JSON.stringify({ mk })).toBe('{"mk":"[MasterKey]"}');
+  });
+
+  it("the install's identity: stable for a key, different for another, and unrelated to every subkey and the check value", async () => {
+    const master = await deriveMasterKey('correct horse', new Uint8Array(16).fill(9), small);
+    const id = installIdOf(master);
+    expect(id).toMatch(/^[0-9a-f]{16}$/);
+    expect(new MasterKey(master).installId()).toBe(id);
+    // A key rotation's other schedule version re-seals rows, never the identity.
+    expect(new MasterKey(master).atVersion('aivyx-v2-storage').installId()).toBe(id);
+    const other = await deriveMasterKey('correct horse', new Uint8Array(16).fill(8), small);
+    expect(installIdOf(other)).not.toBe(id);
+    const mk = new MasterKey(master);
+    for (const hex of [mk.keyCheckValue(), ...KEY_DOMAINS.map((d) => bytesToHex(deriveSubkey(master, d)))]) expect(hex).not.toContain(id);
   });
 
   it('empty passphrase is a Config error', async () => {

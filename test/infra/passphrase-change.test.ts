@@ -17,10 +17,11 @@ async function install() {
   const master = await openKeyring(s.db, 'old horse', { kdfParams: small });
   await SealedStorage.open(s.db, master).domain('secrets').putJson('token', { v: 'sk-123' });
   const kcv = master.keyCheckValue();
+  const installId = master.installId();
   master.destroy();
   const rows = () => s.db.selectFrom('sealed_records').select(['key', 'nonce', 'ciphertext']).orderBy('key').execute();
   const install = () => s.db.selectFrom('install').selectAll().executeTakeFirstOrThrow();
-  return { ...s, kcv, rows, install };
+  return { ...s, kcv, installId, rows, install };
 }
 
 describe('changing the passphrase', () => {
@@ -46,6 +47,8 @@ describe('changing the passphrase', () => {
       await expect(openKeyring(s.db, 'new staple')).rejects.toMatchObject({ kind: 'Crypto' });
       const third = await openKeyring(s.db, 'third time');
       expect(third.keyCheckValue()).toBe(s.kcv);
+      // The same install to Temporal: its task queue and namespace claim do not move with the passphrase.
+      expect(third.installId()).toBe(s.installId);
       third.destroy();
     } finally {
       await s.close();

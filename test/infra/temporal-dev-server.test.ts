@@ -17,6 +17,7 @@ import {
   findTemporalCli,
   findTemporalTestServer,
   freePort,
+  listensOn,
   MIN_RETENTION_HOURS,
   startDevServer,
   superviseDevServer,
@@ -197,6 +198,7 @@ describe('superviseDevServer', () => {
           events.push(`restarted ${n}`);
           restarted(s);
         },
+        gaveUp: (n) => events.push(`gave up ${n}`),
       },
     );
     const first = supervised.current();
@@ -218,6 +220,53 @@ describe('superviseDevServer', () => {
     await delay(1_500);
     expect(isAlive(supervised.current().pid)).toBe(false);
     expect(events.filter((e) => e.startsWith('restarted'))).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('superviseDevServer when its server cannot come back', () => {
+  it('gives up with one message after its backoff, once another program holds the port', async () => {
+    const cliPath = findTemporalCli({ env: process.env, projectRoot });
+    const events: string[] = [];
+    let gaveUp: (n: number) => void = () => undefined;
+    const given = new Promise<number>((r) => (gaveUp = r));
+    const supervised = await superviseDevServer(
+      { cliPath, home: tempDir('aivyx-giveup-'), headless: true },
+      {
+        died: () => events.push('died'),
+        restartFailed: (err) => events.push(`failed: ${(err as Error).message}`),
+        restarted: () => events.push('restarted'),
+        gaveUp: (n, last) => {
+          events.push(`gave up after ${n}: ${(last as Error).message}`);
+          gaveUp(n);
+        },
+      },
+      [100, 100, 100],
+    );
+    const port = Number(supervised.address.split(':')[1]);
+    const { createServer } = await import('node:net');
+    const squatter = createServer();
+    try {
+      // The server dies and another program takes its port at once (the case of a second install's server).
+      const pid = supervised.current().pid;
+      // What tells our server from one that took the port: who holds the listening socket.
+      expect(listensOn(pid, port)).toBe(true);
+      expect(listensOn(process.pid, port)).toBe(false);
+      process.kill(pid, 'SIGKILL');
+      await supervised.current().exited;
+      await new Promise<void>((r) => squatter.listen(port, '127.0.0.1', r));
+      expect(await given).toBe(3);
+      await delay(500);
+      const taken = `failed: port is taken on 127.0.0.1: ${port} (the Temporal dev server, AIVYX_TEMPORAL_PORT)`;
+      expect(events).toEqual([
+        'died',
+        taken,
+        taken,
+        `gave up after 3: port is taken on 127.0.0.1: ${port} (the Temporal dev server, AIVYX_TEMPORAL_PORT)`,
+      ]);
+    } finally {
+      await new Promise<void>((r) => squatter.close(() => r()));
+      await supervised.stop();
+    }
   }, 120_000);
 });
 

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/temporal/index.js';
 import { startBotApiEmulator, type BotApiEmulator } from '../support/bot-api-emulator.js';
 import { createTestDatabase } from '../support/postgres.js';
-import { testTemporalAddress } from '../support/temporal.js';
+import { registerNamespace, testConnection, testTemporalAddress } from '../support/temporal.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 // AIVYX_SCALE_TURNS / AIVYX_SCALE_MISSIONS: fewer, while working on this test.
@@ -119,9 +119,14 @@ describe('scale-out: three workers and two gateways sharing a dev server and Pos
       }),
     );
     const suffix = Math.random().toString(36).slice(2, 8);
+    // The install's own namespace, as docs/DEPLOY.md says (one install per namespace: the shared server's
+    // `default` may already belong to another install of an earlier run).
+    const namespace = `scale-${suffix}`;
+    await registerNamespace((await testConnection()).client.connection, namespace);
     const base: NodeJS.ProcessEnv = {
       ...process.env,
       TEMPORAL_ADDRESS: testTemporalAddress(),
+      TEMPORAL_NAMESPACE: namespace,
       DATABASE_URL: database.url,
       AIVYX_PASSPHRASE: 'scale-out passphrase',
       AIVYX_LLM: `scripted:${script}`,

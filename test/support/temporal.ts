@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
@@ -56,6 +57,25 @@ export async function closeTestConnection(): Promise<void> {
 /** A task queue no other test (or earlier run against the same server) uses. */
 export function uniqueTaskQueue(name: string): string {
   return `${name}-${randomUUID()}`;
+}
+
+/** Registers `namespace` (as an operator would for a new install) and resolves once the server serves it. */
+export async function registerNamespace(
+  connection: Pick<Connection, 'workflowService'>,
+  namespace: string,
+  retention = '1h',
+): Promise<void> {
+  await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(retention) });
+  // A new namespace takes a moment to be served.
+  for (let i = 0; i < 100; i++) {
+    const served = await connection.workflowService.describeNamespace({ namespace }).then(
+      () => true,
+      () => false,
+    );
+    if (served) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`namespace ${namespace} was registered but is not served`);
 }
 
 /** A fresh time-skipping environment on the venv's test server binary (never downloaded). */
