@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import { gateDecisionBody } from '../activities/mission-activities.js';
 import { AivyxError } from '../core/errors.js';
+import { CapabilitySet, Scope } from '../core/capability/index.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
 import { z } from 'zod';
@@ -17,7 +18,9 @@ import {
   durationSpec,
   missionScheduleSpecSchema,
   missionStepSpecSchema,
+  noticeCapabilities,
   type DefinedStep,
+  type MissionStepSpec,
   type MissionScheduleSpec,
 } from '../core/mission-spec.js';
 import { durationMs } from '../core/duration.js';
@@ -41,7 +44,7 @@ import {
 import type { missionWorkflow } from '../workflows/mission-workflow.js';
 import type { MissionControlPort, MissionRecord, ScheduleControlPort, ScheduleRecord } from '../activities/ports.js';
 import type { MissionOwners } from '../core/mission-owner.js';
-import { missionRecord, missionRecords, scheduleRecord, scheduleRecords } from './mission-records.js';
+import { missionRecord, missionRecords, scheduleRecord, scheduleRecords, verifiedDefinition } from './mission-records.js';
 
 /** The approver behind CLI/REST approvals. */
 export const LOCAL_APPROVER: GateApprover = { identity: 'local-user', channel: 'cli', trustTier: 'Trusted' };
@@ -81,6 +84,11 @@ export const missionSpecSchema = z
     schedule: missionScheduleSpecSchema.optional(),
     /** Start from the goal alone: the model plans the steps, and the plan is approved before any of it runs. */
     plan: z.boolean().optional(),
+    /**
+     * What its task steps may use, e.g. `["fs.read:/home/me/notes/**"]` (`[]`: nothing — a reminder): each
+     * a scope the assistant itself holds; default the assistant's whole set. It can only narrow.
+     */
+    capabilities: z.array(z.string().max(2048)).max(32).optional(),
   })
   .strict()
   .refine((s) => !(s.plan && s.steps && s.steps.length > 0), { message: 'give "steps" or "plan": true, not both', path: ['plan'] });
@@ -94,7 +102,7 @@ export function parseMissionSpec(input: unknown): MissionSpec {
     missionSpecSchema,
     input,
     'mission',
-    'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step), budget ({tokens, costUsd})',
+    'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step), budget ({tokens, costUsd}), plan, capabilities (scopes the assistant holds; [] for a reminder)',
   );
 }
 
@@ -216,9 +224,33 @@ export class MissionGateway implements MissionControlPort, ScheduleControlPort {
       ...(spec.expireAfter !== undefined ? { expireAfter: spec.expireAfter } : {}),
       onExpire: spec.onExpire === 'skip-step' ? 'skip-step' : 'fail',
       ...(spec.budget ? { budget: spec.budget } : {}),
-      capabilities: this.deps.capabilities,
+      capabilities: spec.capabilities ? this.narrowed(spec.capabilities, spec.steps ?? []) : this.deps.capabilities,
       channel: { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: missionId, sender: LOCAL_APPROVER.identity },
     };
+  }
+
+  /**
+   * A spec's own capability set (canonical scopes, plus what its notices to other people need), refused
+   * naming the first scope the assistant does not hold: a mission never holds more than the assistant.
+   */
+  private narrowed(asked: readonly string[], steps: readonly MissionStepSpec[]): string[] {
+    const held = CapabilitySet.from(this.deps.capabilities);
+    const scopes = [...asked, ...noticeCapabilities(steps)].map((c) => {
+      let scope: string;
+      try {
+        scope = Scope.parse(c).toString();
+      } catch (e) {
+        throw new AivyxError('Config', `field "capabilities": "${c}" is not a scope: ${(e as Error).message}`, {
+          hint: 'e.g. fs.read:/home/me/notes/**',
+        });
+      }
+      if (!held.grants(scope))
+        throw new AivyxError('Config', `field "capabilities": the assistant does not hold ${scope}, so no mission of it can`, {
+          hint: `it holds ${this.deps.capabilities.join(', ') || 'nothing'} (AIVYX_CAPABILITIES)`,
+        });
+      return scope;
+    });
+    return [...new Set(scopes)];
   }
 
   /** Starts a mission; resolves with its id. A spec with a `schedule` is for {@link schedule}. */
@@ -305,12 +337,20 @@ export class MissionGateway implements MissionControlPort, ScheduleControlPort {
     return missionRecord(this.deps, checkId(missionId));
   }
 
-  /** The status query of one mission (works on a closed mission too, while its history is kept). */
-  async show(missionId: string): Promise<MissionStatus & { status: string; result?: unknown }> {
+  /**
+   * The status query of one mission (works on a closed mission too, while its history is kept), with
+   * `steps`, how many steps its (verified) definition has, so a client can say "step 2 of 2" as the UI does.
+   */
+  async show(missionId: string): Promise<MissionStatus & { status: string; steps?: number; result?: unknown }> {
     const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(missionId));
     const desc = await handle.describe().catch(notFoundAs(missionId));
-    const status = await handle.query(missionStatusQuery);
-    return { ...status, status: desc.status.name, ...(desc.status.name === 'COMPLETED' ? { result: await handle.result() } : {}) };
+    const [status, def] = await Promise.all([handle.query(missionStatusQuery), verifiedDefinition(this.deps, missionId, desc.runId)]);
+    return {
+      ...status,
+      status: desc.status.name,
+      ...(def ? { steps: def.steps.length } : {}),
+      ...(desc.status.name === 'COMPLETED' ? { result: await handle.result() } : {}),
+    };
   }
 
   /** Approves a gate as the local user. */

@@ -9,7 +9,7 @@ import type { TurnOutcome } from '../core/outcomes.js';
 import type { ChannelEvent } from '../infra/stream-hub.js';
 import type { StreamBus } from '../infra/stream-bus.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
-import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type TurnClientDeps } from './turn-client.js';
+import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type SessionOptions, type TurnClientDeps } from './turn-client.js';
 
 // A turn goes on streaming while Temporal does not answer about it: its stream is kept open that long
 // at most, asking for the outcome again every second.
@@ -60,16 +60,23 @@ export class TurnGateway {
 
   /**
    * Starts a turn for `message`; `onEvent` hears stream events until the outcome. With a
-   * `replyRoute` the turn itself delivers the final reply through the channel's deliverer.
+   * `replyRoute` the turn itself delivers the final reply through the channel's deliverer; `session`
+   * sets how a session this message opens behaves (a one-shot message's closes when its turn ends).
    */
-  async start(channel: ChannelFacts, message: Message, onEvent: (e: ChannelEvent) => void, replyRoute?: ReplyRoute): Promise<GatewayTurn> {
+  async start(
+    channel: ChannelFacts,
+    message: Message,
+    onEvent: (e: ChannelEvent) => void,
+    replyRoute?: ReplyRoute,
+    session?: SessionOptions,
+  ): Promise<GatewayTurn> {
     const request = buildTurnRequest(channel, message, replyRoute);
     // Subscribe before submitting so the first streamed words are not missed.
     const stop = this.deps.hub.subscribe(request.turnId, (e) => {
       if (e.type !== 'final') onEvent(e);
     });
     try {
-      const submitted = await submitTurn(this.deps, request);
+      const submitted = await submitTurn(this.deps, request, session);
       const outcome = this.listenUntilEnded(submitted.turnWorkflowId, stop);
       return { ...submitted, outcome };
     } catch (err) {

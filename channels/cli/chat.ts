@@ -6,7 +6,7 @@ import { AivyxError, describeError } from '../../core/errors.js';
 import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeSpend } from '../../core/spend.js';
-import { outcomeReplyText } from '../outcome-text.js';
+import { outcomeReplyText, toolSummaryFailed, toolSummaryText } from '../outcome-text.js';
 import { watchInbox } from './inbox-watch.js';
 import { createRestartDedupe } from './restart-dedupe.js';
 import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
@@ -30,18 +30,24 @@ export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = {
   Cancelled: 5,
 };
 
-/** One line describing how a turn ended. */
-export function outcomeLine(o: TurnOutcome): string {
+/** How many tools ran, and how many of those failed (the stream's tool_finished events), in words. */
+function toolsRan(ran: number, failed = 0): string {
+  const n = Math.max(ran, failed);
+  return `${n === 0 ? 'no tool' : n === 1 ? '1 tool' : `${n} tools`} ran${failed > 0 ? ` (${failed === n ? (n === 1 ? 'it' : 'all') : failed} failed)` : ''}`;
+}
+
+/** One line describing how a turn ended; `failed`: how many of its tool calls this client saw fail. */
+export function outcomeLine(o: TurnOutcome, failed = 0): string {
   switch (o.status) {
     case 'Completed':
-      return `[Completed · ${o.toolCallsMade} tool call(s) · ${o.durationMs} ms${o.spend ? ` · ${describeSpend(o.spend)}` : ''}]`;
+      return `[Completed · ${toolsRan(o.toolCallsMade, failed)} · ${o.durationMs} ms${o.spend ? ` · ${describeSpend(o.spend)}` : ''}]`;
     case 'Escalated':
       return `[Escalated: ${o.pendingTool} needs approval — ${o.reason}]`;
     case 'TimedOut':
       if (o.budget) return `[TimedOut: over the ${o.budget.limit} budget — ${o.budget.reason}]`;
-      return `[TimedOut after ${o.elapsedMs} ms · ${o.toolCallsMade} tool call(s)]`;
+      return `[TimedOut after ${o.elapsedMs} ms · ${toolsRan(o.toolCallsMade, failed)}]`;
     case 'Cancelled':
-      return `[Cancelled · ${o.toolCallsMade} tool call(s)]`;
+      return `[Cancelled · ${toolsRan(o.toolCallsMade, failed)}]`;
     case 'Failed':
       return `[Failed: ${describeError(o.error)}]`;
   }
@@ -81,6 +87,7 @@ async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnI
   let turnId: string | undefined;
   let detachedBy: string | undefined;
   let streamed = false;
+  let failedTools = 0;
   const dedupe = createRestartDedupe();
   try {
     for await (const ev of events) {
@@ -110,7 +117,8 @@ async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnI
           streamed = false;
           break;
         case 'tool_finished':
-          io.err(`· ${String(data.tool)} → ${String(data.summary)}\n`);
+          if (toolSummaryFailed(String(data.summary))) failedTools++;
+          io.err(`· ${String(data.tool)} → ${toolSummaryText(String(data.summary))}\n`);
           break;
         case 'step_restarted':
           // The retried step streams its text again: show only what it adds (see restart-dedupe.ts).
@@ -136,19 +144,23 @@ async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnI
     throw new AivyxError('Channel', 'the REST channel closed the stream before accepting the turn');
   }
   if (outcome.status === 'Completed' && !streamed) io.out(`${outcome.finalMessage}\n`);
-  io.err(`${outcomeLine(outcome)}\n`);
+  io.err(`${outcomeLine(outcome, failedTools)}\n`);
   return outcome;
 }
 
-/** Runs one turn against the REST channel, streaming to `io`; `onTurn` learns the turn id as soon as it is accepted (for cancel). */
+/**
+ * Runs one turn against the REST channel, streaming to `io`; `onTurn` learns the turn id as soon as it is
+ * accepted (for cancel). `oneShot`: no conversation follows, so a session this opens closes when the turn ends.
+ */
 export function chatTurn(
   target: RestTarget,
   text: string,
   sessionId: string,
   io: Io,
   onTurn?: (turnId: string) => void,
+  oneShot = false,
 ): Promise<TurnOutcome> {
-  return showTurn(sendMessage(target, { text, sessionId }), io, onTurn);
+  return showTurn(sendMessage(target, { text, sessionId, ...(oneShot ? { oneShot } : {}) }), io, onTurn);
 }
 
 /** Re-attaches to a turn by id and shows the rest of it (`aivyx chat --follow`). */
@@ -176,7 +188,7 @@ function unreachable(err: unknown): boolean {
  * /exit quits. `target()` finds aivyx up again (it may come back on another port); when it goes
  * away mid-turn, the REPL waits for it and re-attaches to that turn.
  */
-export async function chatRepl(target: () => RestTarget, sessionId = `cli-${randomUUID()}`): Promise<void> {
+export async function chatRepl(target: () => RestTarget, sessionId = `cli-${randomUUID()}`, continued = false): Promise<void> {
   const io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you › ' });
   let current: string | undefined;
@@ -245,7 +257,9 @@ export async function chatRepl(target: () => RestTarget, sessionId = `cli-${rand
 
   rl.on('SIGINT', onSigint);
   process.on('SIGINT', onSigint);
-  io.err(`session ${sessionId} — type a message; Ctrl-C cancels a running turn\n`);
+  io.err(
+    `${continued ? `continuing session ${sessionId} (aivyx chat --new starts a new one)` : `session ${sessionId}`} — type a message; Ctrl-C cancels a running turn\n`,
+  );
   // Notices for the owner (a reminder, a mission's report) show up as they arrive; `aivyx inbox` keeps them.
   const stopWatching = watchInbox(target, (r) => {
     io.out(`\n· inbox ${r.id} (${r.channel}, ${r.turnId}): ${outcomeReplyText(r.outcome, r.turnId)}\n`);

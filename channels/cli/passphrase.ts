@@ -7,7 +7,7 @@ export function cliPassphrase(): Promise<string> {
 }
 
 /** True when the passphrase comes from a person at a terminal (no AIVYX_PASSPHRASE, no key file). */
-function prompting(): boolean {
+export function prompting(): boolean {
   return process.stdin.isTTY === true && process.env.AIVYX_PASSPHRASE === undefined && !process.env.AIVYX_PASSPHRASE_FILE;
 }
 

@@ -1,0 +1,68 @@
+/**
+ * Short ids on the CLI: the start of a mission, schedule, gate or memory id names the one it starts
+ * (core/short-id.ts), looked up among those the running `aivyx up` lists. An id nothing matches is
+ * passed on as typed, so the server's own "no such …" answers.
+ */
+import type { MemoryEntry, RecallResult } from '../../activities/tools/memory-port.js';
+import { AivyxError } from '../../core/errors.js';
+import { resolvePrefix } from '../../core/short-id.js';
+import type { MissionSummary, ScheduleRow } from '../mission-gateway.js';
+import { restJson, type RestTarget } from './rest-client.js';
+
+/** What every mission id starts with: `8926` is short for `mission-8926…`. */
+const MISSION = 'mission-';
+const GATE = /^(.*)\/gate-(\d+)$/;
+
+/** The missions the REST channel lists (newest first, up to its page). */
+function missions(target: RestTarget, state?: string): Promise<MissionSummary[]> {
+  return restJson(target, 'GET', `/v1/missions${state ? `?state=${state}` : ''}`) as Promise<MissionSummary[]>;
+}
+
+/** The mission `input` names (a whole id or its start). */
+export async function resolveMissionId(target: RestTarget, input: string): Promise<string> {
+  if (/^mission-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(input)) return input;
+  const ids = (await missions(target)).map((m) => m.missionId);
+  return resolvePrefix(input, ids, 'mission', [MISSION]) ?? input;
+}
+
+/** The recurring mission (schedule) `input` names. */
+export async function resolveScheduleId(target: RestTarget, input: string): Promise<string> {
+  const rows = (await restJson(target, 'GET', '/v1/schedules')) as ScheduleRow[];
+  return (
+    resolvePrefix(
+      input,
+      rows.map((r) => r.scheduleId),
+      'recurring mission',
+      [MISSION],
+    ) ?? input
+  );
+}
+
+/**
+ * The gate `input` names: `<mission>/gate-<n>` with the mission's id or its start, or the start of an
+ * open gate's id (its mission's id, so `8926` is the open gate of mission-8926…).
+ */
+export async function resolveGateId(target: RestTarget, input: string): Promise<string> {
+  const m = GATE.exec(input);
+  if (m) return `${await resolveMissionId(target, m[1]!)}/gate-${m[2]!}`;
+  const open = (await missions(target, 'waiting')).flatMap((s) => (s.openGate ? [s.openGate] : []));
+  const gate = resolvePrefix(input, open, 'open gate', [MISSION]);
+  if (!gate)
+    throw new AivyxError('NotFound', `no open gate starts with "${input}"`, {
+      hint: 'see `aivyx approvals` for the gates waiting for you (a gate id looks like mission-…/gate-1)',
+    });
+  return gate;
+}
+
+/** The memory entry `input` names, looked up among the entries the owner may list. */
+export async function resolveMemoryId(target: RestTarget, input: string): Promise<string> {
+  const listed = (await restJson(target, 'GET', '/v1/memory?limit=100')) as RecallResult;
+  return (
+    resolvePrefix(
+      input,
+      listed.entries.map((e: MemoryEntry) => e.id),
+      'memory entry',
+      ['m_'],
+    ) ?? input
+  );
+}
