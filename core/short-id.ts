@@ -23,7 +23,7 @@ export function resolvePrefix(input: string, ids: readonly string[], what: strin
   const listed = matches.slice(0, SHOWN).map((m) => `  ${m}`);
   throw new AivyxError(
     'Config',
-    `"${input}" matches ${matches.length} ${what}s:\n${listed.join('\n')}${matches.length > SHOWN ? '\n  …' : ''}`,
+    `"${input}" matches ${matches.length} ${what} ids:\n${listed.join('\n')}${matches.length > SHOWN ? '\n  …' : ''}`,
     {
       hint: `give more of the ${what} id`,
       detail: { ambiguous: matches.length },

@@ -10,8 +10,3 @@ export function cliPassphrase(): Promise<string> {
 export function prompting(): boolean {
   return process.stdin.isTTY === true && process.env.AIVYX_PASSPHRASE === undefined && !process.env.AIVYX_PASSPHRASE_FILE;
 }
-
-/** On a first run at a prompt: the passphrase typed a second time (a typo must not lock the owner out). */
-export function cliPassphraseConfirmation(): (() => Promise<string>) | undefined {
-  return prompting() ? () => promptHidden('new install — type the passphrase again: ') : undefined;
-}
