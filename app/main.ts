@@ -276,7 +276,9 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
   if ([values.follow, values.resume, values.message].filter((v) => v !== undefined).length > 1)
     throw new AivyxError('Config', 'chat takes one of -m, --follow and --resume', { hint: USAGE });
   if (values.new && (values.session !== undefined || values.message !== undefined || follow !== undefined))
-    throw new AivyxError('Config', 'chat --new starts a new REPL session: without -m, --session, --follow or --resume', { hint: USAGE });
+    throw new AivyxError('Config', 'chat --new starts a new REPL session: without -m, --session, --follow or --resume', {
+      hint: 'run `aivyx chat --new` alone (a one-shot `chat -m` never continues a session)',
+    });
   const t = await target(config, values.standalone ?? false);
   const io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s) };
   try {

@@ -9,6 +9,7 @@ import { describeSpend } from '../../core/spend.js';
 import { outcomeReplyText, toolSummaryFailed, toolSummaryText } from '../outcome-text.js';
 import { watchInbox } from './inbox-watch.js';
 import { createRestartDedupe } from './restart-dedupe.js';
+import { auditedToolCounts, type ToolCounts } from './tool-counts.js';
 import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
 import {
   answerOf,
@@ -30,24 +31,26 @@ export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = {
   Cancelled: 5,
 };
 
-/** How many tools ran, and how many of those failed (the stream's tool_finished events), in words. */
-function toolsRan(ran: number, failed = 0): string {
+/** How many tools ran, how many of those failed, and how many calls were refused before running, in words. */
+function toolsRan(ran: number, { failed = 0, refused = 0 }: Partial<ToolCounts>): string {
   const n = Math.max(ran, failed);
-  return `${n === 0 ? 'no tool' : n === 1 ? '1 tool' : `${n} tools`} ran${failed > 0 ? ` (${failed === n ? (n === 1 ? 'it' : 'all') : failed} failed)` : ''}`;
+  const fails = failed > 0 ? ` (${failed === n ? (n === 1 ? 'it' : 'all') : failed} failed)` : '';
+  const refusals = refused > 0 ? `, ${refused} call${refused === 1 ? '' : 's'} refused` : '';
+  return `${n === 0 ? 'no tool' : n === 1 ? '1 tool' : `${n} tools`} ran${fails}${refusals}`;
 }
 
-/** One line describing how a turn ended; `failed`: how many of its tool calls this client saw fail. */
-export function outcomeLine(o: TurnOutcome, failed = 0): string {
+/** One line describing how a turn ended; `counts`: what its tool calls came to besides success (tool-counts.ts). */
+export function outcomeLine(o: TurnOutcome, counts: Partial<ToolCounts> = {}): string {
   switch (o.status) {
     case 'Completed':
-      return `[Completed · ${toolsRan(o.toolCallsMade, failed)} · ${o.durationMs} ms${o.spend ? ` · ${describeSpend(o.spend)}` : ''}]`;
+      return `[Completed · ${toolsRan(o.toolCallsMade, counts)} · ${o.durationMs} ms${o.spend ? ` · ${describeSpend(o.spend)}` : ''}]`;
     case 'Escalated':
       return `[Escalated: ${o.pendingTool} needs approval — ${o.reason}]`;
     case 'TimedOut':
       if (o.budget) return `[TimedOut: over the ${o.budget.limit} budget — ${o.budget.reason}]`;
-      return `[TimedOut after ${o.elapsedMs} ms · ${toolsRan(o.toolCallsMade, failed)}]`;
+      return `[TimedOut after ${o.elapsedMs} ms · ${toolsRan(o.toolCallsMade, counts)}]`;
     case 'Cancelled':
-      return `[Cancelled · ${toolsRan(o.toolCallsMade, failed)}]`;
+      return `[Cancelled · ${toolsRan(o.toolCallsMade, counts)}]`;
     case 'Failed':
       return `[Failed: ${describeError(o.error)}]`;
   }
@@ -81,8 +84,16 @@ function reasonOf(err: unknown): string {
   return e.cause?.message ?? e.message ?? String(err);
 }
 
-/** Shows one turn's events as they arrive; resolves with its outcome, or throws `TurnDetached` when the stream breaks after the turn was accepted. */
-async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
+/**
+ * Shows one turn's events as they arrive; resolves with its outcome, or throws `TurnDetached` when the stream
+ * breaks after the turn was accepted. `target`: where the audit log says what its tool calls came to.
+ */
+async function showTurn(
+  events: AsyncIterable<SseEvent>,
+  io: Io,
+  target: RestTarget,
+  onTurn?: (turnId: string) => void,
+): Promise<TurnOutcome> {
   let outcome: TurnOutcome | undefined;
   let turnId: string | undefined;
   let detachedBy: string | undefined;
@@ -144,7 +155,8 @@ async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnI
     throw new AivyxError('Channel', 'the REST channel closed the stream before accepting the turn');
   }
   if (outcome.status === 'Completed' && !streamed) io.out(`${outcome.finalMessage}\n`);
-  io.err(`${outcomeLine(outcome, failedTools)}\n`);
+  const counts = turnId === undefined ? undefined : await auditedToolCounts(target, turnId);
+  io.err(`${outcomeLine(outcome, counts ?? { failed: failedTools })}\n`);
   return outcome;
 }
 
@@ -160,12 +172,12 @@ export function chatTurn(
   onTurn?: (turnId: string) => void,
   oneShot = false,
 ): Promise<TurnOutcome> {
-  return showTurn(sendMessage(target, { text, sessionId, ...(oneShot ? { oneShot } : {}) }), io, onTurn);
+  return showTurn(sendMessage(target, { text, sessionId, ...(oneShot ? { oneShot } : {}) }), io, target, onTurn);
 }
 
 /** Re-attaches to a turn by id and shows the rest of it (`aivyx chat --follow`). */
 export function followTurn(target: RestTarget, turnId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
-  return showTurn(turnEvents(target, turnId), io, onTurn);
+  return showTurn(turnEvents(target, turnId), io, target, onTurn);
 }
 
 /** `chat -m` at a terminal: the inline approval of an escalated turn, its approved re-run shown like any turn. */

@@ -9,7 +9,7 @@ import { AivyxError } from '../../core/errors.js';
 import { shortestUniquePrefix } from '../../core/short-id.js';
 import type { MissionSummary } from '../mission-gateway.js';
 import type { MissionStatus } from '../../workflows/mission-messages.js';
-import { resolveGateId, resolveMissionId } from './id-lookup.js';
+import { MISSION_PREFIXES, resolveGateId, resolveMissionId } from './id-lookup.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
 /** One gate waiting for the owner, with its mission's status. */
@@ -43,10 +43,11 @@ export async function waitingGates(target: RestTarget): Promise<WaitingGate[]> {
   return out;
 }
 
-/** The shortest id that names each gate among `gates` (the start of its mission id, `mission-` left out). */
+/** The shortest id that names each gate among `gates`: the start of its mission id, `mission-` (or `mission-confirm-`) left out. */
 function shortIds(gates: readonly WaitingGate[]): Map<string, string> {
   const ids = gates.map((g) => g.missionId);
-  return new Map(gates.map((g) => [g.gate.gateId, shortestUniquePrefix(g.missionId, ids, 'mission-')]));
+  const prefixOf = (id: string) => [...MISSION_PREFIXES].reverse().find((p) => id.startsWith(p)) ?? '';
+  return new Map(gates.map((g) => [g.gate.gateId, shortestUniquePrefix(g.missionId, ids, prefixOf(g.missionId))]));
 }
 
 /** `aivyx approvals`: the gates waiting for the owner, each with what will run and how to decide it. */

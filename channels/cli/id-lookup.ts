@@ -9,8 +9,11 @@ import { resolvePrefix } from '../../core/short-id.js';
 import type { MissionSummary, ScheduleRow } from '../mission-gateway.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
-/** What every mission id starts with: `8926` is short for `mission-8926…`. */
-const MISSION = 'mission-';
+/**
+ * What mission ids start with: `8926` is short for `mission-8926…`, and `2f82` for the confirmation
+ * mission `mission-confirm-2f82…` (a chat's confirm-first call).
+ */
+export const MISSION_PREFIXES = ['mission-', 'mission-confirm-'] as const;
 const GATE = /^(.*)\/gate-(\d+)$/;
 
 /** The missions the REST channel lists (newest first, up to its page). */
@@ -22,7 +25,7 @@ function missions(target: RestTarget, state?: string): Promise<MissionSummary[]>
 export async function resolveMissionId(target: RestTarget, input: string): Promise<string> {
   if (/^mission-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(input)) return input;
   const ids = (await missions(target)).map((m) => m.missionId);
-  return resolvePrefix(input, ids, 'mission', [MISSION]) ?? input;
+  return resolvePrefix(input, ids, 'mission', MISSION_PREFIXES) ?? input;
 }
 
 /** The recurring mission (schedule) `input` names. */
@@ -33,7 +36,7 @@ export async function resolveScheduleId(target: RestTarget, input: string): Prom
       input,
       rows.map((r) => r.scheduleId),
       'recurring mission',
-      [MISSION],
+      MISSION_PREFIXES,
     ) ?? input
   );
 }
@@ -46,7 +49,7 @@ export async function resolveGateId(target: RestTarget, input: string): Promise<
   const m = GATE.exec(input);
   if (m) return `${await resolveMissionId(target, m[1]!)}/gate-${m[2]!}`;
   const open = (await missions(target, 'waiting')).flatMap((s) => (s.openGate ? [s.openGate] : []));
-  const gate = resolvePrefix(input, open, 'open gate', [MISSION]);
+  const gate = resolvePrefix(input, open, 'open gate', MISSION_PREFIXES);
   if (!gate)
     throw new AivyxError('NotFound', `no open gate starts with "${input}"`, {
       hint: 'see `aivyx approvals` for the gates waiting for you (a gate id looks like mission-…/gate-1)',

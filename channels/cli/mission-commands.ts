@@ -69,7 +69,9 @@ function asConfig<T>(f: () => T): T {
   try {
     return f();
   } catch (e) {
-    throw new AivyxError('Config', (e as Error).message, { hint: MISSION_USAGE });
+    throw new AivyxError('Config', (e as Error).message, {
+      hint: 'e.g. --in 2h, --in 1h30m, --at "tomorrow 09:00", --at 17:30, --at "2027-03-01 09:00" (with --time-zone Europe/Berlin)',
+    });
   }
 }
 

@@ -29,9 +29,11 @@ describe('honest tool counts', () => {
   const done = { status: 'Completed', finalMessage: 'ok', durationMs: 12 } as const;
   it('counts the tools that ran and says how many of them failed', () => {
     expect(outcomeLine({ ...done, toolCallsMade: 0 })).toBe('[Completed · no tool ran · 12 ms]');
-    expect(outcomeLine({ ...done, toolCallsMade: 1 }, 1)).toBe('[Completed · 1 tool ran (it failed) · 12 ms]');
-    expect(outcomeLine({ ...done, toolCallsMade: 3 }, 1)).toBe('[Completed · 3 tools ran (1 failed) · 12 ms]');
-    expect(outcomeLine({ ...done, toolCallsMade: 2 }, 2)).toBe('[Completed · 2 tools ran (all failed) · 12 ms]');
+    expect(outcomeLine({ ...done, toolCallsMade: 1 }, { failed: 1 })).toBe('[Completed · 1 tool ran (it failed) · 12 ms]');
+    expect(outcomeLine({ ...done, toolCallsMade: 3 }, { failed: 1 })).toBe('[Completed · 3 tools ran (1 failed) · 12 ms]');
+    expect(outcomeLine({ ...done, toolCallsMade: 2 }, { failed: 2 })).toBe('[Completed · 2 tools ran (all failed) · 12 ms]');
+    // A call the scope check refused never ran: said as such, not as "0 tool calls".
+    expect(outcomeLine({ ...done, toolCallsMade: 0 }, { refused: 1 })).toBe('[Completed · no tool ran, 1 call refused · 12 ms]');
     expect(outcomeLine({ status: 'Cancelled', toolCallsMade: 1 })).toBe('[Cancelled · 1 tool ran]');
   });
 });
