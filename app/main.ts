@@ -42,6 +42,7 @@ import { runInboxCommand } from '../channels/cli/inbox-commands.js';
 import { runMemoryCommand } from '../channels/cli/memory-commands.js';
 import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
 import { DECIDE_USAGE, runApprovalsCommand, runDecisionCommand } from '../channels/cli/gate-commands.js';
+import { resolveTurnId } from '../channels/cli/id-lookup.js';
 import type { RestTarget } from '../channels/cli/rest-client.js';
 import { runSessionsCommand } from '../channels/cli/session-commands.js';
 import { unknownCommand } from '../channels/cli/did-you-mean.js';
@@ -91,7 +92,7 @@ const USAGE = `usage:
   aivyx gateway                          on a cluster: serve REST, the chat channels and the UI's codec endpoint, no worker
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
   aivyx chat --new                       the REPL continues your last session; --new starts another
-  aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed)
+  aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed, or its start)
   aivyx chat --resume TURN               the same; a turn waiting for your approval asks approve? [y/N/details]
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
   aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
@@ -291,10 +292,11 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
       await chatRepl(t.target, sessionId, continued);
       return 0;
     }
-    let turnId = follow;
+    // A turn may be named by its start (`chat --follow 849b32b3`), like every id.
+    let turnId = follow === undefined ? undefined : await resolveTurnId(t.target(), follow);
     const outcome: TurnOutcome =
-      follow !== undefined
-        ? await followTurn(t.target(), follow, io)
+      turnId !== undefined
+        ? await followTurn(t.target(), turnId, io)
         : // One message and no --session: nothing follows it, so its session closes when the turn ends.
           await chatTurn(
             t.target(),

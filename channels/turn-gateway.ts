@@ -15,6 +15,8 @@ import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type Sessio
 // at most, asking for the outcome again every second.
 const LISTEN_THROUGH_OUTAGE_MS = 10 * 60_000;
 const ASK_AGAIN_MS = 1_000;
+/** The start of a turn id as a visibility query may quote it (turn ids are slugs: no quotes, no spaces). */
+const TURN_PREFIX = /^turn\/[A-Za-z0-9._@%/-]{1,300}$/;
 
 /** A turn started through the gateway. */
 export interface GatewayTurn {
@@ -53,6 +55,22 @@ export class TurnGateway {
     const query = "WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running'";
     for await (const wf of this.deps.client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
       out.push({ sessionWorkflowId: wf.workflowId, startTime: wf.startTime.toISOString() });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /**
+   * Turn ids that start with `prefix`, newest first (at most `limit`): what a short turn id may mean
+   * (`aivyx chat --follow 849b32b3`). Visibility: a turn is listed within a second or so of starting.
+   */
+  async turnsStartingWith(prefix: string, limit = 10): Promise<string[]> {
+    if (!TURN_PREFIX.test(prefix))
+      throw new AivyxError('Config', `"${prefix}" is not the start of a turn id`, { hint: 'turn ids look like turn/cli/<uuid>' });
+    const query = `WorkflowType = 'turnWorkflow' AND WorkflowId STARTS_WITH '${prefix}'`;
+    const out: string[] = [];
+    for await (const wf of this.deps.client.workflow.list({ query, pageSize: limit })) {
+      out.push(wf.workflowId);
       if (out.length >= limit) break;
     }
     return out;

@@ -69,3 +69,17 @@ export async function resolveMemoryId(target: RestTarget, input: string): Promis
     ) ?? input
   );
 }
+
+/** What a turn id starts with on the CLI channel: `849b32b3` is short for `turn/cli/849b32b3…`. */
+const CLI_TURN = 'turn/cli/';
+const WHOLE_TURN =
+  /^(turn\/[^\s/]+\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mission-confirm-[0-9a-f]{32}\/step-\d+\/run-\d+)$/;
+
+/** The turn `input` names: a whole turn id, or the start of one (of a CLI turn's id after `turn/cli/`). */
+export async function resolveTurnId(target: RestTarget, input: string): Promise<string> {
+  if (WHOLE_TURN.test(input)) return input;
+  const start = input.startsWith('turn/') ? input : `${CLI_TURN}${input}`;
+  if (start.length < 'turn/cli/'.length + 4) return input;
+  const { turns } = (await restJson(target, 'GET', `/v1/turns?startsWith=${encodeURIComponent(start)}`)) as { turns: string[] };
+  return resolvePrefix(input, turns, 'turn', [CLI_TURN]) ?? input;
+}

@@ -6,6 +6,7 @@
  *   GET  /v1/health                  {ok} (503 while a dependency is down); with the token: each dependency
  *   POST /v1/messages                {text, sessionId?, messageId?, channel?: 'cli'|'rest', oneShot?} → SSE: `turn`, stream events, `outcome`
  *                                    (oneShot: a session it opens closes when the turn ends)
+ *   GET  /v1/turns?startsWith=P      {turns}: the turn ids that start with P, newest first (short ids)
  *   GET  /v1/turns/:id/events        SSE: re-attach to a turn — `turn`, its remaining events, `outcome`
  *   POST /v1/turns/:id/cancel        cancel a running turn
  *   GET  /v1/audit/verify            chain, tree, witness-file checkpoints and the tool-call reconciliation: {ok, count, failed?, reason?, ...}
@@ -111,6 +112,7 @@ const gateDecisionBody = z
   })
   .strict();
 const cancelBody = z.object({ reason: z.string().max(2_000).optional() }).strict();
+const turnsQuery = z.object({ startsWith: z.string().min(6).max(300) }).strict();
 const tailQuery = z.object({ n: z.coerce.number().int().min(1).max(10_000).default(20) });
 const verifyBody = z
   .object({
@@ -320,6 +322,10 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   );
 
   app.post('/v1/messages', (c) => postMessage(c, d));
+  app.get('/v1/turns', async (c) => {
+    d.need('temporal');
+    return c.json({ turns: await d.gateway.turnsStartingWith(parseBody(turnsQuery, c.req.query(), 'query').startsWith) });
+  });
   app.get('/v1/turns/:id{.+}/events', (c) => followTurn(c, d, c.req.param('id')));
   app.post('/v1/turns/:id{.+}/cancel', async (c) => {
     d.need('temporal');

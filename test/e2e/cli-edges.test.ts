@@ -144,6 +144,12 @@ describe('aivyx CLI edges', () => {
     expect(read.stderr).toContain('· fs.read → done\n');
     expect(read.stderr).toMatch(/\[Completed · 1 tool ran · \d+ ms/);
     expect(read.stderr).not.toMatch(/Completed\(|tool call\(s\)/);
+    // A turn by its start too: `chat --follow` and the first characters of the id chat printed.
+    const readTurn = /· turn turn\/cli\/([0-9a-f-]{36})/.exec(read.stderr)?.[1];
+    expect(readTurn, read.stderr).toBeDefined();
+    const followed = await untilAivyx(['chat', '--follow', readTurn!.slice(0, 8)], env, () => true);
+    expect(followed).toContain('read it');
+    expect(aivyx(['chat', '--follow', readTurn!.slice(0, 8)], env).stderr).toContain(`· turn turn/cli/${readTurn!} (completed)`);
     const missing = aivyx(['chat', '-m', 'read /etc/no-such-file-here'], env);
     expect(missing.stdout).toContain('could not read it');
     expect(missing.stderr).toMatch(/\[Completed · 1 tool ran \(it failed\) · \d+ ms/);
