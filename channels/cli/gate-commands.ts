@@ -18,6 +18,7 @@ export interface WaitingGate {
   gate: NonNullable<MissionStatus['gate']>;
 }
 
+/** The usage lines of `aivyx approve|deny`. */
 export const DECIDE_USAGE = `  aivyx approve [GATE] [--reason R]      approve a gate as local-user (no GATE: the one waiting for you; GATE may be its start)
   aivyx deny [GATE] [--reason R]         deny it`;
 

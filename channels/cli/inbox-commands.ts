@@ -31,6 +31,7 @@ export function inboxEntryText(r: HeldReply): string {
   return `${r.id}  ${new Date(r.at).toISOString()}  ${whyHere(r)} (turn ${r.turnId})\n  ${text}\n`;
 }
 
+/** Runs `inbox [--json]` or `inbox dismiss ID` against `target`; returns the exit code. */
 export async function runInboxCommand(args: string[], target: RestTarget, out: (s: string) => void): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
   const [sub, ...rest] = positionals;

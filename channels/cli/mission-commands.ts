@@ -22,6 +22,7 @@ import { gateLines, runDecisionCommand } from './gate-commands.js';
 import { resolveMissionId, resolveScheduleId } from './id-lookup.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
+/** The usage lines of `aivyx mission`. */
 export const MISSION_USAGE = `  aivyx mission create --in 2h | --at "tomorrow 09:00" [--time-zone Europe/Berlin] --say TEXT   a reminder: TEXT arrives then
   aivyx mission create --goal TEXT [--step TEXT ...] [--notify TEXT] [--approver ID] [--capability SCOPE ...]   start a mission (or: mission create FILE.json)
       [--plan]   … from the goal alone: the assistant plans the steps, you approve the plan first

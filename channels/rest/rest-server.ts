@@ -20,7 +20,7 @@
  *   POST /v1/schedules/:id/pause|resume, DELETE /v1/schedules/:id   a recurring mission's schedule
  *   GET  /v1/sessions                the open conversations (session workflows Running)
  *   GET  /v1/missions?state=S        missions by AivyxMissionState (visibility)
- *   GET  /v1/missions/:id            the mission's status query
+ *   GET  /v1/missions/:id            the mission's status query, with `steps` (how many its definition has)
  *   POST /v1/missions/:id/cancel     {reason?}
  *   POST /v1/gates/approve           {gateId, missionId?, reason?}  — as local-user@cli (Trusted)
  *   POST /v1/gates/deny              {gateId, missionId?, reason?}
