@@ -5,6 +5,7 @@
  */
 import type { MemoryEntry, RecallResult } from '../../activities/tools/memory-port.js';
 import { AivyxError } from '../../core/errors.js';
+import { MEMORY_MAX_LIMIT } from '../../core/tools/memory-fields.js';
 import { resolvePrefix } from '../../core/short-id.js';
 import type { MissionSummary, ScheduleRow } from '../mission-gateway.js';
 import { restJson, type RestTarget } from './rest-client.js';
@@ -57,9 +58,9 @@ export async function resolveGateId(target: RestTarget, input: string): Promise<
   return gate;
 }
 
-/** The memory entry `input` names, looked up among the entries the owner may list. */
+/** The memory entry `input` names, looked up among the newest entries the owner may list (memory.recall's most). */
 export async function resolveMemoryId(target: RestTarget, input: string): Promise<string> {
-  const listed = (await restJson(target, 'GET', '/v1/memory?limit=100')) as RecallResult;
+  const listed = (await restJson(target, 'GET', `/v1/memory?limit=${MEMORY_MAX_LIMIT}`)) as RecallResult;
   return (
     resolvePrefix(
       input,
