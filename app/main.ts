@@ -4,7 +4,8 @@
  *
  *   aivyx up                      start everything and keep running (restarting its dev server if it dies)
  *   aivyx worker [--no-host-tools] | aivyx gateway     the scale-out roles on a real cluster (docs/DEPLOY.md)
- *   aivyx chat [-m TEXT] [--session ID] [--follow TURN | --resume TURN] [--standalone]
+ *   aivyx chat [-m TEXT] [--session ID | --new] [--follow TURN | --resume TURN] [--standalone]
+ *   aivyx approve|deny [GATE]    (no GATE: the one gate waiting for you)
  *   aivyx audit verify [--checkpoint FILE] | tail [-n N] | pubkey | prove SEQ | consistency CHECKPOINT  [--json]
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
  *   aivyx sessions [--json]
@@ -23,11 +24,10 @@ import { AivyxError, describeError } from '../core/errors.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import { describeEnv, envMarkdownTable, loadConfig, type AivyxConfig } from '../infra/config.js';
 import { describeCause } from '../infra/health.js';
-import { describeRole, findRunningStack, inspectHome, type HomeState } from '../infra/home-lock.js';
+import { describeRole, findRunningStack, inspectHome, makeHome, type HomeState } from '../infra/home-lock.js';
 import { restToken } from '../infra/home-tokens.js';
 import { promptHidden } from '../infra/passphrase.js';
 import { AUDIT_USAGE } from '../channels/cli/audit-usage.js';
-import { cliPassphrase as passphrase, cliPassphraseConfirmation } from '../channels/cli/passphrase.js';
 import {
   askInline,
   chatRepl,
@@ -40,29 +40,66 @@ import {
 } from '../channels/cli/chat.js';
 import { runInboxCommand } from '../channels/cli/inbox-commands.js';
 import { runMemoryCommand } from '../channels/cli/memory-commands.js';
-import { MISSION_USAGE, runApprovalsCommand, runMissionCommand } from '../channels/cli/mission-commands.js';
+import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
+import { DECIDE_USAGE, runApprovalsCommand, runDecisionCommand } from '../channels/cli/gate-commands.js';
+import { resolveTurnId } from '../channels/cli/id-lookup.js';
 import type { RestTarget } from '../channels/cli/rest-client.js';
 import { runSessionsCommand } from '../channels/cli/session-commands.js';
+import { unknownCommand } from '../channels/cli/did-you-mean.js';
 import { projectRoot } from './project-root.js';
 import type { Stack, StackRole } from './stack.js';
+
+/** The passphrase for a command that opens the install: at a terminal, a new one asked twice or a wrong one asked again. */
+async function passphrase(config: AivyxConfig): Promise<string> {
+  const { unlockingPassphrase } = await import('../channels/cli/unlock-passphrase.js');
+  return unlockingPassphrase(config, (q) => promptHidden(q));
+}
 
 /** The modules of the commands that open the database or start a stack (loaded on use). */
 const directCommands = () => import('../channels/cli/audit-commands.js');
 
 const root = projectRoot();
+/** Every command `main` knows (what "did you mean" chooses from). */
+const COMMANDS = [
+  'up',
+  'worker',
+  'gateway',
+  'chat',
+  'audit',
+  'mission',
+  'sessions',
+  'approvals',
+  'approve',
+  'deny',
+  'memory',
+  'inbox',
+  'secrets',
+  'passphrase',
+  'temporal',
+  'storage',
+  'config',
+  'help',
+] as const;
+
+/** The owner's time zone: AIVYX_TIME_ZONE, else the system's (TZ, /etc/localtime). */
+function ownerTimeZone(config: AivyxConfig): string {
+  return config.env.AIVYX_TIME_ZONE ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
 const USAGE = `usage:
   aivyx up                               start Temporal, the database, the worker and the local channels
   aivyx worker [--no-host-tools]         on a cluster: run workflows and activities only (TEMPORAL_ADDRESS, DATABASE_URL);
                                          --no-host-tools: this machine does not own the files (AIVYX_HOST_QUEUE)
   aivyx gateway                          on a cluster: serve REST, the chat channels and the UI's codec endpoint, no worker
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
-  aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed)
+  aivyx chat --new                       the REPL continues your last session; --new starts another
+  aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed, or its start)
   aivyx chat --resume TURN               the same; a turn waiting for your approval asks approve? [y/N/details]
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
   aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
   aivyx approvals                        the gates waiting for you, each with the call it would run
+${DECIDE_USAGE}
   aivyx memory list|show ID|forget ID    what the assistant remembers (scope-checked and audited like its tools)
-  aivyx inbox [--json] | dismiss ID      replies that could not reach the chat or thread they were asked in
+  aivyx inbox [--json] | dismiss ID      notices for you and replies that could not reach the chat they were asked in
   aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
 ${AUDIT_USAGE}
   aivyx secrets set NAME                 store a secret (value from stdin or a hidden prompt), sealed
@@ -99,11 +136,9 @@ async function start(
   // The channels' settings are checked before any database opens or server starts.
   telegramSettingsFromEnv(process.env);
   emailSettingsFromEnv(process.env);
-  const confirm = cliPassphraseConfirmation();
   return startStack({
     config,
     passphrase: pass,
-    ...(confirm ? { confirmPassphrase: confirm } : {}),
     projectRoot: root,
     env: process.env,
     ...extra,
@@ -166,7 +201,7 @@ async function target(config: AivyxConfig, standalone: boolean): Promise<{ targe
     return { target: current, stop: async () => undefined };
   }
   if (!standalone) throw noStack(found, config.home);
-  const stack = await start(config, { restPort: 0, headless: true, quiet: true, role: 'standalone' }, await passphrase());
+  const stack = await start(config, { restPort: 0, headless: true, quiet: true, role: 'standalone' }, await passphrase(config));
   return { target: () => ({ url: stack.restUrl!, token: stack.restToken }), stop: () => stack.stop() };
 }
 
@@ -195,7 +230,7 @@ async function scaleOutRole(config: AivyxConfig, role: 'worker' | 'gateway', arg
   const { values } = parseArgs({ args, options: { 'no-host-tools': { type: 'boolean' } }, allowPositionals: false });
   if (role === 'gateway' && values['no-host-tools'])
     throw new AivyxError('Config', '--no-host-tools is an option of aivyx worker', { hint: 'a gateway runs no tools' });
-  const stack = await start(config, { role, noHostTools: values['no-host-tools'] === true }, await passphrase());
+  const stack = await start(config, { role, noHostTools: values['no-host-tools'] === true }, await passphrase(config));
   process.stdout.write(
     role === 'worker'
       ? `aivyx worker is polling ${stack.taskQueue}${config.hostQueue && !values['no-host-tools'] ? ` and ${config.hostQueue}` : ''} on ${stack.temporalAddress}.\n`
@@ -210,7 +245,7 @@ async function scaleOutRole(config: AivyxConfig, role: 'worker' | 'gateway', arg
 }
 
 async function up(config: AivyxConfig): Promise<number> {
-  const stack = await start(config, { role: 'up' }, await passphrase());
+  const stack = await start(config, { role: 'up' }, await passphrase(config));
   process.stdout.write(
     [
       'aivyx is up.',
@@ -233,6 +268,7 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
     options: {
       message: { type: 'string', short: 'm' },
       session: { type: 'string' },
+      new: { type: 'boolean' },
       follow: { type: 'string' },
       resume: { type: 'string' },
       standalone: { type: 'boolean' },
@@ -242,18 +278,36 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
   const follow = values.follow ?? values.resume;
   if ([values.follow, values.resume, values.message].filter((v) => v !== undefined).length > 1)
     throw new AivyxError('Config', 'chat takes one of -m, --follow and --resume', { hint: USAGE });
+  if (values.new && (values.session !== undefined || values.message !== undefined || follow !== undefined))
+    throw new AivyxError('Config', 'chat --new starts a new REPL session: without -m, --session, --follow or --resume', {
+      hint: 'run `aivyx chat --new` alone (a one-shot `chat -m` never continues a session)',
+    });
   const t = await target(config, values.standalone ?? false);
   const io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s) };
   try {
     if (values.message === undefined && follow === undefined) {
-      await chatRepl(t.target, values.session);
+      const { replSession } = await import('../channels/cli/last-session.js');
+      const { sessionId, continued } = replSession(config.home, {
+        ...(values.session ? { session: values.session } : {}),
+        fresh: values.new === true,
+      });
+      await chatRepl(t.target, sessionId, continued);
       return 0;
     }
-    let turnId = follow;
+    // A turn may be named by its start (`chat --follow 849b32b3`), like every id.
+    let turnId = follow === undefined ? undefined : await resolveTurnId(t.target(), follow);
     const outcome: TurnOutcome =
-      follow !== undefined
-        ? await followTurn(t.target(), follow, io)
-        : await chatTurn(t.target(), values.message!, values.session ?? `cli-${randomUUID()}`, io, (id) => (turnId = id));
+      turnId !== undefined
+        ? await followTurn(t.target(), turnId, io)
+        : // One message and no --session: nothing follows it, so its session closes when the turn ends.
+          await chatTurn(
+            t.target(),
+            values.message!,
+            values.session ?? `cli-${randomUUID()}`,
+            io,
+            (id) => (turnId = id),
+            values.session === undefined,
+          );
     // At a terminal the owner is present: ask now, as the REPL does; otherwise exit 3 and `aivyx approvals` decides later.
     if (outcome.status === 'Escalated' && turnId && process.stdin.isTTY) {
       const after = await askInline(t.target(), turnId, io);
@@ -295,7 +349,7 @@ async function audit(config: AivyxConfig, args: string[]): Promise<number> {
   const running = findRunningStack(config.home);
   const result = running
     ? await runAuditCommand(cmd, restAuditPort({ url: running.restUrl, token: restToken(config.home) }))
-    : await withDirectAuditPort(config, await passphrase(), (port) => runAuditCommand(cmd, port));
+    : await withDirectAuditPort(config, await passphrase(config), (port) => runAuditCommand(cmd, port));
   return printAudit(cmd, result, (s) => process.stdout.write(s));
 }
 
@@ -376,7 +430,10 @@ async function main(argv: string[]): Promise<number> {
     case 'audit':
       return audit(config, args);
     case 'mission':
-      return overRest(config, args, runMissionCommand);
+      return overRest(config, args, (rest, t, out) => runMissionCommand(rest, t, out, { timeZone: ownerTimeZone(config) }));
+    case 'approve':
+    case 'deny':
+      return overRest(config, args, (rest, t, out) => runDecisionCommand(command, rest, t, out));
     case 'sessions':
       return overRest(config, args, runSessionsCommand);
     case 'approvals':
@@ -387,13 +444,19 @@ async function main(argv: string[]): Promise<number> {
       return overRest(config, args, runInboxCommand);
     case 'secrets': {
       const [{ withStorage }, { runSecretsCommand }] = await Promise.all([directCommands(), import('../channels/cli/secrets-commands.js')]);
-      return withStorage(config, (storage) =>
-        runSecretsCommand(args, {
-          storage,
-          readStdin,
-          out: (s) => process.stdout.write(s),
-          ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}),
-        }),
+      // The first command of an install may be this one: the data directory is made as `aivyx up` makes it.
+      if (!config.databaseUrl) makeHome(config.home);
+      const pass = await passphrase(config);
+      return withStorage(
+        config,
+        (storage) =>
+          runSecretsCommand(args, {
+            storage,
+            readStdin,
+            out: (s) => process.stdout.write(s),
+            ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}),
+          }),
+        pass,
       );
     }
     case 'passphrase': {
@@ -401,10 +464,11 @@ async function main(argv: string[]): Promise<number> {
         directCommands(),
         import('../channels/cli/passphrase-commands.js'),
       ]);
+      const current = await passphrase(config);
       return withDatabase(config, (db) =>
         runPassphraseCommand(args, {
           db,
-          current: passphrase,
+          current: () => Promise.resolve(current),
           readStdin,
           out: (s) => process.stdout.write(s),
           ...(process.stdin.isTTY ? { prompt: (q: string) => promptHidden(q) } : {}),
@@ -415,7 +479,8 @@ async function main(argv: string[]): Promise<number> {
       return temporal(config, args);
     case 'storage': {
       const [{ withStorage }, { runRotateCommand }] = await Promise.all([directCommands(), import('../channels/cli/secrets-commands.js')]);
-      return withStorage(config, (storage) => runRotateCommand(args, { storage, out: (s) => process.stdout.write(s) }));
+      const pass = await passphrase(config);
+      return withStorage(config, (storage) => runRotateCommand(args, { storage, out: (s) => process.stdout.write(s) }), pass);
     }
     case undefined:
     case 'help':
@@ -424,7 +489,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${USAGE}\n`);
       return command === undefined ? 2 : 0;
     default:
-      process.stderr.write(`aivyx: unknown command "${command}"\n${USAGE}\n`);
+      process.stderr.write(`aivyx: ${unknownCommand(command, COMMANDS)}\n`);
       return 2;
   }
 }

@@ -10,9 +10,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, type Client } from '@temporalio/client';
 import { gateDecisionBody } from '../core/authority.js';
 import { AivyxError } from '../core/errors.js';
+import { CapabilitySet, Scope } from '../core/capability/index.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import { AivyxMissionState, AivyxOpenGate } from '../core/search-attributes.js';
-import { defineStep, type DefinedStep, type MissionScheduleSpec } from '../core/mission-spec.js';
+import { defineStep, noticeCapabilities, type DefinedStep, type MissionStepSpec, type MissionScheduleSpec } from '../core/mission-spec.js';
 import { durationMs } from '../core/duration.js';
 import type { GateApprover, GateApproverRef } from '../machines/index.js';
 import { offerMissionEvent, type InboundEvent, type MissionEventDeps } from './kit/mission-events.js';
@@ -32,7 +33,7 @@ import {
 import type { missionWorkflow } from '../workflows/mission/mission-workflow.js';
 import type { AuditPort, MissionRecord, ScheduleRecord } from '../activities/ports.js';
 import type { MissionOwners } from '../core/mission-owner.js';
-import { missionRecord, missionRecords, scheduleRecord, scheduleRecords } from './mission-records.js';
+import { missionRecord, missionRecords, scheduleRecord, scheduleRecords, verifiedDefinition } from './mission-records.js';
 import { LOCAL_APPROVER, parseApprovers, parseMissionSpec, type MissionSpec } from './mission-input.js';
 import type { ChatMissionPort, LocalMissionPort, MissionSummary, MissionView, ScheduleRow } from './ports.js';
 
@@ -133,9 +134,33 @@ export class MissionGateway implements LocalMissionPort, ChatMissionPort {
       ...(spec.expireAfter !== undefined ? { expireAfter: spec.expireAfter } : {}),
       onExpire: spec.onExpire === 'skip-step' ? 'skip-step' : 'fail',
       ...(spec.budget ? { budget: spec.budget } : {}),
-      capabilities: this.deps.capabilities,
+      capabilities: spec.capabilities ? this.narrowed(spec.capabilities, spec.steps ?? []) : this.deps.capabilities,
       channel: { name: 'cli', platform: 'Local', trustTier: 'Trusted', sessionId: missionId, sender: LOCAL_APPROVER.identity },
     };
+  }
+
+  /**
+   * A spec's own capability set (canonical scopes, plus what its notices to other people need), refused
+   * naming the first scope the assistant does not hold: a mission never holds more than the assistant.
+   */
+  private narrowed(asked: readonly string[], steps: readonly MissionStepSpec[]): string[] {
+    const held = CapabilitySet.from(this.deps.capabilities);
+    const scopes = [...asked, ...noticeCapabilities(steps)].map((c) => {
+      let scope: string;
+      try {
+        scope = Scope.parse(c).toString();
+      } catch (e) {
+        throw new AivyxError('Config', `field "capabilities": "${c}" is not a scope: ${(e as Error).message}`, {
+          hint: 'e.g. fs.read:/home/me/notes/**',
+        });
+      }
+      if (!held.grants(scope))
+        throw new AivyxError('Config', `field "capabilities": the assistant does not hold ${scope}, so no mission of it can`, {
+          hint: `it holds ${this.deps.capabilities.join(', ') || 'nothing'} (AIVYX_CAPABILITIES)`,
+        });
+      return scope;
+    });
+    return [...new Set(scopes)];
   }
 
   /** Starts a mission; resolves with its id. A spec with a `schedule` is for {@link schedule}. */
@@ -222,12 +247,20 @@ export class MissionGateway implements LocalMissionPort, ChatMissionPort {
     return missionRecord(this.deps, checkId(missionId));
   }
 
-  /** The status query of one mission (works on a closed mission too, while its history is kept). */
+  /**
+   * The status query of one mission (works on a closed mission too, while its history is kept), with
+   * `steps`, how many steps its (verified) definition has, so a client can say "step 2 of 2" as the UI does.
+   */
   async show(missionId: string): Promise<MissionView> {
     const handle = this.deps.client.workflow.getHandle<typeof missionWorkflow>(checkId(missionId));
     const desc = await handle.describe().catch(notFoundAs(missionId));
-    const status = await handle.query(missionStatusQuery);
-    return { ...status, status: desc.status.name, ...(desc.status.name === 'COMPLETED' ? { result: await handle.result() } : {}) };
+    const [status, def] = await Promise.all([handle.query(missionStatusQuery), verifiedDefinition(this.deps, missionId, desc.runId)]);
+    return {
+      ...status,
+      status: desc.status.name,
+      ...(def ? { steps: def.steps.length } : {}),
+      ...(desc.status.name === 'COMPLETED' ? { result: await handle.result() } : {}),
+    };
   }
 
   /** Approves a gate as the local user. */

@@ -48,6 +48,11 @@ export const missionSpecSchema = z
     schedule: missionScheduleSpecSchema.optional(),
     /** Start from the goal alone: the model plans the steps, and the plan is approved before any of it runs. */
     plan: z.boolean().optional(),
+    /**
+     * What its task steps may use, e.g. `["fs.read:/home/me/notes/**"]` (`[]`: nothing — a reminder): each
+     * a scope the assistant itself holds; default the assistant's whole set. It can only narrow.
+     */
+    capabilities: z.array(z.string().max(2048)).max(32).optional(),
   })
   .strict()
   .refine((s) => !(s.plan && s.steps && s.steps.length > 0), { message: 'give "steps" or "plan": true, not both', path: ['plan'] });
@@ -61,7 +66,7 @@ export function parseMissionSpec(input: unknown): MissionSpec {
     missionSpecSchema,
     input,
     'mission',
-    'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step), budget ({tokens, costUsd})',
+    'fields: goal, schedule ({every: "7d"} or {cron: "0 8 * * MON", timeZone}), steps ("text", {wait: "3d"}, {waitUntil: "2027-03-01T09:00", timeZone: "Europe/Berlin"}, {notify: "text"}), approvers, secondApprovers, escalateAfter, reminderAfter, expireAfter (90s, 24h, 3d), onExpire (fail, skip-step), budget ({tokens, costUsd}), plan, capabilities (scopes the assistant holds; [] for a reminder)',
   );
 }
 

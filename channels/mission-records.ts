@@ -30,7 +30,11 @@ export const MISSION_SCAN_LIMIT = 200;
 type RunInfo = Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'type' | 'status' | 'startTime' | 'typedSearchAttributes'>;
 
 /** The verified definition a run was started with, or undefined (not a mission, not ours, unreadable). */
-async function verifiedDefinition(deps: MissionRecordDeps, workflowId: string, runId: string): Promise<MissionDefinition | undefined> {
+export async function verifiedDefinition(
+  deps: MissionRecordDeps,
+  workflowId: string,
+  runId: string,
+): Promise<MissionDefinition | undefined> {
   const namespace = deps.client.options.namespace;
   try {
     // The first event only: a long mission's history is thousands of events.

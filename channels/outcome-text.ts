@@ -28,3 +28,29 @@ export function outcomeReplyText(outcome: TurnOutcome, turnId: string, approveHi
       return `Sorry, that failed (${outcome.error.kind}): ${outcome.error.message}`;
   }
 }
+
+/**
+ * A tool call's recorded summary (`Completed(Unverified)`, `Denied(fs.read:/x)`, `Failed(Timeout)`:
+ * core/outcomes.ts, as the audit log keeps it) in the owner's words.
+ */
+export function toolSummaryText(summary: string): string {
+  const m = /^([A-Za-z]+)(?:\((.*)\))?$/s.exec(summary);
+  const [status, arg] = [m?.[1], m?.[2]];
+  switch (status) {
+    case 'Completed':
+      return arg === 'Verified' ? 'done (checked afterwards)' : arg === 'Unverified' ? 'done (its effect was not checked)' : 'done';
+    case 'Denied':
+      return `refused: it needs ${arg ?? 'a scope'} (not granted)`;
+    case 'RequiresEscalation':
+      return 'needs approval first';
+    case 'Failed':
+      return `failed${arg ? ` (${arg})` : ''}`;
+    default:
+      return summary;
+  }
+}
+
+/** True when a tool call's summary says it did not do its work (failed or refused). */
+export function toolSummaryFailed(summary: string): boolean {
+  return /^(Failed|Denied)\b/.test(summary);
+}

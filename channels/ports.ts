@@ -55,6 +55,16 @@ export type ChatTurnPort = TurnSubmitPort & TurnCancelPort;
 
 /** What the local REST channel does with turns: also re-attach to one, await its outcome, list sessions. */
 export interface LocalTurnPort extends ChatTurnPort {
+  /** Starts a turn as `TurnSubmitPort.start`; `session` sets how a session it opens behaves (a one-shot message's closes when its turn ends). */
+  start(
+    channel: ChannelFacts,
+    message: Message,
+    onEvent: (e: ChannelEvent) => void,
+    replyRoute?: ReplyRoute,
+    session?: { idleMs?: number },
+  ): Promise<GatewayTurn>;
+  /** Turn ids that start with `prefix`, newest first: what a short turn id may mean. */
+  turnsStartingWith(prefix: string, limit?: number): Promise<string[]>;
   /** Re-attaches to a turn started earlier: `onEvent` hears what it streams from now on; `NotFound` when there is none. */
   follow(turnWorkflowId: string, onEvent: (e: ChannelEvent) => void): Promise<{ status: string; outcome: Promise<TurnOutcome> }>;
   /** A turn's outcome, once it has one (also for a turn that already ended). */
@@ -66,7 +76,7 @@ export interface LocalTurnPort extends ChatTurnPort {
 // --- missions
 
 /** A mission's status query, with its workflow status (and result, once completed). */
-export type MissionView = MissionStatus & { status: string; result?: unknown };
+export type MissionView = MissionStatus & { status: string; steps?: number; result?: unknown };
 
 /** Gate decisions for an approver the channel verified (a Telegram user id, a DKIM/SPF-verified address). */
 export interface GateDecisionPort {

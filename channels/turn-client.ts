@@ -21,6 +21,15 @@ export interface TurnClientDeps {
   sessionIdleMs?: number;
 }
 
+/** How a session this message starts behaves (a session already open keeps its own). */
+export interface SessionOptions {
+  /** Close after this long without a message instead of the install's AIVYX_SESSION_IDLE_MS (≥ 1 s). */
+  idleMs?: number;
+}
+
+/** A one-shot message's session (`aivyx chat -m`) closes this soon after its turn ends: the least the session workflow takes. */
+export const ONE_SHOT_IDLE_MS = 1000;
+
 /** Builds the turn request for a message received on a channel (ids derived from the message id). */
 export function buildTurnRequest(channel: ChannelFacts, message: Message, replyRoute?: ReplyRoute): TurnRequest {
   return { turnId: turnWorkflowId(channel.name, message.id), message, channel, ...(replyRoute ? { replyRoute } : {}) };
@@ -30,14 +39,15 @@ export function buildTurnRequest(channel: ChannelFacts, message: Message, replyR
  * Submits a turn to its session. Refuses an oversized message before any workflow starts;
  * a redelivered message (same id) returns `duplicate: true` and runs nothing.
  */
-export async function submitTurn(deps: TurnClientDeps, request: TurnRequest): Promise<SubmitTurnResult> {
+export async function submitTurn(deps: TurnClientDeps, request: TurnRequest, session: SessionOptions = {}): Promise<SubmitTurnResult> {
   assertMessageFits(request.message);
   const attested = deps.attestor.attest(request);
   const sessionId = request.channel.sessionId;
+  const idle = session.idleMs ?? deps.sessionIdleMs;
   const start = new WithStartWorkflowOperation('sessionWorkflow', {
     workflowId: sessionWorkflowId(request.channel.name, sessionId),
     taskQueue: deps.taskQueue,
-    args: [{ sessionId, seen: [], turnsCompleted: 0, ...(deps.sessionIdleMs === undefined ? {} : { idleAfterMs: deps.sessionIdleMs }) }],
+    args: [{ sessionId, seen: [], turnsCompleted: 0, ...(idle === undefined ? {} : { idleAfterMs: idle }) }],
     workflowIdConflictPolicy: 'USE_EXISTING',
     staticSummary: `Session ${sessionId} on ${request.channel.name}`,
   });

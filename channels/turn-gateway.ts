@@ -10,12 +10,14 @@ import type { ChannelEvent } from '../infra/stream-hub.js';
 import type { StreamBus } from '../infra/stream-bus.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import type { GatewayTurn, LocalTurnPort, SessionSummary } from './ports.js';
-import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type TurnClientDeps } from './turn-client.js';
+import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type SessionOptions, type TurnClientDeps } from './turn-client.js';
 
 // A turn goes on streaming while Temporal does not answer about it: its stream is kept open that long
 // at most, asking for the outcome again every second.
 const LISTEN_THROUGH_OUTAGE_MS = 10 * 60_000;
 const ASK_AGAIN_MS = 1_000;
+/** The start of a turn id as a visibility query may quote it (turn ids are slugs: no quotes, no spaces). */
+const TURN_PREFIX = /^turn\/[A-Za-z0-9._@%/-]{1,300}$/;
 
 /** "No such workflow" as `NotFound` naming the turn; anything else unchanged. */
 function turnError(turnWorkflowId: string, err: unknown): unknown {
@@ -46,17 +48,40 @@ export class TurnGateway implements LocalTurnPort {
   }
 
   /**
-   * Starts a turn for `message`; `onEvent` hears stream events until the outcome. With a
-   * `replyRoute` the turn itself delivers the final reply through the channel's deliverer.
+   * Turn ids that start with `prefix`, newest first (at most `limit`): what a short turn id may mean
+   * (`aivyx chat --follow 849b32b3`). Visibility: a turn is listed within a second or so of starting.
    */
-  async start(channel: ChannelFacts, message: Message, onEvent: (e: ChannelEvent) => void, replyRoute?: ReplyRoute): Promise<GatewayTurn> {
+  async turnsStartingWith(prefix: string, limit = 10): Promise<string[]> {
+    if (!TURN_PREFIX.test(prefix))
+      throw new AivyxError('Config', `"${prefix}" is not the start of a turn id`, { hint: 'turn ids look like turn/cli/<uuid>' });
+    const query = `WorkflowType = 'turnWorkflow' AND WorkflowId STARTS_WITH '${prefix}'`;
+    const out: string[] = [];
+    for await (const wf of this.deps.client.workflow.list({ query, pageSize: limit })) {
+      out.push(wf.workflowId);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  /**
+   * Starts a turn for `message`; `onEvent` hears stream events until the outcome. With a
+   * `replyRoute` the turn itself delivers the final reply through the channel's deliverer; `session`
+   * sets how a session this message opens behaves (a one-shot message's closes when its turn ends).
+   */
+  async start(
+    channel: ChannelFacts,
+    message: Message,
+    onEvent: (e: ChannelEvent) => void,
+    replyRoute?: ReplyRoute,
+    session?: SessionOptions,
+  ): Promise<GatewayTurn> {
     const request = buildTurnRequest(channel, message, replyRoute);
     // Subscribe before submitting so the first streamed words are not missed.
     const stop = this.deps.hub.subscribe(request.turnId, (e) => {
       if (e.type !== 'final') onEvent(e);
     });
     try {
-      const submitted = await submitTurn(this.deps, request);
+      const submitted = await submitTurn(this.deps, request, session);
       const outcome = this.listenUntilEnded(submitted.turnWorkflowId, stop);
       return { ...submitted, outcome };
     } catch (err) {

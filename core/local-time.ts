@@ -16,8 +16,11 @@ export function checkTimeZone(tz: string): void {
   }
 }
 
-/** The zone's offset from UTC (ms) at instant `ms`. */
-function offsetAt(ms: number, tz: string): number {
+/** The wall clock in `tz` at instant `ms`: calendar fields as numbers (month 1-12, hour 0-23). */
+export function wallClockAt(
+  ms: number,
+  tz: string,
+): { year: number; month: number; day: number; hour: number; minute: number; second: number } {
   const parts = new Intl.DateTimeFormat('en-US', {
     timeZone: tz,
     hourCycle: 'h23',
@@ -29,7 +32,13 @@ function offsetAt(ms: number, tz: string): number {
     second: '2-digit',
   }).formatToParts(new Date(ms));
   const n = (t: string): number => Number(parts.find((p) => p.type === t)?.value);
-  return Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second')) - Math.floor(ms / 1000) * 1000;
+  return { year: n('year'), month: n('month'), day: n('day'), hour: n('hour'), minute: n('minute'), second: n('second') };
+}
+
+/** The zone's offset from UTC (ms) at instant `ms`. */
+function offsetAt(ms: number, tz: string): number {
+  const w = wallClockAt(ms, tz);
+  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - Math.floor(ms / 1000) * 1000;
 }
 
 const pad = (n: number): string => String(Math.abs(n)).padStart(2, '0');

@@ -4,9 +4,10 @@
  * one (dead pid) is taken over. `inspectHome` tells a command what it finds there, so `chat`
  * can refuse to start a second stack silently.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AivyxError } from '../core/errors.js';
+import { workspaceDir } from './tier-policy.js';
 
 /** Who holds a data directory: `aivyx up`, a command on its own stack (`--standalone`), or a one-off command on the database. */
 export type HomeRole = 'up' | 'standalone' | 'command';
@@ -104,6 +105,15 @@ export interface HomeLock {
 }
 
 /** Takes the data directory for this process; throws `Config` when another live process holds it. */
+/**
+ * Creates the data directory as `aivyx up` does (owner-only, with its workspace folder) when it does
+ * not exist yet, so a first command (`aivyx secrets set` before any `aivyx up`) works on a fresh install.
+ */
+export function makeHome(home: string): void {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  mkdirSync(workspaceDir(home), { recursive: true, mode: 0o700 });
+}
+
 export function lockHome(home: string, role: HomeRole = 'command'): HomeLock {
   const file = join(home, 'aivyx.pid');
   const mine = JSON.stringify({ pid: process.pid, role });

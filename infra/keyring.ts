@@ -59,6 +59,11 @@ export async function openKeyring(db: Kysely<Database>, passphrase: string, opts
   return unlock(row, passphrase);
 }
 
+/** True once the install exists (its keyring was created by a first run); reads only. */
+export async function hasInstall(db: Kysely<Database>): Promise<boolean> {
+  return (await readInstall(db)) !== undefined;
+}
+
 /** Reads the install row, if any. */
 async function readInstall(db: Kysely<Database>): Promise<InstallRow | undefined> {
   return db.selectFrom('install').selectAll().where('id', '=', 1).executeTakeFirst();

@@ -6,9 +6,10 @@ import { AivyxError, describeError } from '../../core/errors.js';
 import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeSpend } from '../../core/spend.js';
-import { outcomeReplyText } from '../outcome-text.js';
+import { outcomeReplyText, toolSummaryFailed, toolSummaryText } from '../outcome-text.js';
 import { watchInbox } from './inbox-watch.js';
 import { createRestartDedupe } from './restart-dedupe.js';
+import { auditedToolCounts, type ToolCounts } from './tool-counts.js';
 import { restJson, sendMessage, turnEvents, type RestTarget, type SseEvent } from './rest-client.js';
 import {
   answerOf,
@@ -30,18 +31,26 @@ export const OUTCOME_EXIT_CODES: Record<TurnOutcome['status'], number> = {
   Cancelled: 5,
 };
 
-/** One line describing how a turn ended. */
-export function outcomeLine(o: TurnOutcome): string {
+/** How many tools ran, how many of those failed, and how many calls were refused before running, in words. */
+function toolsRan(ran: number, { failed = 0, refused = 0 }: Partial<ToolCounts>): string {
+  const n = Math.max(ran, failed);
+  const fails = failed > 0 ? ` (${failed === n ? (n === 1 ? 'it' : 'all') : failed} failed)` : '';
+  const refusals = refused > 0 ? `, ${refused} call${refused === 1 ? '' : 's'} refused` : '';
+  return `${n === 0 ? 'no tool' : n === 1 ? '1 tool' : `${n} tools`} ran${fails}${refusals}`;
+}
+
+/** One line describing how a turn ended; `counts`: what its tool calls came to besides success (tool-counts.ts). */
+export function outcomeLine(o: TurnOutcome, counts: Partial<ToolCounts> = {}): string {
   switch (o.status) {
     case 'Completed':
-      return `[Completed · ${o.toolCallsMade} tool call(s) · ${o.durationMs} ms${o.spend ? ` · ${describeSpend(o.spend)}` : ''}]`;
+      return `[Completed · ${toolsRan(o.toolCallsMade, counts)} · ${o.durationMs} ms${o.spend ? ` · ${describeSpend(o.spend)}` : ''}]`;
     case 'Escalated':
       return `[Escalated: ${o.pendingTool} needs approval — ${o.reason}]`;
     case 'TimedOut':
       if (o.budget) return `[TimedOut: over the ${o.budget.limit} budget — ${o.budget.reason}]`;
-      return `[TimedOut after ${o.elapsedMs} ms · ${o.toolCallsMade} tool call(s)]`;
+      return `[TimedOut after ${o.elapsedMs} ms · ${toolsRan(o.toolCallsMade, counts)}]`;
     case 'Cancelled':
-      return `[Cancelled · ${o.toolCallsMade} tool call(s)]`;
+      return `[Cancelled · ${toolsRan(o.toolCallsMade, counts)}]`;
     case 'Failed':
       return `[Failed: ${describeError(o.error)}]`;
   }
@@ -75,12 +84,21 @@ function reasonOf(err: unknown): string {
   return e.cause?.message ?? e.message ?? String(err);
 }
 
-/** Shows one turn's events as they arrive; resolves with its outcome, or throws `TurnDetached` when the stream breaks after the turn was accepted. */
-async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
+/**
+ * Shows one turn's events as they arrive; resolves with its outcome, or throws `TurnDetached` when the stream
+ * breaks after the turn was accepted. `target`: where the audit log says what its tool calls came to.
+ */
+async function showTurn(
+  events: AsyncIterable<SseEvent>,
+  io: Io,
+  target: RestTarget,
+  onTurn?: (turnId: string) => void,
+): Promise<TurnOutcome> {
   let outcome: TurnOutcome | undefined;
   let turnId: string | undefined;
   let detachedBy: string | undefined;
   let streamed = false;
+  let failedTools = 0;
   const dedupe = createRestartDedupe();
   try {
     for await (const ev of events) {
@@ -110,7 +128,8 @@ async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnI
           streamed = false;
           break;
         case 'tool_finished':
-          io.err(`· ${String(data.tool)} → ${String(data.summary)}\n`);
+          if (toolSummaryFailed(String(data.summary))) failedTools++;
+          io.err(`· ${String(data.tool)} → ${toolSummaryText(String(data.summary))}\n`);
           break;
         case 'step_restarted':
           // The retried step streams its text again: show only what it adds (see restart-dedupe.ts).
@@ -136,24 +155,29 @@ async function showTurn(events: AsyncIterable<SseEvent>, io: Io, onTurn?: (turnI
     throw new AivyxError('Channel', 'the REST channel closed the stream before accepting the turn');
   }
   if (outcome.status === 'Completed' && !streamed) io.out(`${outcome.finalMessage}\n`);
-  io.err(`${outcomeLine(outcome)}\n`);
+  const counts = turnId === undefined ? undefined : await auditedToolCounts(target, turnId);
+  io.err(`${outcomeLine(outcome, counts ?? { failed: failedTools })}\n`);
   return outcome;
 }
 
-/** Runs one turn against the REST channel, streaming to `io`; `onTurn` learns the turn id as soon as it is accepted (for cancel). */
+/**
+ * Runs one turn against the REST channel, streaming to `io`; `onTurn` learns the turn id as soon as it is
+ * accepted (for cancel). `oneShot`: no conversation follows, so a session this opens closes when the turn ends.
+ */
 export function chatTurn(
   target: RestTarget,
   text: string,
   sessionId: string,
   io: Io,
   onTurn?: (turnId: string) => void,
+  oneShot = false,
 ): Promise<TurnOutcome> {
-  return showTurn(sendMessage(target, { text, sessionId }), io, onTurn);
+  return showTurn(sendMessage(target, { text, sessionId, ...(oneShot ? { oneShot } : {}) }), io, target, onTurn);
 }
 
 /** Re-attaches to a turn by id and shows the rest of it (`aivyx chat --follow`). */
 export function followTurn(target: RestTarget, turnId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
-  return showTurn(turnEvents(target, turnId), io, onTurn);
+  return showTurn(turnEvents(target, turnId), io, target, onTurn);
 }
 
 /** `chat -m` at a terminal: the inline approval of an escalated turn, its approved re-run shown like any turn. */
@@ -176,7 +200,7 @@ function unreachable(err: unknown): boolean {
  * /exit quits. `target()` finds aivyx up again (it may come back on another port); when it goes
  * away mid-turn, the REPL waits for it and re-attaches to that turn.
  */
-export async function chatRepl(target: () => RestTarget, sessionId = `cli-${randomUUID()}`): Promise<void> {
+export async function chatRepl(target: () => RestTarget, sessionId = `cli-${randomUUID()}`, continued = false): Promise<void> {
   const io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you › ' });
   let current: string | undefined;
@@ -245,7 +269,9 @@ export async function chatRepl(target: () => RestTarget, sessionId = `cli-${rand
 
   rl.on('SIGINT', onSigint);
   process.on('SIGINT', onSigint);
-  io.err(`session ${sessionId} — type a message; Ctrl-C cancels a running turn\n`);
+  io.err(
+    `${continued ? `continuing session ${sessionId} (aivyx chat --new starts a new one)` : `session ${sessionId}`} — type a message; Ctrl-C cancels a running turn\n`,
+  );
   // Notices for the owner (a reminder, a mission's report) show up as they arrive; `aivyx inbox` keeps them.
   const stopWatching = watchInbox(target, (r) => {
     io.out(`\n· inbox ${r.id} (${r.channel}, ${r.turnId}): ${outcomeReplyText(r.outcome, r.turnId)}\n`);

@@ -11,7 +11,7 @@ import { AivyxError } from '../../core/errors.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import type { MissionStatus } from '../../workflows/mission-messages.js';
 import { confirmationMissionId, confirmationRerunTurnId } from '../../workflows/turn-ids.js';
-import { gateLines } from './mission-commands.js';
+import { gateLines } from './gate-commands.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
 /** What the REPL prints and reads. */

@@ -5,11 +5,12 @@
 import { parseArgs } from 'node:util';
 import type { MemoryEntry, RecallResult } from '../../activities/tools/memory-port.js';
 import { AivyxError } from '../../core/errors.js';
+import { resolveMemoryId } from './id-lookup.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
 export const MEMORY_USAGE = `usage:
   aivyx memory list [--query WORDS] [--topic T] [--limit N] [--json]   what the assistant remembers (newest and best matches first)
-  aivyx memory show ID [--json]                                         one entry
+  aivyx memory show ID [--json]                                         one entry (ID, or its start)
   aivyx memory forget ID                                                forget one entry`;
 
 function line(e: MemoryEntry): string {
@@ -24,9 +25,10 @@ export async function runMemoryCommand(args: string[], target: RestTarget, out: 
     allowPositionals: true,
     options: { query: { type: 'string' }, topic: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
   });
-  const id = (): string => {
+  // An entry id may be given by its start (a short id); core/short-id.ts.
+  const id = async (): Promise<string> => {
     if (positionals.length !== 1) throw new AivyxError('Config', `memory ${sub} needs exactly one entry id`, { hint: MEMORY_USAGE });
-    return encodeURIComponent(positionals[0]!);
+    return encodeURIComponent(await resolveMemoryId(target, positionals[0]!));
   };
   switch (sub) {
     case 'list': {
@@ -39,12 +41,12 @@ export async function runMemoryCommand(args: string[], target: RestTarget, out: 
       return 0;
     }
     case 'show': {
-      const e = (await restJson(target, 'GET', `/v1/memory/${id()}`)) as MemoryEntry;
+      const e = (await restJson(target, 'GET', `/v1/memory/${await id()}`)) as MemoryEntry;
       out(values.json ? `${JSON.stringify(e)}\n` : `${line(e)}\n\n${e.text}\n`);
       return 0;
     }
     case 'forget': {
-      const r = (await restJson(target, 'POST', `/v1/memory/${id()}/forget`)) as { forgotten: number };
+      const r = (await restJson(target, 'POST', `/v1/memory/${await id()}/forget`)) as { forgotten: number };
       out(r.forgotten === 0 ? 'nothing forgotten (no such entry)\n' : 'forgotten\n');
       return 0;
     }

@@ -3,83 +3,145 @@
  * started for the command). Approvals are by `local-user` on the `cli` channel, tier Trusted.
  *
  *   mission create --goal TEXT [--step TEXT … | --plan] [--notify TEXT] [--every D | --cron C [--time-zone TZ]] [--approver IDENTITY …] | <file.json>
+ *   mission create --in 2h | --at "tomorrow 09:00" [--time-zone TZ] --say TEXT    a reminder (no JSON file)
  *   mission pause|resume|delete <schedule id>   a recurring mission's schedule
  *   mission list [--state S] [--json]
  *   mission show <id> [--json]
- *   mission approve <gate> [--mission ID] [--reason R]
- *   mission deny <gate> [--mission ID] [--reason R]
+ *   mission approve|deny [gate] [--mission ID] [--reason R]   (no gate: the one waiting for you; channels/cli/gate-commands.ts)
+ * Every id may be given by its start (a short id, like git's; channels/cli/id-lookup.ts).
  *   mission cancel <id> [--reason R]
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AivyxError } from '../../core/errors.js';
+import { waitStepAt, waitStepIn } from '../../core/reminder-time.js';
 import { describeSpendAgainst } from '../../core/spend.js';
 import type { MissionSummary, ScheduleRow } from '../ports.js';
 import type { MissionStatus } from '../../workflows/mission-messages.js';
+import { gateLines, runDecisionCommand } from './gate-commands.js';
+import { resolveMissionId, resolveScheduleId } from './id-lookup.js';
 import { restJson, type RestTarget } from './rest-client.js';
 
-export const MISSION_USAGE = `  aivyx mission create --goal TEXT [--step TEXT ...] [--notify TEXT] [--approver ID]   start a mission (or: mission create FILE.json)
+/** The usage lines of `aivyx mission`. */
+export const MISSION_USAGE = `  aivyx mission create --in 2h | --at "tomorrow 09:00" [--time-zone Europe/Berlin] --say TEXT   a reminder: TEXT arrives then
+  aivyx mission create --goal TEXT [--step TEXT ...] [--notify TEXT] [--approver ID] [--capability SCOPE ...]   start a mission (or: mission create FILE.json)
       [--plan]   … from the goal alone: the assistant plans the steps, you approve the plan first
       [--every 7d | --cron "0 8 * * MON" [--time-zone Europe/Berlin]]   … as a recurring mission (each run a mission)
   aivyx mission schedules [--json]              the recurring missions: paused or not, next runs, last run
   aivyx mission pause|resume|delete SCHEDULE    pause, resume or delete a recurring mission's schedule
   aivyx mission list [--state S] [--json]       missions, by dashboard state (running, waiting, completed, …)
   aivyx mission show ID [--json]                a mission's state, step and open gate
-  aivyx mission approve GATE [--mission ID] [--reason R]   approve a gate as local-user
-  aivyx mission deny GATE [--mission ID] [--reason R]      deny a gate as local-user
-  aivyx mission cancel ID [--reason R]          cancel a mission (an open gate is withdrawn)`;
+  aivyx mission approve [GATE] [--reason R]     approve a gate as local-user (no GATE: the one waiting for you)
+  aivyx mission deny [GATE] [--reason R]        deny a gate as local-user
+  aivyx mission cancel ID [--reason R]          cancel a mission (an open gate is withdrawn)
+      (an ID or GATE may be its start, like git's short ids: mission show 8926)`;
+
+/** What `mission create` needs besides its arguments. */
+export interface MissionCommandOptions {
+  /** The zone `--at` times are in without `--time-zone` (AIVYX_TIME_ZONE, else the system's). */
+  timeZone: string;
+  /** The clock `--at` is read against (ms). */
+  now?: () => number;
+}
+
+const MISSION_OPTIONS = {
+  goal: { type: 'string' },
+  step: { type: 'string', multiple: true },
+  notify: { type: 'string' },
+  say: { type: 'string' },
+  in: { type: 'string' },
+  at: { type: 'string' },
+  capability: { type: 'string', multiple: true },
+  plan: { type: 'boolean' },
+  every: { type: 'string' },
+  cron: { type: 'string' },
+  'time-zone': { type: 'string' },
+  approver: { type: 'string', multiple: true },
+  state: { type: 'string' },
+  mission: { type: 'string' },
+  reason: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+type MissionValues = ReturnType<typeof parseArgs<{ options: typeof MISSION_OPTIONS; allowPositionals: true }>>['values'];
+
+/** A plain Error of core/reminder-time.ts as the CLI's `Config` error. */
+function asConfig<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new AivyxError('Config', (e as Error).message, {
+      hint: 'e.g. --in 2h, --in 1h30m, --at "tomorrow 09:00", --at 17:30, --at "2027-03-01 09:00" (with --time-zone Europe/Berlin)',
+    });
+  }
+}
+
+/** The first step of a reminder: `--in` a duration, or `--at` a local time in the zone (none without either). */
+function whenStep(values: MissionValues, opts: MissionCommandOptions): object[] {
+  if (values.in !== undefined && values.at !== undefined)
+    throw new AivyxError('Config', 'give --in or --at, not both', { hint: MISSION_USAGE });
+  if ((values.in ?? values.at) !== undefined && (values.every ?? values.cron) !== undefined)
+    throw new AivyxError('Config', '--in/--at wait once; --every/--cron repeat: give one kind', { hint: MISSION_USAGE });
+  if (values.in !== undefined) return [asConfig(() => waitStepIn(values.in!))];
+  if (values.at !== undefined) {
+    const tz = values['time-zone'] ?? opts.timeZone;
+    return [asConfig(() => waitStepAt(values.at!, tz, (opts.now ?? Date.now)()))];
+  }
+  return [];
+}
+
+/** The spec `mission create` sends, from its options (a reminder, a mission of steps, or a recurring one). */
+export function missionSpecOf(values: MissionValues, opts: MissionCommandOptions): Record<string, unknown> {
+  const notices = [values.notify, values.say].filter((t): t is string => t !== undefined).map((notify) => ({ notify }));
+  const goal = values.goal ?? values.say ?? values.notify;
+  if (!goal)
+    throw new AivyxError('Config', 'mission create needs --goal TEXT, --say TEXT (a reminder) or a JSON file', { hint: MISSION_USAGE });
+  const steps = [...whenStep(values, opts), ...(values.step ?? []), ...notices];
+  // A mission of waits and notices runs no tools: it holds no capabilities unless some are asked for.
+  const onlyNotices = steps.length > 0 && !steps.some((st) => typeof st === 'string') && !values.plan;
+  const capabilities = values.capability ?? (onlyNotices ? [] : undefined);
+  const recurring = values.every !== undefined || values.cron !== undefined;
+  return {
+    goal,
+    ...(steps.length > 0 ? { steps } : {}),
+    ...(values.plan ? { plan: true } : {}),
+    ...(values.approver ? { approvers: values.approver } : {}),
+    ...(capabilities ? { capabilities } : {}),
+    ...(recurring
+      ? {
+          schedule: {
+            ...(values.every !== undefined ? { every: values.every } : {}),
+            ...(values.cron !== undefined ? { cron: values.cron } : {}),
+            ...(values['time-zone'] !== undefined ? { timeZone: values['time-zone'] } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/** One row of `mission list`: its state, an open gate, and the workflow's status only when it says more than the state. */
+function listLine(r: MissionSummary): string {
+  const ended = r.status !== 'RUNNING' && r.status !== 'COMPLETED' ? `, workflow ${r.status.toLowerCase().replace(/_/g, ' ')}` : '';
+  return `${r.missionId}  ${r.state ?? r.status.toLowerCase()}${r.openGate ? `  gate ${r.openGate}` : ''}  (started ${r.startTime}${ended})\n`;
+}
+
+/** Where a mission is, as the UI says it: `step 2 of 2`, 1-based, never past the last step. */
+export function stepLine(s: { step: number; stepsRun: number; steps?: number }): string {
+  const of = s.steps === undefined ? '' : ` of ${s.steps}`;
+  const at = s.steps === undefined ? s.step + 1 : Math.min(s.step + 1, s.steps);
+  return `  step ${at}${of} (${s.stepsRun} step run${s.stepsRun === 1 ? '' : 's'} so far)`;
+}
 
 /** Runs one `mission` subcommand against `target`; returns the exit code. */
-/** A gate as approvers see it: the call as it will run (canonical, secrets redacted), why, and who asked where. */
-export function gateLines(gate: NonNullable<MissionStatus['gate']>): string[] {
-  return [
-    `  gate ${gate.gateId}: ${gate.state} — ${gate.tool} (input ${gate.inputHash.slice(0, 12)}…), approvers ${gate.approvers.map((a) => `${a.identity}@${a.channel}`).join(', ')}`,
-    ...(gate.call ?? []).map((l) => `    ${l}`),
-    ...(gate.why ? [`    why: ${gate.why}`] : []),
-    ...(gate.askedBy ? [`    asked by ${gate.askedBy.identity} on ${gate.askedBy.channel}`] : []),
-  ];
-}
-
-/**
- * `aivyx approvals`: the gates waiting for the owner (local-user on cli), each with what will run. Deciding
- * goes through `aivyx mission approve|deny`, the same signed path as every channel's approvals.
- */
-export async function runApprovalsCommand(target: RestTarget, out: (s: string) => void): Promise<number> {
-  const waiting = (await restJson(target, 'GET', '/v1/missions?state=waiting')) as MissionSummary[];
-  const lines: string[] = [];
-  for (const m of waiting) {
-    const s = (await restJson(target, 'GET', `/v1/missions/${encodeURIComponent(m.missionId)}`)) as MissionStatus;
-    if (!s.gate || !s.gate.approvers.some((a) => a.identity === 'local-user' && a.channel === 'cli')) continue;
-    lines.push(
-      `mission ${s.missionId}`,
-      ...gateLines(s.gate),
-      `  decide: aivyx mission approve ${s.gate.gateId}   (or: deny ${s.gate.gateId} --reason "…")`,
-    );
-  }
-  out(lines.length === 0 ? 'nothing is waiting for your approval\n' : `${lines.join('\n')}\n`);
-  return 0;
-}
-
-export async function runMissionCommand(args: string[], target: RestTarget, out: (s: string) => void): Promise<number> {
+export async function runMissionCommand(
+  args: string[],
+  target: RestTarget,
+  out: (s: string) => void,
+  opts: MissionCommandOptions = { timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone },
+): Promise<number> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      goal: { type: 'string' },
-      step: { type: 'string', multiple: true },
-      notify: { type: 'string' },
-      plan: { type: 'boolean' },
-      every: { type: 'string' },
-      cron: { type: 'string' },
-      'time-zone': { type: 'string' },
-      approver: { type: 'string', multiple: true },
-      state: { type: 'string' },
-      mission: { type: 'string' },
-      reason: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-  });
+  if (sub === 'approve' || sub === 'deny') return runDecisionCommand(sub, rest, target, out);
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: MISSION_OPTIONS });
   const one = (what: string): string => {
     const v = positionals[0];
     if (!v || positionals.length > 1)
@@ -96,26 +158,7 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
         } catch (e) {
           throw new AivyxError('Config', `cannot read mission file ${file}: ${e instanceof Error ? e.message : String(e)}`);
         }
-      } else {
-        if (!values.goal) throw new AivyxError('Config', 'mission create needs --goal TEXT (or a JSON file)', { hint: MISSION_USAGE });
-        const steps = [...(values.step ?? []), ...(values.notify ? [{ notify: values.notify }] : [])];
-        const recurring = values.every !== undefined || values.cron !== undefined;
-        spec = {
-          goal: values.goal,
-          ...(steps.length > 0 ? { steps } : {}),
-          ...(values.plan ? { plan: true } : {}),
-          ...(values.approver ? { approvers: values.approver } : {}),
-          ...(recurring
-            ? {
-                schedule: {
-                  ...(values.every !== undefined ? { every: values.every } : {}),
-                  ...(values.cron !== undefined ? { cron: values.cron } : {}),
-                  ...(values['time-zone'] !== undefined ? { timeZone: values['time-zone'] } : {}),
-                },
-              }
-            : {}),
-        };
-      }
+      } else spec = missionSpecOf(values, opts);
       const r = (await restJson(target, 'POST', '/v1/missions', spec)) as { missionId?: string; scheduleId?: string };
       out(values.json ? `${JSON.stringify(r)}\n` : r.scheduleId ? `recurring mission ${r.scheduleId}\n` : `${r.missionId}\n`);
       return 0;
@@ -138,7 +181,7 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
     case 'pause':
     case 'resume':
     case 'delete': {
-      const id = one('schedule id');
+      const id = await resolveScheduleId(target, one('schedule id'));
       const r = (await restJson(
         target,
         sub === 'delete' ? 'DELETE' : 'POST',
@@ -155,29 +198,22 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
         `/v1/missions${values.state ? `?state=${encodeURIComponent(values.state)}` : ''}`,
       )) as MissionSummary[];
       if (values.json) out(rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
-      else if (rows.length === 0) out('no missions\n');
-      else
-        out(
-          rows
-            .map(
-              (r) =>
-                `${r.missionId}  ${r.state ?? '?'}${r.openGate ? `  gate ${r.openGate}` : ''}  (${r.status.toLowerCase()}, started ${r.startTime})\n`,
-            )
-            .join(''),
-        );
+      else out(rows.length === 0 ? 'no missions\n' : rows.map(listLine).join(''));
       return 0;
     }
     case 'show': {
-      const id = one('mission id');
+      const id = await resolveMissionId(target, one('mission id'));
       const s = (await restJson(target, 'GET', `/v1/missions/${encodeURIComponent(id)}`)) as MissionStatus & {
         status: string;
+        steps?: number;
         result?: { reason?: string };
       };
       if (values.json) {
         out(`${JSON.stringify(s)}\n`);
         return 0;
       }
-      const lines = [`mission ${s.missionId}: ${s.state} (${s.status.toLowerCase()})`, `  step ${s.step + 1}, ${s.stepsRun} step runs`];
+      const ended = s.status !== 'RUNNING' && s.status !== 'COMPLETED' ? ` (workflow ${s.status.toLowerCase().replace(/_/g, ' ')})` : '';
+      const lines = [`mission ${s.missionId}: ${s.state}${ended}`, stepLine(s)];
       if (s.waiting) lines.push(`  waiting: ${s.waiting}`);
       if (s.spent || s.budget) lines.push(`  spent: ${describeSpendAgainst(s.spent, s.budget)}`);
       if (s.gate) lines.push(...gateLines(s.gate));
@@ -185,19 +221,8 @@ export async function runMissionCommand(args: string[], target: RestTarget, out:
       out(`${lines.join('\n')}\n`);
       return 0;
     }
-    case 'approve':
-    case 'deny': {
-      const gateId = one('gate id');
-      const r = (await restJson(target, 'POST', `/v1/gates/${sub}`, {
-        gateId,
-        ...(values.mission ? { missionId: values.mission } : {}),
-        ...(values.reason ? { reason: values.reason } : {}),
-      })) as { gateId: string; state: string };
-      out(`gate ${r.gateId}: ${r.state}\n`);
-      return 0;
-    }
     case 'cancel': {
-      const id = one('mission id');
+      const id = await resolveMissionId(target, one('mission id'));
       await restJson(target, 'POST', `/v1/missions/${encodeURIComponent(id)}/cancel`, values.reason ? { reason: values.reason } : {});
       out(`mission ${id}: cancel requested\n`);
       return 0;

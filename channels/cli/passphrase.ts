@@ -7,11 +7,6 @@ export function cliPassphrase(): Promise<string> {
 }
 
 /** True when the passphrase comes from a person at a terminal (no AIVYX_PASSPHRASE, no key file). */
-function prompting(): boolean {
+export function prompting(): boolean {
   return process.stdin.isTTY === true && process.env.AIVYX_PASSPHRASE === undefined && !process.env.AIVYX_PASSPHRASE_FILE;
-}
-
-/** On a first run at a prompt: the passphrase typed a second time (a typo must not lock the owner out). */
-export function cliPassphraseConfirmation(): (() => Promise<string>) | undefined {
-  return prompting() ? () => promptHidden('new install — type the passphrase again: ') : undefined;
 }

@@ -58,7 +58,7 @@ async function* events(res: Response): AsyncGenerator<SseEvent> {
 /** Posts a message and yields the turn's events as they arrive: `turn` first, the last is `outcome` or `error`. */
 export async function* sendMessage(
   target: RestTarget,
-  body: { text: string; sessionId: string; messageId?: string },
+  body: { text: string; sessionId: string; messageId?: string; oneShot?: boolean },
   signal?: AbortSignal,
 ): AsyncGenerator<SseEvent> {
   const res = await request(target, '/v1/messages', {

@@ -4,7 +4,9 @@
  * to `aivyx up` through it. Every route is registered in `registerRoutes` below.
  *
  *   GET  /v1/health                  {ok} (503 while a dependency is down); with the token: each dependency
- *   POST /v1/messages                {text, sessionId?, messageId?, channel?: 'cli'|'rest'} → SSE: `turn`, stream events, `outcome`
+ *   POST /v1/messages                {text, sessionId?, messageId?, channel?: 'cli'|'rest', oneShot?} → SSE: `turn`, stream events, `outcome`
+ *                                    (oneShot: a session it opens closes when the turn ends)
+ *   GET  /v1/turns?startsWith=P      {turns}: the turn ids that start with P, newest first (short ids)
  *   GET  /v1/turns/:id/events        SSE: re-attach to a turn — `turn`, its remaining events, `outcome`
  *   POST /v1/turns/:id/cancel        cancel a running turn
  *   GET  /v1/audit/verify            chain, tree, witness-file checkpoints and the tool-call reconciliation: {ok, count, failed?, reason?, ...}
@@ -13,12 +15,12 @@
  *   GET  /v1/audit/pubkey            {vkey, origin, keyId}: the checkpoint verifier key
  *   GET  /v1/audit/prove?seq=N       inclusion proof of entry N against a fresh checkpoint
  *   POST /v1/audit/consistency       {checkpoint} → consistency proof from that checkpoint to a fresh one
- *   POST /v1/missions                {goal, steps?, schedule?, approvers?, secondApprovers?, escalateAfter?, reminderAfter?, expireAfter?, onExpire?} → 201 {missionId} (with a schedule: {scheduleId})
+ *   POST /v1/missions                {goal, steps?, schedule?, approvers?, secondApprovers?, escalateAfter?, reminderAfter?, expireAfter?, onExpire?, budget?, plan?, capabilities?} → 201 {missionId} (with a schedule: {scheduleId})
  *   GET  /v1/schedules               the recurring missions (paused?, next runs, last run)
  *   POST /v1/schedules/:id/pause|resume, DELETE /v1/schedules/:id   a recurring mission's schedule
  *   GET  /v1/sessions                the open conversations (session workflows Running)
  *   GET  /v1/missions?state=S        missions by AivyxMissionState (visibility)
- *   GET  /v1/missions/:id            the mission's status query
+ *   GET  /v1/missions/:id            the mission's status query, with `steps` (how many its definition has)
  *   POST /v1/missions/:id/cancel     {reason?}
  *   POST /v1/gates/approve           {gateId, missionId?, reason?}  — as local-user@cli (Trusted)
  *   POST /v1/gates/deny              {gateId, missionId?, reason?}
@@ -49,6 +51,7 @@ import { describeCause, type Health } from '../../infra/health.js';
 import { isTemporalUnreachable } from '../../infra/temporal/client-errors.js';
 import { parseMissionSpec } from '../mission-input.js';
 import type { LocalMissionPort, LocalTurnPort } from '../ports.js';
+import { ONE_SHOT_IDLE_MS } from '../turn-client.js';
 import { parseBody } from '../zod-errors.js';
 
 /** What the REST channel serves besides turns: the audit log (docs/AUDIT.md). */
@@ -97,6 +100,8 @@ const messageBody = z
     sessionId: z.string().min(1).max(200).optional(),
     messageId: z.string().min(1).max(200).optional(),
     channel: z.enum(['cli', 'rest']).optional(),
+    /** One message, no conversation: a session this message opens closes when its turn ends (`aivyx chat -m`). */
+    oneShot: z.boolean().optional(),
   })
   .strict();
 const gateDecisionBody = z
@@ -107,6 +112,7 @@ const gateDecisionBody = z
   })
   .strict();
 const cancelBody = z.object({ reason: z.string().max(2_000).optional() }).strict();
+const turnsQuery = z.object({ startsWith: z.string().min(6).max(300) }).strict();
 const tailQuery = z.object({ n: z.coerce.number().int().min(1).max(10_000).default(20) });
 const verifyBody = z
   .object({
@@ -316,6 +322,10 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   );
 
   app.post('/v1/messages', (c) => postMessage(c, d));
+  app.get('/v1/turns', async (c) => {
+    d.need('temporal');
+    return c.json({ turns: await d.gateway.turnsStartingWith(parseBody(turnsQuery, c.req.query(), 'query').startsWith) });
+  });
   app.get('/v1/turns/:id{.+}/events', (c) => followTurn(c, d, c.req.param('id')));
   app.post('/v1/turns/:id{.+}/cancel', async (c) => {
     d.need('temporal');
@@ -421,7 +431,7 @@ function turnId(raw: string): string {
 
 /** POST /v1/messages: starts a turn, then streams it. Bad input, a too-large message or a dependency that is down answer before any turn starts. */
 async function postMessage(c: Context, d: RouteDeps): Promise<Response> {
-  const body = parseBody(messageBody, await jsonBody(c), 'message', 'fields: text, sessionId, messageId, channel (cli or rest)');
+  const body = parseBody(messageBody, await jsonBody(c), 'message', 'fields: text, sessionId, messageId, channel (cli or rest), oneShot');
   const sessionId = body.sessionId ?? `rest-${randomUUID()}`;
   const isCli = body.channel === 'cli';
   const facts: ChannelFacts = {
@@ -436,7 +446,13 @@ async function postMessage(c: Context, d: RouteDeps): Promise<Response> {
   assertMessageFits(message);
   d.need('temporal', 'database');
   const relay = new SseRelay();
-  const turn = await d.gateway.start(facts, message, (e) => relay.send(e.type, e));
+  const turn = await d.gateway.start(
+    facts,
+    message,
+    (e) => relay.send(e.type, e),
+    undefined,
+    body.oneShot ? { idleMs: ONE_SHOT_IDLE_MS } : undefined,
+  );
   return streamSSE(c, async (stream) => {
     relay.attach(stream, ['turn', { turnWorkflowId: turn.turnWorkflowId, duplicate: turn.duplicate, sessionId }]);
     await finish(relay, d, turn.turnWorkflowId, turn.outcome);

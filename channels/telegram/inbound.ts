@@ -10,6 +10,7 @@ import type { ContentPart, Message } from '../../core/message.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
 import type { MissionEventPort, TurnSubmitPort } from '../ports.js';
+import { toolSummaryText } from '../outcome-text.js';
 import { editText, toReplyRoute } from './delivery.js';
 import { streamView } from './render.js';
 import { markDelivered, turnKey, updateChat, type TurnRecord } from './state.js';
@@ -150,7 +151,7 @@ export function createTelegramInbound(deps: TelegramInboundDeps): {
             status.push(`⚙ ${e.tool}…`);
             break;
           case 'tool_finished':
-            status.push(`⚙ ${e.tool}: ${e.summary}`);
+            status.push(`⚙ ${e.tool}: ${toolSummaryText(e.summary)}`);
             break;
           default:
             return;

@@ -11,6 +11,7 @@ import { priceTableSchema, type PriceTable } from '../../core/spend.js';
 import { Scope } from '../../core/capability/scope.js';
 import { TRUST_TIERS } from '../../core/capability/trust-tier.js';
 import { AivyxError } from '../../core/errors.js';
+import { checkTimeZone } from '../../core/local-time.js';
 import { findTool } from '../../core/tool-catalog.js';
 import { parseMcpTierGrants } from '../../core/tools/mcp-tools.js';
 import { parseAuditDigestTarget, type AuditDigestTarget } from '../audit/digest.js';
@@ -388,6 +389,16 @@ export const ENV_TABLE = {
     meaning:
       "your own identities on remote channels, `<channel>:<sender>` (e.g. `telegram:12345,email:me@example.org`): your messages there do not taint a turn (their tier is unchanged); anyone else's do; only you (these and the CLI/REST owner) may approve a call that follows untrusted content",
     schema: list([]),
+  }),
+  AIVYX_TIME_ZONE: envVar({
+    group: 'agent',
+    default: "the system's zone",
+    meaning:
+      'your time zone (an IANA name such as `Europe/Berlin`): what `aivyx mission create --at "tomorrow 09:00"` means without `--time-zone`',
+    schema: parsedBy(undefined, (raw: string): string | undefined => {
+      checkTimeZone(raw);
+      return raw;
+    }),
   }),
   AIVYX_MCP_TRUSTED: envVar({
     group: 'mcp',

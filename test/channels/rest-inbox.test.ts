@@ -55,7 +55,7 @@ const run = async (...args: string[]): Promise<{ code: number; out: string }> =>
 
 describe('the owner’s inbox of undelivered replies', () => {
   it('empty, then two held replies oldest first with why; holding a turn again keeps one entry; dismiss by a prefix', async () => {
-    expect(await run()).toEqual({ code: 0, out: 'the inbox is empty: every reply reached its chat\n' });
+    expect(await run()).toEqual({ code: 0, out: 'the inbox is empty\n' });
     const later = { turnId: 'turn/email/m-2', at: Date.UTC(2026, 11, 4, 9), channel: 'email', reason: 'SMTP 550 mailbox unavailable' };
     const earlier = {
       turnId: 'turn/telegram/1_42_7',
@@ -73,9 +73,9 @@ describe('the owner’s inbox of undelivered replies', () => {
     expect(listed.code).toBe(0);
     const [first, second] = listed.out.split('\n\n');
     expect(first).toBe(
-      `${heldReplyId(earlier.turnId)}  2026-12-04T08:00:00.000Z  for telegram (turn ${earlier.turnId})\n  not delivered: Telegram refused the reply\n  second draft`,
+      `${heldReplyId(earlier.turnId)}  2026-12-04T08:00:00.000Z  not delivered to telegram: Telegram refused the reply (turn ${earlier.turnId})\n  second draft`,
     );
-    expect(second).toContain(`${heldReplyId(later.turnId)}  2026-12-04T09:00:00.000Z  for email`);
+    expect(second).toContain(`${heldReplyId(later.turnId)}  2026-12-04T09:00:00.000Z  not delivered to email: SMTP 550`);
     expect(second).toContain('the report is attached');
     const json = (await run('--json')).out
       .trim()
@@ -86,6 +86,25 @@ describe('the owner’s inbox of undelivered replies', () => {
     expect(await run('dismiss', heldReplyId(earlier.turnId).slice(0, 6))).toEqual({ code: 0, out: 'dismissed\n' });
     expect(await run('dismiss', heldReplyId(earlier.turnId))).toEqual({ code: 1, out: 'no such inbox entry\n' });
     expect((await inbox.list()).map((r) => r.turnId)).toEqual([later.turnId]);
+  });
+
+  it('a notice a CLI mission left for the owner reads as a notice, not as a reply that was not delivered', async () => {
+    // As workflows/mission-workflow.ts holds a notice of a mission with no chat to send it to.
+    const missionId = 'mission-0f0e0d0c-0000-4000-8000-00000000abcd';
+    const turnId = `${missionId}/step-1/run-1/notice`;
+    await inbox.hold({
+      turnId,
+      at: Date.UTC(2026, 11, 4, 10),
+      channel: 'cli',
+      reason: `a notice from mission ${missionId}`,
+      outcome: { status: 'Completed', finalMessage: 'call the bank', toolCallsMade: 0, durationMs: 0 },
+    });
+    const shown = (await run()).out;
+    expect(shown).toContain(
+      `${heldReplyId(turnId)}  2026-12-04T10:00:00.000Z  notice from mission ${missionId} (turn ${turnId})\n  call the bank\n`,
+    );
+    expect(shown.split('\n\n').find((e) => e.includes(missionId))).not.toMatch(/not delivered/);
+    expect(await run('dismiss', heldReplyId(turnId))).toEqual({ code: 0, out: 'dismissed\n' });
   });
 
   it('without the bearer token the inbox is neither shown nor changed', async () => {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStoreOf, ownerMemoryOf } from '../../app/wiring.js';
+import { runMemoryCommand } from '../../channels/cli/memory-commands.js';
 import { startRestServer } from '../../channels/rest/rest-server.js';
 import type { TurnGateway } from '../../channels/turn-gateway.js';
 import type { AuditEvent } from '../../core/audit-events.js';
@@ -107,5 +108,28 @@ describe('the owner sees and forgets what the assistant remembers', () => {
     const bad = await call('GET', '/v1/memory?limit=lots');
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toMatch(/memory\.recall: "limit"/);
+  });
+
+  it('aivyx memory show and forget take the start of an id, like git; a start several ids share is refused, listing them', async () => {
+    const server = await startRestServer({
+      gateway: {} as TurnGateway,
+      token,
+      audit: { verify: async () => null, tail: async () => [] },
+      memory: ownerMemoryOf(db, master, { capabilities: ['memory.read', 'memory.forget'] }),
+    });
+    servers.push(server);
+    const target = { url: server.url, token };
+    let out = '';
+    const run = (...args: string[]) => runMemoryCommand(args, target, (s) => (out += s));
+    // The first two entries are still there (the first test forgot the third); `m_` is left out.
+    expect(await run('show', ids[0]!.slice(2, 10))).toBe(0);
+    expect(out).toContain(`${ids[0]!}  `);
+    expect(out).toContain('the dentist is on Tuesday at 9');
+    await expect(run('show', 'm_')).rejects.toThrow(
+      new RegExp(`"m_" matches 2 memory entry ids:\\n {2}(${ids[0]!}|${ids[1]!})\\n {2}(${ids[0]!}|${ids[1]!})`),
+    );
+    out = '';
+    expect(await run('forget', ids[1]!.slice(0, 12))).toBe(0);
+    expect(out).toBe('forgotten\n');
   });
 });

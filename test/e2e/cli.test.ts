@@ -100,7 +100,7 @@ describe('aivyx CLI', () => {
     const missionId = gateId!.split('/')[0]!;
     expect(aivyx(['mission', 'approve', gateId!], env).stdout).toContain(`gate ${gateId}: approved`);
     // The rerun with the one-shot grant runs exactly the approved call, once.
-    await untilAivyx(['mission', 'show', missionId], env, (s) => s.includes(': completed (completed)'), 60_000);
+    await untilAivyx(['mission', 'show', missionId], env, (s) => s.includes(': completed\n'), 60_000);
 
     const verify = aivyx(['audit', 'verify'], env);
     expect(verify.stdout).toMatch(/audit chain OK: \d+ entries/);

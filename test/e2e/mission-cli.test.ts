@@ -78,7 +78,8 @@ describe('aivyx mission', () => {
     const pending = aivyx(['approvals'], env).stdout;
     expect(pending).toContain(`mission ${missionId}`);
     expect(pending).toContain('    argv: echo deployed');
-    expect(pending).toContain(`decide: aivyx mission approve ${gateId}`);
+    // The only gate waiting: `aivyx approve` alone decides it.
+    expect(pending).toContain(`decide: aivyx approve   (or: aivyx deny --reason "…")`);
 
     // A gate id that is not open is refused and changes nothing.
     const wrong = aivyx(['mission', 'approve', `${missionId}/gate-7`], env);
@@ -89,7 +90,7 @@ describe('aivyx mission', () => {
     expect(approved.stderr).toBe('');
     expect(approved.stdout).toContain(`gate ${gateId}: approved`);
 
-    const done = await until(['mission', 'show', missionId], env, (s) => s.includes(': completed (completed)'));
+    const done = await until(['mission', 'show', missionId], env, (s) => s.includes(': completed\n'));
     expect(done).toContain(`mission ${missionId}: completed`);
     await until(['mission', 'list', '--state', 'completed'], env, (s) => s.includes(missionId));
     expect(aivyx(['mission', 'list', '--state', 'waiting'], env).stdout).not.toContain(missionId);

@@ -117,9 +117,9 @@ describe('the dev server dies under aivyx up', () => {
     // The mission that waited through the outage still completes after approval.
     const approved = aivyx(['mission', 'approve', `${missionId}/gate-1`], env);
     expect(approved.stdout, approved.stderr).toContain('approved');
-    await untilAivyx(['mission', 'show', missionId], env, (s) => s.includes(': completed (completed)'), 90_000);
+    await untilAivyx(['mission', 'show', missionId], env, (s) => s.includes(': completed\n'), 90_000);
     // The reminder's timer survived the restart: its notice is in the owner's inbox, once.
-    await untilAivyx(['mission', 'show', reminderId], env, (s) => s.includes(': completed (completed)'), 90_000);
+    await untilAivyx(['mission', 'show', reminderId], env, (s) => s.includes(': completed\n'), 90_000);
     const inbox = aivyx(['inbox'], env).stdout;
     expect(inbox.split('renew the passport').length - 1, inbox).toBe(1);
     expect(aivyx(['audit', 'verify'], env).stdout).toMatch(/audit chain OK/);
