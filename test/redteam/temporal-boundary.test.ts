@@ -345,16 +345,7 @@ describe('an insider with the payload key but not the attestation key', () => {
 
   it('a forged completion of a pending LLM step cannot run a tool: the call carries no proof of this step', async () => {
     const target = pwned('forged-completion');
-    const channel = turns.facts('Trusted');
-    const req = turns.attestor.attest(
-      buildTurnRequest(channel, {
-        id: randomUUID(),
-        sessionId: channel.sessionId,
-        content: textContent('slow thoughts'),
-        receivedAt: Date.now(),
-      }),
-    );
-    await turns.client.workflow.start('turnWorkflow', { workflowId: req.turnId, taskQueue: turns.taskQueue, args: [req] });
+    const req = { turnId: await startSlowTurn() };
     const llmStepId = await pendingActivity(turns.client, req.turnId, 'llmStep');
     // The attacker answers for the model: one shell.exec call (with or without a copied proof).
     await turns.client.activity.complete(
@@ -374,19 +365,7 @@ describe('an insider with the payload key but not the attestation key', () => {
 
   it('a forged completion of a pending model step — junk, or another workflow’s encrypted result — is refused and audited; the turn asks again and completes (issue 32)', async () => {
     const target = pwned('keyless-completion');
-    const channel = turns.facts('Trusted');
-    const start = async (): Promise<string> => {
-      const req = turns.attestor.attest(
-        buildTurnRequest(channel, {
-          id: randomUUID(),
-          sessionId: channel.sessionId,
-          content: textContent('slow thoughts'),
-          receivedAt: Date.now(),
-        }),
-      );
-      await turns.client.workflow.start('turnWorkflow', { workflowId: req.turnId, taskQueue: turns.taskQueue, args: [req] });
-      return req.turnId;
-    };
+    const start = startSlowTurn;
     // Another turn's genuine, encrypted model-step result, copied out of its history.
     const donor = await start();
     await turns.client.workflow.getHandle(donor).result();
@@ -424,16 +403,7 @@ describe('an insider with the payload key but not the attestation key', () => {
 
   it('a model step whose results are refused again and again ends the turn with a clear reason: nothing runs', async () => {
     const target = pwned('refused-thrice');
-    const channel = turns.facts('Trusted');
-    const req = turns.attestor.attest(
-      buildTurnRequest(channel, {
-        id: randomUUID(),
-        sessionId: channel.sessionId,
-        content: textContent('slow thoughts'),
-        receivedAt: Date.now(),
-      }),
-    );
-    await turns.client.workflow.start('turnWorkflow', { workflowId: req.turnId, taskQueue: turns.taskQueue, args: [req] });
+    const req = { turnId: await startSlowTurn() };
     const forged = { type: 'tool_calls', calls: [{ callId: 'c1', tool: 'shell.exec', input: { argv: ['touch', target] } }] };
     const done = new Set<string>();
     for (let n = 0; n < 3; n++) {
@@ -448,6 +418,21 @@ describe('an insider with the payload key but not the attestation key', () => {
     expect(existsSync(target)).toBe(false);
   });
 });
+
+/** Starts a Trusted turn whose model step takes seconds (so it can be completed by someone else meanwhile); its id. */
+async function startSlowTurn(): Promise<string> {
+  const channel = turns.facts('Trusted');
+  const req = turns.attestor.attest(
+    buildTurnRequest(channel, {
+      id: randomUUID(),
+      sessionId: channel.sessionId,
+      content: textContent('slow thoughts'),
+      receivedAt: Date.now(),
+    }),
+  );
+  await turns.client.workflow.start('turnWorkflow', { workflowId: req.turnId, taskQueue: turns.taskQueue, args: [req] });
+  return req.turnId;
+}
 
 describe('replaying what was genuinely attested', () => {
   it('a finished turn copied under another workflow id, raw (encrypted) or decoded, runs nothing', async () => {
