@@ -58,7 +58,7 @@ export function gateAskerOf(channel: { name: string; trustTier: TrustTier; sende
 export function gateApproversFor(asker: Asker, taintedBy: readonly string[], ownerIds: readonly string[]): MissionPersonRef[] {
   const tainted = taintedBy.length > 0;
   // After untrusted content the asker stays only when they are an owner themselves (the owner at their machine).
-  const mayAsk = tainted ? isOwner({ identity: asker.identity ?? '', ...asker }, ownerIds) : ASKER_TIERS.includes(asker.trustTier);
+  const mayAsk = tainted ? isOwner({ ...asker, identity: asker.identity ?? '' }, ownerIds) : ASKER_TIERS.includes(asker.trustTier);
   const approvers: MissionPersonRef[] = [];
   if (mayAsk && asker.identity) approvers.push({ identity: asker.identity, channel: asker.channel });
   for (const owner of tainted ? ownerRefs(ownerIds) : [LOCAL_OWNER])

@@ -1,7 +1,8 @@
 /**
  * A mission's gates: one opened for exactly one pending call and the approvers the verified
- * definition names, a decision checked before the gate moves (proof, approver, first decision),
- * and the budget raise an approved budget gate allows.
+ * definition names — or, when the call follows untrusted content, the owners alone
+ * (core/gate-approvers.ts) — a decision checked before the gate moves (proof, approver, owner,
+ * first decision), and the budget raise an approved budget gate allows.
  */
 import { gateDecisionBody } from '../../core/authority.js';
 import { inputHash, textHash } from '../../core/canonical-json.js';
