@@ -240,7 +240,9 @@ describe('Telegram channel', () => {
     });
     const shown = inboxEntryText(held[0]!);
     expect(shown).toContain('hello are you there');
-    expect(shown).toContain(`for telegram (turn ${turnId})`);
+    expect(shown).toContain(
+      `not delivered to telegram: Telegram refused the reply in chat ${ALICE.id}: ${blocked.description} (turn ${turnId})`,
+    );
     // Final on the first refusal: one deliverReply attempt, not twelve over seven minutes.
     const history = await handle.fetchHistory();
     const attempts = (history.events ?? []).filter(
