@@ -30,6 +30,7 @@ export const UNIT_TESTS = [
   'test/email/trust.test.ts',
   'test/infra/codec-server.test.ts',
   'test/infra/config-doc.test.ts',
+  'test/infra/free-port.test.ts',
   'test/infra/log-redaction.test.ts',
   'test/infra/passphrase.test.ts',
   'test/infra/payload-codec.test.ts',
