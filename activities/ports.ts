@@ -246,6 +246,11 @@ export interface AgentConfig {
   prices?: PriceTable;
   /** Spend budgets (docs/BUDGETS.md): per turn, per session and UTC day, and a mission's default. */
   spendBudgets?: SpendBudgets;
+  /**
+   * Tools (or `mcp.call:<server>`) whose untrusted results the model is shown as they are
+   * (`AIVYX_SHOW_UNTRUSTED`); every other untrusted result is held as a value (core/values.ts).
+   */
+  showUntrusted?: string[];
 }
 
 /** The worker's spend budgets; an absent one is no limit. */
@@ -300,4 +305,24 @@ export interface MissionWaitsPort {
   open(wait: MissionWait): Promise<void>;
   close(waitKey: string): Promise<void>;
   list(source: MissionEventMatch['source']): Promise<MissionWait[]>;
+}
+
+/** An untrusted result the worker holds for a turn (core/values.ts). */
+export interface HeldValue {
+  id: string;
+  /** The turn (workflow id) and call that read it: only that turn, or a turn continuing it, may use it. */
+  turnId: string;
+  idemKey: string;
+  /** Its source label, flat ("a page from evil.example"). */
+  label: string;
+  body: unknown;
+  /** Epoch ms after which it can no longer be used. */
+  expiresAt: number;
+}
+
+/** Where held values live (sealed, like the session history). */
+export interface ValueStorePort {
+  /** Stores `v` under its id; the same id again (a retried activity) keeps the first. */
+  put(v: HeldValue): Promise<void>;
+  get(id: string): Promise<HeldValue | undefined>;
 }

@@ -83,6 +83,8 @@ export function outputLabel(
   // An unknown tool (an MCP-only id, a worker newer than the catalog) is untrusted by default.
   if (!def) return short(`${tool} output`);
   if (def.provenance.output === 'trusted') return undefined;
+  // A quarantined read's typed answer (a boolean, a choice, a bounded number, a date) carries no instructions.
+  if (tool === 'value.read') return undefined;
   switch (def.scopeBase) {
     case 'fs.read':
     case 'fs.metadata': {

@@ -34,6 +34,9 @@ import type { Database } from '../infra/db/index.js';
 import { createDeliveryActivities, DeliveryRegistry } from '../activities/delivery-activities.js';
 import { createMissionWaits } from '../infra/mission-waits.js';
 import { createInbox } from '../infra/inbox.js';
+import { createValueStore } from '../infra/value-store.js';
+import { createValueReadTool } from '../activities/tools/value-read.js';
+import { quarantinedReader } from '../activities/llm/quarantined-reader.js';
 import { createSessionHistory } from '../infra/session-history.js';
 import { createSpendLedger } from '../infra/spend-ledger.js';
 import { SealedStorage } from '../infra/storage/index.js';
@@ -92,6 +95,7 @@ export function wireTurnActivities(input: WiringInput) {
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
     tools: input.tools ?? defaultTools(input, storage),
     spend: createSpendLedger(input.db),
+    values: createValueStore(storage.domain('sessions')),
   });
   // Mission step turns are attested here, by the worker, only for verified missions; gate notices go to `notifier`.
   const missions = createMissionActivities({
@@ -161,6 +165,7 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
       owners: input.agent.trustedPlaces?.owners ?? [],
     }),
     ...createMissionControlTools(input.missionControl ? { control: input.missionControl } : {}),
+    createValueReadTool({ reader: quarantinedReader(input.llm) }),
     // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];
 }

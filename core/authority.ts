@@ -142,6 +142,8 @@ export interface ToolCallFacts {
   taintedBy?: string[];
   /** The call's result is untrusted: its label (activities/taint-labels.ts). */
   untrustedOutput?: string;
+  /** The call's untrusted result is held as this value (core/values.ts): the model saw only its handle, so it taints nothing. */
+  heldAs?: string;
 }
 
 /** The body of a tool-result receipt: the call as `runTool` ran it, and the outcome it recorded. */

@@ -24,6 +24,7 @@ import { channelSendTool } from './tools/channel-send.js';
 import { missionCreateTool } from './tools/mission-create.js';
 import { missionListTool } from './tools/mission-list.js';
 import { missionCancelTool } from './tools/mission-cancel.js';
+import { valueReadTool } from './tools/value-read.js';
 
 const HOST_SCOPE_FAMILIES: ReadonlySet<string> = new Set(['fs', 'shell', 'git', 'mcp']);
 
@@ -51,6 +52,7 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   missionCreateTool,
   missionListTool,
   missionCancelTool,
+  valueReadTool,
   // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
 ] as ToolDefinition[]);
 

@@ -22,6 +22,7 @@ export const UNIT_TESTS = [
   'test/activities/scripted-provider.test.ts',
   'test/activities/sse.test.ts',
   'test/activities/tools.test.ts',
+  'test/activities/values.test.ts',
   'test/channels/mission-events.test.ts',
   'test/channels/restart-dedupe.test.ts',
   'test/channels/turn-gateway-stream.test.ts',

@@ -11,7 +11,7 @@ import type { Spend } from '../core/spend.js';
 import type { TaintPolicy, TurnTaint } from '../core/taint.js';
 
 /** The turn's bookkeeping: idempotent by key (local activities, or remote in runs from before). */
-export type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'recordRefusedResult' | 'finalizeTurn'>;
+export type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'recordRefusedResult' | 'finalizeTurn' | 'renderValues'>;
 /** Recording a call's audit entry from its row. */
 export type Recording = Pick<TurnActivities, 'recordToolCall'>;
 
@@ -41,6 +41,8 @@ export interface TurnRun {
   taint: TurnTaint | undefined;
   /** Every call scheduled so far: runTool re-reads their labels, so a result it did not record cannot pass as clean. */
   readonly context: string[];
+  /** The model's final text when the owner was shown it rendered (held values substituted): what the history keeps. */
+  plannerText: string | undefined;
 }
 
 /** What the tool-calling loop works with once the turn is open. */

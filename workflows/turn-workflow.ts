@@ -29,7 +29,8 @@ import { spendStop, spendSummary } from './turn-spend.js';
 import { deliverOrHold } from './deliver-or-hold.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
-import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING, RETRY_REFUSED_RESULTS } from './patches.js';
+import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING, RENDER_VALUES, RETRY_REFUSED_RESULTS } from './patches.js';
+import { refsIn } from '../core/values.js';
 import { isRefusedResult } from './interceptors.js';
 import { runBatch, type CallLabel, type ToolCallsStep } from './turn-calls.js';
 import { sessionWorkflowId } from './turn-ids.js';
@@ -93,6 +94,7 @@ function startTurn(req: TurnRequest, bookkeeping: Bookkeeping, recording: Record
     pending: undefined,
     taint: undefined,
     context: [],
+    plannerText: undefined,
   };
   CancellationScope.current().cancelRequested.catch(() => {
     turn.cancelRequested = true;
@@ -115,9 +117,7 @@ async function runTurn(turn: TurnRun): Promise<TurnOutcome> {
 function openLoop(turn: TurnRun, opened: OpenedTurn): TurnLoop {
   // Untrusted content in context (core/taint.ts): decided here, on what this workflow holds. Histories
   // older than taint have no `opened.taint` and replay unchanged.
-  turn.taint = opened.taint
-    ? new TurnTaint(opened.taint.sources, opened.taint.messageTrusted ? messageText(turn.req.message.content) : '')
-    : undefined;
+  turn.taint = opened.taint ? new TurnTaint(opened.taint.sources, trustedText(turn, opened.taint)) : undefined;
   return {
     opened,
     effective: CapabilitySet.fromJSON(opened.effective),
@@ -126,6 +126,12 @@ function openLoop(turn: TurnRun, opened: OpenedTurn): TurnLoop {
     // Offer what this worker implements (the activity drops ids outside the catalog and builds the schemas).
     toolIds: opened.toolIds ?? TOOL_CATALOG.map((t) => t.id),
   };
+}
+
+/** The text the owner gave this turn: their message (when they sent it) and their identities from configuration. */
+function trustedText(turn: TurnRun, taint: NonNullable<OpenedTurn['taint']>): string {
+  const message = taint.messageTrusted ? messageText(turn.req.message.content) : '';
+  return [message, ...(taint.owners ?? [])].join('\n');
 }
 
 const elapsed = (turn: TurnRun): number => Date.now() - turn.startedAt;
@@ -152,12 +158,23 @@ async function runStep(turn: TurnRun, loop: TurnLoop, step: number): Promise<Tur
   const result = stepRace.value;
   turn.spent = addSpend(turn.spent, stepSpend(result));
   if (result.type === 'final') {
-    return { status: 'Completed', finalMessage: result.text, toolCallsMade: turn.toolCallsMade, durationMs: elapsed(turn) };
+    const finalMessage = await renderFinal(turn, result.text);
+    return { status: 'Completed', finalMessage, toolCallsMade: turn.toolCallsMade, durationMs: elapsed(turn) };
   }
   // A step that used the turn's budget up runs none of the calls it proposed: the turn ends here.
   const turnOver = spendStop(opened.spend, turn.spent, 'turn');
   if (turnOver) return timedOut(turn, turnOver);
   return runCalls(turn, loop, step, result);
+}
+
+/**
+ * The answer the owner reads: references to held values (core/values.ts) replaced by their content.
+ * The session's history keeps the model's own text, so the next turn's context holds no untrusted text.
+ */
+async function renderFinal(turn: TurnRun, text: string): Promise<string> {
+  if (refsIn(text).length === 0 || !patched(RENDER_VALUES)) return text;
+  turn.plannerText = text;
+  return turn.bookkeeping.renderValues({ turnId: turn.req.turnId, text, context: [...turn.context] });
 }
 
 /** How many forged results of one model step are refused and asked again before the turn gives up. */
@@ -214,6 +231,7 @@ async function runCalls(turn: TurnRun, loop: TurnLoop, step: number, result: Too
   for (const label of labels) {
     if (!label || !turn.taint) continue;
     if ('untrusted' in label) turn.taint.add(label.untrusted);
+    else if ('derived' in label) turn.taint.addDerived(label.derived, label.source);
     else turn.taint.addTrusted(JSON.stringify(label.trusted ?? null));
   }
   loop.transcript.push({ role: 'assistant', ...(result.text ? { text: result.text } : {}), calls });
@@ -251,6 +269,7 @@ function finalize(turn: TurnRun, outcome: TurnOutcome): ReturnType<Bookkeeping['
       ...(outcome.status === 'Escalated' && pending ? { pending } : {}),
       ...(taint?.tainted ? { taint: taint.sources } : {}),
       ...(context.length > 0 ? { context } : {}),
+      ...(turn.plannerText !== undefined ? { plannerText: turn.plannerText } : {}),
     }),
   );
 }

@@ -46,7 +46,7 @@ export function finalizeTurnActivities(ctx: TurnContext) {
       receivedAt: request.message.receivedAt,
       entries: [
         { role: 'user', text: messageText(request.message.content), ...(fromMessage ? { untrusted: fromMessage } : {}) },
-        { role: 'assistant', text: outcome.finalMessage, ...(untrusted ? { untrusted } : {}) },
+        { role: 'assistant', text: input.plannerText ?? outcome.finalMessage, ...(untrusted ? { untrusted } : {}) },
       ],
     });
   }

@@ -126,7 +126,12 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
         budgetMs: deps.agent.budgetMs,
         ...(spend ? { spend } : {}),
         toolIds: [...toolsById.keys()],
-        taint: { sources: claim.data.taint ?? [], messageTrusted: fromMessage === undefined, policy: deps.agent.taintPolicy ?? {} },
+        taint: {
+          sources: claim.data.taint ?? [],
+          messageTrusted: fromMessage === undefined,
+          policy: deps.agent.taintPolicy ?? {},
+          ...(places.owners?.length ? { owners: [...places.owners] } : {}),
+        },
         ...(deps.agent.hostQueue ? { hostQueue: deps.agent.hostQueue } : {}),
       };
     },

@@ -22,6 +22,7 @@ import type {
   StreamPort,
   ToolCallFacts,
   ToolCallLogPort,
+  ValueStorePort,
 } from '../ports.js';
 import type { ToolImplementation } from '../tools/tool-implementation.js';
 
@@ -46,6 +47,10 @@ export interface TurnActivityDeps {
   confirmations?: ConfirmationPort;
   /** Where `llmStep` records each step's spend and `openTurn` reads a session's day; none: no session-day budget. */
   spend?: SpendLedgerPort;
+  /** Where untrusted results are held as values (core/values.ts); none: they are shown to the model, and taint it. */
+  values?: ValueStorePort;
+  /** The clock values expire by (tests move it). */
+  now?: () => number;
 }
 
 /** Result of `openTurn`: the turn's effective capabilities, or why it may not run. */
@@ -83,6 +88,8 @@ export interface OpenedTaint {
   sources: string[];
   /** The message came from a Trusted sender: the destinations it names are the owner's. */
   messageTrusted: boolean;
+  /** The owner's own identities from configuration (`<channel>:<sender>`): a recipient named there is the owner's. */
+  owners?: string[];
   policy: TaintPolicy;
 }
 
@@ -156,6 +163,8 @@ export interface FinalizeTurnInput {
   pending?: PendingCall;
   /** The untrusted sources the turn read (its history entries keep them, so the next turn is tainted too). */
   taint?: string[];
+  /** The model's own final text, when the outcome's text had held values rendered into it: the history keeps this. */
+  plannerText?: string;
   /** Keys of every call the turn scheduled (their labels are re-read here). */
   context?: string[];
 }

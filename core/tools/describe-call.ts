@@ -21,6 +21,7 @@ import type { MissionStepSpec } from '../mission-spec.js';
 import { parseMissionCreateInput } from './mission-create.js';
 import { parseMissionListInput } from './mission-list.js';
 import { parseMissionCancelInput } from './mission-cancel.js';
+import { parseValueReadInput } from './value-read.js';
 import { parseAuditReadInput, parseConfigReadInput, parseConfigWriteInput } from './config-tools.js';
 import { parseFsDeleteInput } from './fs-delete.js';
 import { parseFsMetadataInput } from './fs-metadata.js';
@@ -322,6 +323,12 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
   'mission.cancel': (i) => {
     const p = parseMissionCancelInput(i);
     return [`mission: ${word(p.missionId)}`, ...(p.reason !== undefined ? [`reason: ${quoted(p.reason)}`] : [])];
+  },
+  // What is read and what may come back: the approver sees the question, never the value.
+  'value.read': (i) => {
+    const p = parseValueReadInput(i);
+    const as = p.as === 'number' ? `number between ${p.min} and ${p.max}` : p.as === 'choice' ? `one of ${p.choices!.join(', ')}` : p.as;
+    return [`read: ${p.from.length > 80 ? `${p.from.slice(0, 79)}…` : p.from}`, `as: ${as}`, `question: ${quoted(p.question)}`];
   },
   'mcp.call': (i) => {
     const p = parseMcpCallInput(i);

@@ -66,6 +66,10 @@ const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
     ],
   },
   'mission.list': { input: { state: 'waiting' }, expect: ['state: waiting', 'limit: 20'] },
+  'value.read': {
+    input: { from: '{{value:v0123456789ab}}', as: 'number', question: 'the total', min: 0, max: 100 },
+    expect: ['read: {{value:v0123456789ab}}', 'as: number between 0 and 100', 'question: "the total"'],
+  },
   'mission.cancel': {
     input: { missionId: 'mission-3f2a9c', reason: 'done already' },
     expect: ['mission: mission-3f2a9c', 'reason: "done already"'],

@@ -134,6 +134,7 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
     { channel: 'telegram', to: '12345', text: 'hi' },
     { channel: 'email', to: 'me@example.com', text: 'hi' },
   ],
+  'value.read': [{ from: '{{value:v0123456789ab}}', as: 'boolean', question: 'is it a refund?' }],
 };
 
 const AGENT_ALL_BARE = CapabilitySet.from(KNOWN_SCOPE_BASES);

@@ -93,12 +93,13 @@ describe('tool catalog', () => {
       'mission.create',
       'mission.list',
       'mission.cancel',
+      'value.read',
     ]);
     expect(findTool('fs.read')).toBe(fsReadTool);
     expect(findTool('nope')).toBeUndefined();
     const specs = toolSpecs(['shell.exec']);
     expect(specs).toEqual([{ id: 'shell.exec', description: shellExecTool.description, inputSchema: shellExecTool.inputSchema }]);
-    expect(toolSpecs()).toHaveLength(22);
+    expect(toolSpecs()).toHaveLength(23);
     expect(errorKindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
     expect(shellExecTool.idempotency).toBe('at-most-once');
   });
