@@ -34,6 +34,7 @@ import type { Database } from '../infra/db/index.js';
 import { createDeliveryActivities, DeliveryRegistry } from '../activities/delivery-activities.js';
 import { createMissionWaits } from '../infra/mission-waits.js';
 import { createInbox } from '../infra/inbox.js';
+import { createResumeRecords } from '../infra/resume-records.js';
 import { createSessionHistory } from '../infra/session-history.js';
 import { createSpendLedger } from '../infra/spend-ledger.js';
 import { SealedStorage } from '../infra/storage/index.js';
@@ -77,6 +78,7 @@ export function wireTurnActivities(input: WiringInput) {
   // Each model step in a GenAI span (a no-op unless tracing is on).
   const llm = tracedLlmProvider(input.llm);
   const toolCalls = createToolCallLog(input.db, input.master.subkey('audit'));
+  const resumes = createResumeRecords(storage.domain('sessions'));
   const turn = createTurnActivities({
     audit,
     proofs,
@@ -92,6 +94,7 @@ export function wireTurnActivities(input: WiringInput) {
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
     tools: input.tools ?? defaultTools(input, storage),
     spend: createSpendLedger(input.db),
+    resumes,
   });
   // Mission step turns are attested here, by the worker, only for verified missions; gate notices go to `notifier`.
   const missions = createMissionActivities({
@@ -107,6 +110,7 @@ export function wireTurnActivities(input: WiringInput) {
     sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()),
     owners: input.agent.trustedPlaces?.owners ?? [],
     toolCalls,
+    resumes,
   });
   return {
     ...turn,

@@ -44,3 +44,10 @@ export const MISSION_BOOKKEEPING_LOCAL = 'mission-bookkeeping-local';
  * MAX_REFUSED_RESULTS times, instead of failing the turn. Turns that failed on one before replay failing.
  */
 export const RETRY_REFUSED_RESULTS = 'retry-refused-results';
+
+/**
+ * 2026-12-05, turns: a rerun that openTurn gives an approved call to resume (an attested `resumeFrom`)
+ * runs that call first and continues the escalated turn's transcript, instead of planning afresh.
+ * Runs recorded before replay the fresh plan they made.
+ */
+export const RESUME_APPROVED_CALLS = 'resume-approved-calls';

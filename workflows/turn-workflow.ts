@@ -18,7 +18,7 @@ import type { TurnActivities } from '../activities/turn-activities.js';
 import { ACTIVITY_POLICIES, LOCAL_ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import { CapabilitySet } from '../core/capability/index.js';
 import type { TurnRequest } from '../core/channel.js';
-import type { LlmStepResult } from '../core/llm.js';
+import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import { TOOL_CATALOG } from '../core/tool-catalog.js';
 import type { ToolResult } from '../core/tools.js';
@@ -29,11 +29,11 @@ import { spendStop, spendSummary } from './turn-spend.js';
 import { deliverOrHold } from './deliver-or-hold.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
-import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING, RETRY_REFUSED_RESULTS } from './patches.js';
+import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING, RESUME_APPROVED_CALLS, RETRY_REFUSED_RESULTS } from './patches.js';
 import { isRefusedResult } from './interceptors.js';
 import { runBatch, type CallLabel, type ToolCallsStep } from './turn-calls.js';
 import { sessionWorkflowId } from './turn-ids.js';
-import type { Bookkeeping, OpenedTurn, Recording, TurnLoop, TurnRun } from './turn-run.js';
+import type { Bookkeeping, OpenedResume, OpenedTurn, Recording, TurnLoop, TurnRun } from './turn-run.js';
 import { raceStep, type Race } from './turn-scopes.js';
 
 // Bookkeeping that is idempotent by key runs as local activities: no server round trip, and nobody at
@@ -93,6 +93,8 @@ function startTurn(req: TurnRequest, bookkeeping: Bookkeeping, recording: Record
     pending: undefined,
     taint: undefined,
     context: [],
+    transcript: [],
+    trusted: [],
   };
   CancellationScope.current().cancelRequested.catch(() => {
     turn.cancelRequested = true;
@@ -105,7 +107,14 @@ async function runTurn(turn: TurnRun): Promise<TurnOutcome> {
   const opened = await turn.bookkeeping.openTurn(turn.req);
   if (!opened.ok) return { status: 'Failed', error: opened.error, toolCallsMade: turn.toolCallsMade };
   const loop = openLoop(turn, opened);
-  for (let step = 0; ; step++) {
+  let first = 0;
+  // A rerun of an approved call: that call first, then the model continues where the turn that asked stopped.
+  if (opened.resume && patched(RESUME_APPROVED_CALLS)) {
+    const ended = await resumeApproved(turn, loop, opened.resume);
+    if (ended) return ended;
+    first = opened.resume.step + 1;
+  }
+  for (let step = first; ; step++) {
     const ended = await runStep(turn, loop, step);
     if (ended) return ended;
   }
@@ -121,7 +130,7 @@ function openLoop(turn: TurnRun, opened: OpenedTurn): TurnLoop {
   return {
     opened,
     effective: CapabilitySet.fromJSON(opened.effective),
-    transcript: [],
+    transcript: turn.transcript,
     taintPolicy: opened.taint?.policy ?? {},
     // Offer what this worker implements (the activity drops ids outside the catalog and builds the schemas).
     toolIds: opened.toolIds ?? TOOL_CATALOG.map((t) => t.id),
@@ -197,8 +206,51 @@ function modelStepEnd(turn: TurnRun, race: Exclude<Race<LlmStepResult>, { kind: 
   return { status: 'Failed', error: failureToErrorData(race.error), toolCallsMade };
 }
 
-/** Runs the step's batch of calls, adds it to the transcript and the taint; the outcome if the batch ends the turn. */
-async function runCalls(turn: TurnRun, loop: TurnLoop, step: number, result: ToolCallsStep): Promise<TurnOutcome | undefined> {
+/**
+ * Continues the escalated turn a rerun resumes: its transcript, the calls in its context and its
+ * trusted reads, then the approved call, run at the step that proposed it (openTurn's proof binds it
+ * there), its real result in place of the escalation the model saw.
+ */
+function resumeApproved(turn: TurnRun, loop: TurnLoop, resume: OpenedResume): Promise<TurnOutcome | undefined> {
+  const { call, step } = resume;
+  loop.transcript.push(...resume.transcript);
+  turn.context.push(...resume.context);
+  for (const text of resume.trusted) trustRead(turn, text);
+  setCurrentDetails(`**Resumed** ${resume.from}: the approved ${call.tool} runs first`);
+  return runCalls(turn, loop, step, { type: 'tool_calls', calls: [call], callProofs: { [call.callId]: resume.callProof } }, true);
+}
+
+/** Notes a trusted read's output: destinations it names are the owner's (and a resume record keeps it). */
+function trustRead(turn: TurnRun, text: string): void {
+  turn.trusted.push(text);
+  turn.taint?.addTrusted(text);
+}
+
+/** Puts a resumed batch's results in place of what the model saw for those calls (the last results it saw). */
+function settleResumed(transcript: TranscriptItem[], results: ToolResult[]): void {
+  const last = transcript.findLastIndex((item) => item.role === 'tool');
+  const item = transcript[last];
+  if (!item || item.role !== 'tool') {
+    transcript.push({ role: 'tool', results });
+    return;
+  }
+  const ran = new Map(results.map((r) => [r.callId, r]));
+  const kept = item.results.map((r) => ran.get(r.callId) ?? r);
+  const added = results.filter((r) => !item.results.some((old) => old.callId === r.callId));
+  transcript[last] = { role: 'tool', results: [...kept, ...added] };
+}
+
+/**
+ * Runs the step's batch of calls, adds it to the transcript (a resumed batch: in place of its escalation)
+ * and the taint; the outcome if the batch ends the turn.
+ */
+async function runCalls(
+  turn: TurnRun,
+  loop: TurnLoop,
+  step: number,
+  result: ToolCallsStep,
+  resumed = false,
+): Promise<TurnOutcome | undefined> {
   const { calls } = result;
   // What each call's result adds to the turn's taint, applied in call order once the whole batch is back.
   const labels: CallLabel[] = calls.map(() => undefined);
@@ -214,10 +266,13 @@ async function runCalls(turn: TurnRun, loop: TurnLoop, step: number, result: Too
   for (const label of labels) {
     if (!label || !turn.taint) continue;
     if ('untrusted' in label) turn.taint.add(label.untrusted);
-    else turn.taint.addTrusted(JSON.stringify(label.trusted ?? null));
+    else trustRead(turn, JSON.stringify(label.trusted ?? null));
   }
-  loop.transcript.push({ role: 'assistant', ...(result.text ? { text: result.text } : {}), calls });
-  loop.transcript.push({ role: 'tool', results: batch.value });
+  if (resumed) settleResumed(loop.transcript, batch.value);
+  else {
+    loop.transcript.push({ role: 'assistant', ...(result.text ? { text: result.text } : {}), calls });
+    loop.transcript.push({ role: 'tool', results: batch.value });
+  }
   setCurrentDetails(`**Step ${step + 1}**: ${batch.value.map((r) => `${r.tool} → ${summarizeToolOutcome(r.outcome)}`).join(', ')}`);
   return escalated(turn, step, result, batch.value);
 }
@@ -240,7 +295,7 @@ function escalated(turn: TurnRun, step: number, result: ToolCallsStep, results: 
 
 /** Writes TurnEnded (and any call's entry still owed), whatever the outcome; a cancel does not stop it. */
 function finalize(turn: TurnRun, outcome: TurnOutcome): ReturnType<Bookkeeping['finalizeTurn']> {
-  const { owed, pending, taint, context } = turn;
+  const { owed, pending, taint, context, transcript, trusted } = turn;
   return CancellationScope.nonCancellable(() =>
     turn.bookkeeping.finalizeTurn({
       request: turn.req,
@@ -248,7 +303,7 @@ function finalize(turn: TurnRun, outcome: TurnOutcome): ReturnType<Bookkeeping['
       outcome,
       durationMs: elapsed(turn),
       ...(owed.size > 0 ? { owed: [...owed.values()] } : {}),
-      ...(outcome.status === 'Escalated' && pending ? { pending } : {}),
+      ...(outcome.status === 'Escalated' && pending ? { pending, resume: { transcript, trusted } } : {}),
       ...(taint?.tainted ? { taint: taint.sources } : {}),
       ...(context.length > 0 ? { context } : {}),
     }),

@@ -1,0 +1,64 @@
+/**
+ * The worker's half of "a chore approved is a chore finished": the rerun of an approved call
+ * continues from the turn that asked (its resume record) instead of planning afresh. openTurn takes
+ * a record only for an attested request that names it (`resumeFrom`, set by the worker beside the
+ * grant for that call), only when the record is of the grant's mission and for exactly the granted
+ * call, and only once (a `resume` claim).
+ */
+import { toolCallProofBody } from '../../core/authority.js';
+import { inputHash } from '../../core/canonical-json.js';
+import type { OneShotGrant, TurnRequest } from '../../core/channel.js';
+import { confirmationMissionId } from '../../workflows/turn-ids.js';
+import type { ResumeRecord } from '../ports.js';
+import type { OpenedResume, TurnActivityDeps } from './types.js';
+
+/** The mission that reruns an escalated turn's call: its own (a step turn), or the turn's confirmation mission. */
+export function resumingMission(escalatedTurnId: string, missionId: string): boolean {
+  return escalatedTurnId.startsWith(`${missionId}/`) || confirmationMissionId(escalatedTurnId) === missionId;
+}
+
+/** True when the record's pending call is exactly the one the grant lets past its gate. */
+export function grantedCall(record: ResumeRecord, grant: Pick<OneShotGrant, 'tool' | 'inputHash'>): boolean {
+  return record.call.tool === grant.tool && inputHash(record.call.input) === grant.inputHash;
+}
+
+/** The claim that keeps a record used once. */
+interface ResumeClaim {
+  by: string;
+}
+
+/** Takes the record a verified request names, once; or says why the request may not run. */
+export async function takeResumeRecord(
+  deps: Pick<TurnActivityDeps, 'resumes' | 'claims'>,
+  req: TurnRequest & { resumeFrom: string },
+  run: { workflowId: string; runId: string },
+): Promise<{ record: ResumeRecord } | { refused: string }> {
+  const from = req.resumeFrom;
+  const grant = req.oneShotGrant;
+  if (!grant) return { refused: `it resumes turn ${from} without the grant for that turn's call` };
+  if (from === req.turnId) return { refused: 'it resumes itself' };
+  const record = await deps.resumes?.load(from);
+  if (!record) return { refused: `turn ${from} left no resume record on this worker` };
+  if (!resumingMission(record.turnId, grant.missionId))
+    return { refused: `the resume record of turn ${from} is not mission ${grant.missionId}'s` };
+  if (!grantedCall(record, grant))
+    return { refused: `the resume record of turn ${from} is for another call than gate ${grant.gateId} approved` };
+  const claim = await deps.claims.claim<ResumeClaim>({ kind: 'resume', subject: from, ...run, data: { by: req.turnId } });
+  if (claim.status === 'taken')
+    return { refused: `turn ${from} was already resumed, by run ${claim.by.runId} of ${claim.by.workflowId} (a record is used once)` };
+  return { record };
+}
+
+/** What the workflow continues from: the record, with a proof that lets this run's runTool run the approved call. */
+export function openedResume(deps: Pick<TurnActivityDeps, 'proofs'>, record: ResumeRecord, turnId: string, runId: string): OpenedResume {
+  const { step, call } = record;
+  return {
+    from: record.turnId,
+    step,
+    call,
+    callProof: deps.proofs.seal('tool-call', turnId, toolCallProofBody(runId, step, call)),
+    transcript: record.transcript,
+    context: record.context,
+    trusted: record.trusted,
+  };
+}
