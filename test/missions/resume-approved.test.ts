@@ -11,14 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MissionGateway } from '../../channels/mission-gateway.js';
+import { MissionGateway, signedMissionArgs } from '../../channels/mission-gateway.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { inputHash } from '../../core/canonical-json.js';
 import type { ChannelFacts, OneShotGrant, TurnRequest } from '../../core/channel.js';
 import { textContent } from '../../core/message.js';
 import { confirmationMissionId } from '../../workflows/turn-ids.js';
-import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
+import { missionStatusQuery, type MissionDefinition, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 
@@ -35,6 +35,7 @@ const script = {
     chore('two chores', ['two-a', 'two-b']),
     chore('three chores', ['three-a', 'three-b', 'three-c']),
     chore('attacked chores', ['att-a', 'att-b']),
+    chore('mission chores', ['mis-a', 'mis-b']),
     { steps: [{ say: 'ok' }] },
   ],
 };
@@ -145,6 +146,33 @@ describe('a chore approved is a chore finished', () => {
     expect(calls).toHaveLength(6);
     const audit = await h.audit(missionId);
     expect(audit.filter((e) => e.type === 'GateOpened')).toHaveLength(3);
+  }, 180_000);
+
+  it("a mission's own step: each escalated run is continued by the next, and the step completes", async () => {
+    const def: MissionDefinition = {
+      missionId: `mission-${randomUUID()}`,
+      goal: 'chores',
+      steps: [{ text: 'mission chores' }],
+      approvers: [{ identity: 'owner', channel: 'rest' }],
+      onExpire: 'fail',
+      capabilities: ['fs.write'],
+      channel: owner(),
+    };
+    const handle = await tc.client.workflow.start<typeof missionWorkflow>('missionWorkflow', {
+      workflowId: def.missionId,
+      taskQueue: h.taskQueue,
+      args: [signedMissionArgs(h.attestor, def)],
+    });
+    for (const g of [1, 2]) {
+      await gateOpen(def.missionId, `${def.missionId}/gate-${g}`);
+      await missions.decideAs('approve', `${def.missionId}/gate-${g}`, { identity: 'owner', channel: 'rest', trustTier: 'Trusted' });
+    }
+    expect(await handle.result()).toMatchObject({ state: 'completed', stepsRun: 3 });
+    const calls = await toolCalls(`${def.missionId}/step-0/run-1`, def.missionId, 2);
+    expect(outcomesByCall(calls, ['mis-a', 'mis-b'])).toEqual([
+      ['RequiresEscalation', 'Completed(Verified)'],
+      ['RequiresEscalation', 'Completed(Verified)'],
+    ]);
   }, 180_000);
 });
 
