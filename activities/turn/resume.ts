@@ -27,11 +27,10 @@ interface ResumeClaim {
   by: string;
 }
 
-/** Takes the record a verified request names, once; or says why the request may not run. */
-export async function takeResumeRecord(
-  deps: Pick<TurnActivityDeps, 'resumes' | 'claims'>,
+/** The record a verified request names, when it may resume from it; or why it may not. */
+export async function resumeRecordFor(
+  deps: Pick<TurnActivityDeps, 'resumes'>,
   req: TurnRequest & { resumeFrom: string },
-  run: { workflowId: string; runId: string },
 ): Promise<{ record: ResumeRecord } | { refused: string }> {
   const from = req.resumeFrom;
   const grant = req.oneShotGrant;
@@ -43,10 +42,20 @@ export async function takeResumeRecord(
     return { refused: `the resume record of turn ${from} is not mission ${grant.missionId}'s` };
   if (!grantedCall(record, grant))
     return { refused: `the resume record of turn ${from} is for another call than gate ${grant.gateId} approved` };
-  const claim = await deps.claims.claim<ResumeClaim>({ kind: 'resume', subject: from, ...run, data: { by: req.turnId } });
-  if (claim.status === 'taken')
-    return { refused: `turn ${from} was already resumed, by run ${claim.by.runId} of ${claim.by.workflowId} (a record is used once)` };
   return { record };
+}
+
+/** Claims the record for this run (a record is used once); why not, when another run took it. */
+export async function claimResume(
+  deps: Pick<TurnActivityDeps, 'claims'>,
+  record: ResumeRecord,
+  turnId: string,
+  run: { workflowId: string; runId: string },
+): Promise<string | undefined> {
+  const claim = await deps.claims.claim<ResumeClaim>({ kind: 'resume', subject: record.turnId, ...run, data: { by: turnId } });
+  return claim.status === 'taken'
+    ? `turn ${record.turnId} was already resumed, by run ${claim.by.runId} of ${claim.by.workflowId} (a record is used once)`
+    : undefined;
 }
 
 /** What the workflow continues from: the record, with a proof that lets this run's runTool run the approved call. */
