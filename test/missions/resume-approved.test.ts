@@ -25,6 +25,28 @@ import { testConnection, type TestConnection } from '../support/temporal.js';
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-resume-'));
 const write = (name: string) => ({ tool: 'fs.write', input: { path: join(dir, name), content: name } });
 
+/** What the dying activities look at: a turn request (openTurn), or a call's runTool input. */
+interface DyingInput {
+  turnId: string;
+  resumeFrom?: string;
+  message?: unknown;
+  call?: unknown;
+}
+/** The activities that died (once each) after doing their work, before reporting it. */
+const died = new Set<string>();
+/** Wraps an activity so that its first run matching `which` does its work and then dies, as a crashed worker would. */
+const dieOnceAfter =
+  (name: string, which: (input: DyingInput) => boolean) =>
+  (real: (...args: never[]) => Promise<unknown>) =>
+  async (...args: unknown[]): Promise<unknown> => {
+    const out = await real(...(args as never[]));
+    if (which(args[0] as DyingInput) && !died.has(name)) {
+      died.add(name);
+      throw new Error('the worker died before it reported (a simulated crash)');
+    }
+    return out;
+  };
+
 /** A chore of `names.length` confirm-first writes, one per model step, then a reply naming the last result. */
 const chore = (match: string, names: string[]) => ({
   match,
@@ -36,6 +58,7 @@ const script = {
     chore('three chores', ['three-a', 'three-b', 'three-c']),
     chore('attacked chores', ['att-a', 'att-b']),
     chore('mission chores', ['mis-a', 'mis-b']),
+    chore('crash chores', ['crash-a', 'crash-b']),
     { steps: [{ say: 'ok' }] },
   ],
 };
@@ -49,7 +72,16 @@ beforeAll(async () => {
   tc = await testConnection();
   h = await startMissionHarness(
     { nativeConnection: tc.connection, namespace: tc.namespace },
-    { script, confirmWith: tc.client, agent: { confirmFirst: ['shell.exec', 'fs.write'] } },
+    {
+      script,
+      confirmWith: tc.client,
+      agent: { confirmFirst: ['shell.exec', 'fs.write'] },
+      // In the crash chore, the resumed turn's open and its approved call each die once after doing their work.
+      interpose: {
+        openTurn: dieOnceAfter('openTurn', (req) => req.resumeFrom !== undefined && JSON.stringify(req.message).includes('crash chores')),
+        runTool: dieOnceAfter('runTool', (run) => run.turnId.endsWith('/step-0/run-2') && JSON.stringify(run.call).includes('crash-a')),
+      },
+    },
   );
   turns = new TurnGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, hub: h.hub });
   missions = new MissionGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: [] });
@@ -135,6 +167,18 @@ describe('a chore approved is a chore finished', () => {
     const last = await tc.client.workflow.getHandle(`${missionId}/step-0/run-3`).result();
     expect(last).toMatchObject({ status: 'Completed', toolCallsMade: 1, finalMessage: expect.stringContaining('fs.write: Completed') });
     expect((await h.verify()).ok).toBe(true);
+  }, 180_000);
+
+  it('a worker that dies after opening the resumed turn, and again after running the approved call: nothing runs twice', async () => {
+    const names = ['crash-a', 'crash-b'];
+    const { asked, missionId, result } = await runChore('crash chores', names);
+    expect(result).toMatchObject({ state: 'completed', stepsRun: 2 });
+    expect([...died].sort()).toEqual(['openTurn', 'runTool']);
+    const calls = await toolCalls(asked, missionId, 2);
+    expect(outcomesByCall(calls, names)).toEqual(names.map(() => ['RequiresEscalation', 'Completed(Verified)']));
+    expect(calls).toHaveLength(4);
+    // The retried open found its own claim on the record: the rerun was not refused.
+    expect((await h.audit(`${missionId}/step-0/run-2`)).map((e) => e.type)).not.toContain('TurnRejected');
   }, 180_000);
 
   it('three confirm-first calls complete with three approvals, each call run once', async () => {
