@@ -317,6 +317,8 @@ export interface ResumeRecord {
   /** The model step whose batch holds the pending call (the rerun's model continues after it). */
   step: number;
   call: ToolCall;
+  /** That step's other calls that asked for a person too (each proved to come from that run's step). */
+  alsoAsked?: ToolCall[];
   transcript: TranscriptItem[];
   /** Keys of every call whose result is in the transcript (runTool re-reads their labels). */
   context: string[];

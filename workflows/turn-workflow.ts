@@ -21,7 +21,7 @@ import type { TurnRequest } from '../core/channel.js';
 import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import { TOOL_CATALOG } from '../core/tool-catalog.js';
-import type { ToolResult } from '../core/tools.js';
+import type { ToolCall, ToolResult } from '../core/tools.js';
 import { messageText } from '../core/message.js';
 import { TurnTaint } from '../core/taint.js';
 import { addSpend, NO_SPEND, spentAnything, stepSpend, type BudgetBreach } from '../core/spend.js';
@@ -217,7 +217,10 @@ function resumeApproved(turn: TurnRun, loop: TurnLoop, resume: OpenedResume): Pr
   turn.context.push(...resume.context);
   for (const text of resume.trusted) trustRead(turn, text);
   setCurrentDetails(`**Resumed** ${resume.from}: the approved ${call.tool} runs first`);
-  return runCalls(turn, loop, step, { type: 'tool_calls', calls: [call], callProofs: { [call.callId]: resume.callProof } }, true);
+  // The same step's other gated calls go again with it: each asks for its own approval next.
+  const calls = [call, ...resume.alsoAsked.map((a) => a.call)];
+  const callProofs = Object.fromEntries([[call.callId, resume.callProof], ...resume.alsoAsked.map((a) => [a.call.callId, a.proof])]);
+  return runCalls(turn, loop, step, { type: 'tool_calls', calls, callProofs }, true);
 }
 
 /** Notes a trusted read's output: destinations it names are the owner's (and a resume record keeps it). */
@@ -282,8 +285,11 @@ function escalated(turn: TurnRun, step: number, result: ToolCallsStep, results: 
   const escalation = results.find((r) => r.outcome.status === 'RequiresEscalation');
   if (!escalation || escalation.outcome.status !== 'RequiresEscalation') return undefined;
   const proofs = result.callProofs ?? {};
+  const proved = (c: ToolCall) => ({ call: c, ...(proofs[c.callId] ? { proof: proofs[c.callId] } : {}) });
   const call = result.calls.find((c) => c.callId === escalation.callId);
-  turn.pending = call ? { step, call, ...(proofs[call.callId] ? { proof: proofs[call.callId] } : {}) } : undefined;
+  const others = results.filter((r) => r.outcome.status === 'RequiresEscalation' && r.callId !== escalation.callId);
+  const alsoAsked = result.calls.filter((c) => others.some((r) => r.callId === c.callId)).map(proved);
+  turn.pending = call ? { step, ...proved(call), ...(alsoAsked.length > 0 ? { alsoAsked } : {}) } : undefined;
   return {
     status: 'Escalated',
     reason: escalation.outcome.reason,

@@ -9,6 +9,7 @@ import { AivyxError } from '../../core/errors.js';
 import { gateApproversFor, gateAskerOf } from '../../core/gate-approvers.js';
 import { messageText } from '../../core/message.js';
 import { summarizeTurnOutcome, type TurnOutcome } from '../../core/outcomes.js';
+import type { ToolCall } from '../../core/tools.js';
 import { spendFields } from '../../core/spend.js';
 import { flatLabel } from '../../core/taint.js';
 import { confirmationRerunTurnId } from '../../workflows/turn-ids.js';
@@ -55,9 +56,12 @@ export function finalizeTurnActivities(ctx: TurnContext) {
   function genuinePending(input: FinalizeTurnInput, authority: TurnAuthority): boolean {
     const { request, outcome, pending: p } = input;
     if (outcome.status !== 'Escalated' || !p || p.call.tool !== outcome.pendingTool) return false;
-    const { runId } = currentExecution();
-    const proof = deps.proofs.check('tool-call', request.turnId, toolCallProofBody(runId, p.step, p.call), p.proof);
-    return proof.ok && turnRequestHash(request) === authority.requestHash;
+    return provedAt(request.turnId, p.step, p.call, p.proof) && turnRequestHash(request) === authority.requestHash;
+  }
+
+  /** True when `proof` shows this run's model step `step` proposed `call`. */
+  function provedAt(turnId: string, step: number, call: ToolCall, proof: unknown): boolean {
+    return deps.proofs.check('tool-call', turnId, toolCallProofBody(currentExecution().runId, step, call), proof).ok;
   }
 
   /**
@@ -74,6 +78,7 @@ export function finalizeTurnActivities(ctx: TurnContext) {
       runId: currentExecution().runId,
       step: pending.step,
       call: pending.call,
+      alsoAsked: (pending.alsoAsked ?? []).filter((o) => provedAt(request.turnId, pending.step, o.call, o.proof)).map((o) => o.call),
       transcript: resume.transcript,
       context: input.context ?? [],
       taint: [...new Set([...(authority.taint ?? []), ...(input.taint ?? [])])],

@@ -8,6 +8,7 @@
 import { toolCallProofBody } from '../../core/authority.js';
 import { inputHash } from '../../core/canonical-json.js';
 import type { OneShotGrant, TurnRequest } from '../../core/channel.js';
+import type { ToolCall } from '../../core/tools.js';
 import { confirmationMissionId } from '../../workflows/turn-ids.js';
 import type { ResumeRecord } from '../ports.js';
 import type { OpenedResume, TurnActivityDeps } from './types.js';
@@ -58,14 +59,20 @@ export async function claimResume(
     : undefined;
 }
 
-/** What the workflow continues from: the record, with a proof that lets this run's runTool run the approved call. */
+/**
+ * What the workflow continues from: the record, with proofs that let this run's runTool run the
+ * approved call and ask again for the same step's other gated calls (they ran not: they asked, and
+ * without a grant of their own they ask again, so the next gate is theirs without a new plan).
+ */
 export function openedResume(deps: Pick<TurnActivityDeps, 'proofs'>, record: ResumeRecord, turnId: string, runId: string): OpenedResume {
   const { step, call } = record;
+  const prove = (c: ToolCall) => deps.proofs.seal('tool-call', turnId, toolCallProofBody(runId, step, c));
   return {
     from: record.turnId,
     step,
     call,
-    callProof: deps.proofs.seal('tool-call', turnId, toolCallProofBody(runId, step, call)),
+    callProof: prove(call),
+    alsoAsked: (record.alsoAsked ?? []).map((c) => ({ call: c, proof: prove(c) })),
     transcript: record.transcript,
     context: record.context,
     trusted: record.trusted,

@@ -82,6 +82,8 @@ export interface OpenedResume {
   step: number;
   call: ToolCall;
   callProof: AuthorityProof;
+  /** The same step's other calls that asked for a person, with proofs for this run: run again, they ask next. */
+  alsoAsked: { call: ToolCall; proof: AuthorityProof }[];
   transcript: TranscriptItem[];
   context: string[];
   trusted: string[];
@@ -164,6 +166,8 @@ export interface PendingCall {
   step: number;
   call: ToolCall;
   proof?: AuthorityProof;
+  /** The same step's other calls that asked for a person too: the rerun asks for them next, without a new plan. */
+  alsoAsked?: { call: ToolCall; proof?: AuthorityProof }[];
 }
 
 /** Input of `finalizeTurn`. */

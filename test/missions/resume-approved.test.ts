@@ -59,6 +59,8 @@ const script = {
     chore('attacked chores', ['att-a', 'att-b']),
     chore('mission chores', ['mis-a', 'mis-b']),
     chore('crash chores', ['crash-a', 'crash-b']),
+    // Both writes proposed in one step.
+    { match: 'paired chores', steps: [{ call: [write('pair-a'), write('pair-b')] }, { say: 'paired chores done: {{results}}' }] },
     { steps: [{ say: 'ok' }] },
   ],
 };
@@ -179,6 +181,22 @@ describe('a chore approved is a chore finished', () => {
     expect(calls).toHaveLength(4);
     // The retried open found its own claim on the record: the rerun was not refused.
     expect((await h.audit(`${missionId}/step-0/run-2`)).map((e) => e.type)).not.toContain('TurnRejected');
+  }, 180_000);
+
+  it('two gated calls proposed in one step: each gets its own gate, the second asked next without a new plan', async () => {
+    const names = ['pair-a', 'pair-b'];
+    const { asked, missionId, result } = await runChore('paired chores', names);
+    expect(result).toMatchObject({ state: 'completed', stepsRun: 2 });
+    const calls = await toolCalls(asked, missionId, 2);
+    // pair-b asked with pair-a, asked again beside pair-a's run (its gate opens then), then ran once.
+    expect(outcomesByCall(calls, names)).toEqual([
+      ['RequiresEscalation', 'Completed(Verified)'],
+      ['RequiresEscalation', 'RequiresEscalation', 'Completed(Verified)'],
+    ]);
+    const audit = await h.audit(missionId);
+    expect(audit.filter((e) => e.type === 'GateOpened')).toHaveLength(2);
+    const last = await tc.client.workflow.getHandle(`${missionId}/step-0/run-3`).result();
+    expect(last).toMatchObject({ status: 'Completed', finalMessage: expect.stringMatching(/fs\.write: Completed.*fs\.write: Completed/) });
   }, 180_000);
 
   it('three confirm-first calls complete with three approvals, each call run once', async () => {
