@@ -15,7 +15,9 @@ import type { OpenedResume, TurnActivityDeps } from './types.js';
 
 /** The mission that reruns an escalated turn's call: its own (a step turn), or the turn's confirmation mission. */
 export function resumingMission(escalatedTurnId: string, missionId: string): boolean {
-  return escalatedTurnId.startsWith(`${missionId}/`) || confirmationMissionId(escalatedTurnId) === missionId;
+  // Exactly a step turn of this mission (not one of a mission whose id merely starts with this one's).
+  const own = escalatedTurnId.startsWith(`${missionId}/`) && /^step-\d+\/run-\d+$/.test(escalatedTurnId.slice(missionId.length + 1));
+  return own || confirmationMissionId(escalatedTurnId) === missionId;
 }
 
 /** True when the record's pending call is exactly the one the grant lets past its gate. */
