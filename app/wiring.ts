@@ -37,6 +37,7 @@ import { createInbox } from '../infra/inbox.js';
 import { createValueStore } from '../infra/value-store.js';
 import { createValueReadTool } from '../activities/tools/value-read.js';
 import { quarantinedReader } from '../activities/llm/quarantined-reader.js';
+import { createResumeRecords } from '../infra/resume-records.js';
 import { createSessionHistory } from '../infra/session-history.js';
 import { createSpendLedger } from '../infra/spend-ledger.js';
 import { SealedStorage } from '../infra/storage/index.js';
@@ -80,6 +81,7 @@ export function wireTurnActivities(input: WiringInput) {
   // Each model step in a GenAI span (a no-op unless tracing is on).
   const llm = tracedLlmProvider(input.llm);
   const toolCalls = createToolCallLog(input.db, input.master.subkey('audit'));
+  const resumes = createResumeRecords(storage.domain('sessions'));
   const turn = createTurnActivities({
     audit,
     proofs,
@@ -96,6 +98,7 @@ export function wireTurnActivities(input: WiringInput) {
     tools: input.tools ?? defaultTools(input, storage),
     spend: createSpendLedger(input.db),
     values: createValueStore(storage.domain('sessions')),
+    resumes,
   });
   // Mission step turns are attested here, by the worker, only for verified missions; gate notices go to `notifier`.
   const missions = createMissionActivities({
@@ -111,6 +114,7 @@ export function wireTurnActivities(input: WiringInput) {
     sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()),
     owners: input.agent.trustedPlaces?.owners ?? [],
     toolCalls,
+    resumes,
   });
   return {
     ...turn,

@@ -72,6 +72,7 @@ export function turnProofBody(req: {
   oneShotGrant?: OneShotGrant;
   capabilityLimit?: string[];
   replyRoute?: ReplyRoute;
+  resumeFrom?: string;
 }): Record<string, unknown> {
   return {
     turnId: req.turnId,
@@ -80,6 +81,7 @@ export function turnProofBody(req: {
     ...(req.oneShotGrant ? { oneShotGrant: req.oneShotGrant } : {}),
     ...(req.capabilityLimit ? { capabilityLimit: req.capabilityLimit } : {}),
     ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),
+    ...(req.resumeFrom ? { resumeFrom: req.resumeFrom } : {}),
   };
 }
 

@@ -19,6 +19,7 @@ export const UNIT_TESTS = [
   'test/activities/mission-create.test.ts',
   'test/activities/net-tools.test.ts',
   'test/activities/openai-provider.test.ts',
+  'test/activities/resume-record-checks.test.ts',
   'test/activities/scripted-provider.test.ts',
   'test/activities/sse.test.ts',
   'test/activities/tools.test.ts',

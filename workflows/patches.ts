@@ -50,3 +50,10 @@ export const RETRY_REFUSED_RESULTS = 'retry-refused-results';
  * activity before the turn ends: a new command, so runs from before it replay without one.
  */
 export const RENDER_VALUES = 'render-values';
+
+/**
+ * 2026-12-05, turns: a rerun that openTurn gives an approved call to resume (an attested `resumeFrom`)
+ * runs that call first and continues the escalated turn's transcript, instead of planning afresh.
+ * Runs recorded before replay the fresh plan they made.
+ */
+export const RESUME_APPROVED_CALLS = 'resume-approved-calls';

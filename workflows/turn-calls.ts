@@ -217,7 +217,7 @@ function heldOutcome(ran: RunToolResult): ToolOutcome | undefined {
 }
 
 /** A quarantined read's shown answer (a number, a date, a choice) as the taint keeps it; a boolean names nothing. */
-function shownAnswer(out: ToolOutcome): CallLabel {
+export function shownAnswer(out: ToolOutcome): CallLabel {
   if (out.status !== 'Completed') return undefined;
   const { answer, from } = (out.output ?? {}) as { answer?: unknown; from?: unknown };
   // No `from`: it read trusted text, and its answer is as good as the model's own.

@@ -15,6 +15,9 @@ export type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' 
 /** Recording a call's audit entry from its row. */
 export type Recording = Pick<TurnActivities, 'recordToolCall'>;
 
+/** The approved call a rerun runs first, and the transcript it continues (activities/turn/resume.ts). */
+export type OpenedResume = NonNullable<OpenedTurn['resume']>;
+
 /** What `openTurn` gave a turn it lets run. */
 export type OpenedTurn = Extract<Awaited<ReturnType<TurnActivities['openTurn']>>, { ok: true }>;
 
@@ -43,6 +46,9 @@ export interface TurnRun {
   readonly context: string[];
   /** The model's final text when the owner was shown it rendered (held values substituted): what the history keeps. */
   plannerText: string | undefined;
+  /** The model's transcript (the loop's), and trusted reads' outputs: what a resume record keeps of an escalated turn. */
+  readonly transcript: TranscriptItem[];
+  readonly trusted: string[];
 }
 
 /** What the tool-calling loop works with once the turn is open. */

@@ -6,6 +6,7 @@ import type { AivyxErrorData } from '../../core/errors.js';
 import type { ToolOutcome, TurnOutcome } from '../../core/outcomes.js';
 import type { Spend, SpendBudget } from '../../core/spend.js';
 import type { CallTaint, TaintPolicy } from '../../core/taint.js';
+import type { TranscriptItem } from '../../core/llm.js';
 import type { ToolCall } from '../../core/tools.js';
 import type { McpTierGrants } from '../../core/tools/mcp-tools.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
@@ -17,6 +18,7 @@ import type {
   ConfirmationPort,
   DeliveryPort,
   ProofPort,
+  ResumeRecordPort,
   SessionHistoryPort,
   SpendLedgerPort,
   StreamPort,
@@ -51,6 +53,8 @@ export interface TurnActivityDeps {
   values?: ValueStorePort;
   /** The clock values expire by (tests move it). */
   now?: () => number;
+  /** What an escalated turn leaves for the run of its approved call; none: an approval reruns the message afresh. */
+  resumes?: ResumeRecordPort;
 }
 
 /** Result of `openTurn`: the turn's effective capabilities, or why it may not run. */
@@ -67,8 +71,28 @@ export type OpenTurnResult =
       hostQueue?: string;
       /** The worker's spend budgets for this turn (docs/BUDGETS.md); absent when none is configured, and in older histories. */
       spend?: OpenedSpend;
+      /** The approved call this turn runs first, and the transcript it continues (an attested rerun only). */
+      resume?: OpenedResume;
     }
   | { ok: false; error: AivyxErrorData };
+
+/**
+ * What a rerun continues from: the escalated turn's transcript through the step that proposed the
+ * approved call, that call with a proof bound to this run and step (runTool runs nothing else), and
+ * what the turn's taint rests on.
+ */
+export interface OpenedResume {
+  /** The escalated turn this one continues. */
+  from: string;
+  step: number;
+  call: ToolCall;
+  callProof: AuthorityProof;
+  /** The same step's other calls that asked for a person, with proofs for this run: run again, they ask next. */
+  alsoAsked: { call: ToolCall; proof: AuthorityProof }[];
+  transcript: TranscriptItem[];
+  context: string[];
+  trusted: string[];
+}
 
 /** The spend budgets a turn runs under, from the worker's config: its own, and what is left of its session's day. */
 export interface OpenedSpend {
@@ -149,6 +173,8 @@ export interface PendingCall {
   step: number;
   call: ToolCall;
   proof?: AuthorityProof;
+  /** The same step's other calls that asked for a person too: the rerun asks for them next, without a new plan. */
+  alsoAsked?: { call: ToolCall; proof?: AuthorityProof }[];
 }
 
 /** Input of `finalizeTurn`. */
@@ -167,6 +193,8 @@ export interface FinalizeTurnInput {
   plannerText?: string;
   /** Keys of every call the turn scheduled (their labels are re-read here). */
   context?: string[];
+  /** An escalated turn's transcript and trusted reads: kept, with its pending call, for the run of the approved call. */
+  resume?: { transcript: TranscriptItem[]; trusted: string[] };
 }
 
 /** How many earlier messages of the session an LLM step sees. */

@@ -58,6 +58,13 @@ export interface MissionHarnessOptions {
    * run (fault tests). Every other failing call runs first: the write went through, its reply was lost.
    */
   outages?: Partial<Record<keyof ReturnType<typeof wireTurnActivities>, number>>;
+  /** Activities wrapped around the real ones (fault tests: a worker that dies after an effect, before it reports). */
+  interpose?: Partial<
+    Record<
+      keyof ReturnType<typeof wireTurnActivities>,
+      (real: (...args: never[]) => Promise<unknown>) => (...args: never[]) => Promise<unknown>
+    >
+  >;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
   /** The worker's workflow cache (default: the production default). */
@@ -143,6 +150,10 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   });
   // What an attacker at the frontend could do to any activity: complete it with a result of their choosing.
   Object.assign(activities, opts.forgedCompletions ?? {});
+  for (const [name, wrap] of Object.entries(opts.interpose ?? {})) {
+    const acts = activities as unknown as Record<string, (...args: never[]) => Promise<unknown>>;
+    acts[name] = wrap(acts[name]!);
+  }
   for (const [name, failures] of Object.entries(opts.outages ?? {})) {
     const acts = activities as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const real = acts[name]!;
