@@ -35,6 +35,7 @@ import { createDeliveryActivities, DeliveryRegistry } from '../activities/delive
 import { createMissionWaits } from '../infra/mission-waits.js';
 import { createInbox } from '../infra/inbox.js';
 import { createSessionHistory } from '../infra/session-history.js';
+import type { SessionClearing } from '../channels/turn-gateway.js';
 import { createSpendLedger } from '../infra/spend-ledger.js';
 import { SealedStorage } from '../infra/storage/index.js';
 import type { StreamBus } from '../infra/stream-bus.js';
@@ -113,6 +114,11 @@ export function wireTurnActivities(input: WiringInput) {
     ...missions,
     ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry(), createInbox(storage.domain('sessions'))),
   };
+}
+
+/** What the gateway's `/clear` needs: the sessions' history (where the worker keeps it) and the audit log. */
+export function sessionClearingOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): SessionClearing {
+  return { history: createSessionHistory(storage.domain('sessions')), audit: createAuditPort(db, master.subkey('audit')) };
 }
 
 /** The sealed memory store (the memory tools' and the owner's `aivyx memory`). */
