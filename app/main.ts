@@ -33,7 +33,6 @@ import {
   askInline,
   chatRepl,
   chatTurn,
-  CLEAR_COMMAND,
   clearConversation,
   DETACHED_EXIT_CODE,
   detachedLine,
@@ -42,6 +41,7 @@ import {
   TurnDetached,
 } from '../channels/cli/chat.js';
 import { runInboxCommand } from '../channels/cli/inbox-commands.js';
+import { CLEAR_COMMAND } from '../channels/ports.js';
 import { runMemoryCommand } from '../channels/cli/memory-commands.js';
 import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
 import { DECIDE_USAGE, runApprovalsCommand, runDecisionCommand } from '../channels/cli/gate-commands.js';

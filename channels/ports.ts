@@ -51,6 +51,9 @@ export interface TurnCancelPort {
   cancel(turnWorkflowId: string): Promise<void>;
 }
 
+/** The command every channel takes as `/clear` rather than as a message (Telegram: its `/clear` command). */
+export const CLEAR_COMMAND = '/clear';
+
 /** What `/clear` answers on every channel. */
 export const SESSION_CLEARED_TEXT = 'cleared: the next message starts a new conversation';
 

@@ -7,6 +7,7 @@ import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeSpend } from '../../core/spend.js';
 import { outcomeReplyText, toolSummaryFailed, toolSummaryText } from '../outcome-text.js';
+import { CLEAR_COMMAND } from '../ports.js';
 import { watchInbox } from './inbox-watch.js';
 import { createRestartDedupe } from './restart-dedupe.js';
 import { auditedToolCounts, type ToolCounts } from './tool-counts.js';
@@ -175,9 +176,6 @@ export function chatTurn(
   return showTurn(sendMessage(target, { text, sessionId, ...(oneShot ? { oneShot } : {}) }), io, target, onTurn);
 }
 
-/** What the REPL (and `chat -m`) takes as a command rather than as a message. */
-export const CLEAR_COMMAND = '/clear';
-
 /**
  * `/clear`: the session's context starts empty (its history, and the taint that history carried, so
  * the next turn asks for nothing an earlier untrusted read made it ask for); memory stays.
@@ -209,8 +207,8 @@ function unreachable(err: unknown): boolean {
 
 /**
  * The interactive REPL: Ctrl-C cancels the running turn; /clear starts the conversation afresh;
- * Ctrl-C twice at the prompt, Ctrl-D or /exit quits. `target()` finds aivyx up again (it may come back on another port); when it goes
- * away mid-turn, the REPL waits for it and re-attaches to that turn.
+ * Ctrl-C twice at the prompt, Ctrl-D or /exit quits. `target()` finds aivyx up again (it may come
+ * back on another port); when it goes away mid-turn, the REPL waits for it and re-attaches to that turn.
  */
 export async function chatRepl(target: () => RestTarget, sessionId = `cli-${randomUUID()}`, continued = false): Promise<void> {
   const io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };

@@ -10,7 +10,15 @@ import type { ContentPart, Message } from '../../core/message.js';
 import { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { checkApprovalToken } from '../kit/approve-by-token.js';
-import type { GateDecisionPort, GateTokenPort, MissionEventPort, MissionStatusPort, SessionClearPort, TurnSubmitPort } from '../ports.js';
+import {
+  CLEAR_COMMAND,
+  type GateDecisionPort,
+  type GateTokenPort,
+  type MissionEventPort,
+  type MissionStatusPort,
+  type SessionClearPort,
+  type TurnSubmitPort,
+} from '../ports.js';
 import type { EmailOutbound } from './outbound.js';
 import { addresses, EMAIL_CHANNEL_NAME, short } from './shared.js';
 import {
@@ -30,9 +38,6 @@ import { verifyMail, type EmailTrustPolicy, type MailVerdict } from './trust.js'
 
 /** What the channel needs of missions (a `MissionGateway` satisfies it). */
 export type EmailMissionPort = GateDecisionPort & MissionEventPort & MissionStatusPort;
-
-/** A mail whose new text is only this clears its conversation. */
-const CLEAR_COMMAND = '/clear';
 
 type InboundKind = 'turn' | 'approval' | 'command' | 'mission-event' | 'refused' | 'ignored';
 

@@ -53,7 +53,7 @@ import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeCause, type Health } from '../../infra/health.js';
 import { isTemporalUnreachable } from '../../infra/temporal/client-errors.js';
 import { parseMissionSpec } from '../mission-input.js';
-import type { LocalMissionPort, LocalTurnPort } from '../ports.js';
+import { CLEAR_COMMAND, type LocalMissionPort, type LocalTurnPort } from '../ports.js';
 import { ONE_SHOT_IDLE_MS } from '../turn-client.js';
 import { parseBody } from '../zod-errors.js';
 
@@ -115,8 +115,6 @@ const gateDecisionBody = z
   })
   .strict();
 const clearBody = z.object({ channel: z.enum(['cli', 'rest']).optional() }).strict();
-/** What `POST /v1/messages` takes as `/clear` rather than as a message. */
-const CLEAR_COMMAND = '/clear';
 const cancelBody = z.object({ reason: z.string().max(2_000).optional() }).strict();
 const sessionIdParam = z.string().min(1).max(200);
 const turnsQuery = z.object({ startsWith: z.string().min(6).max(300) }).strict();

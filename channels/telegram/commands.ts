@@ -1,7 +1,7 @@
 /** Telegram's commands (/help, /status, /cancel, /clear, /approve, /deny) as a grammY Composer. */
 import { Composer, type Context } from 'grammy';
 import type { DomainHandle } from '../../infra/storage/index.js';
-import type { SessionClearPort, TurnCancelPort } from '../ports.js';
+import { CLEAR_COMMAND, type SessionClearPort, type TurnCancelPort } from '../ports.js';
 import { decideGate, openGatesFor, type DeciderChat, type TelegramDecider, type TelegramMissionPort } from './approvals.js';
 import { TELEGRAM_CHANNEL_NAME, telegramMessageId, telegramSessionId } from './inbound.js';
 import { turnKey, type ChatState, type TurnRecord } from './state.js';
@@ -56,7 +56,7 @@ export function commandsComposer(deps: CommandDeps): Composer<Context> {
   });
   // Anyone whose messages reach this chat's conversation may clear it: that only removes context (a
   // group's shared one too), it grants nothing, and their own next message is as untrusted as before.
-  composer.command('clear', async (ctx) => {
+  composer.command(CLEAR_COMMAND.slice(1), async (ctx) => {
     const { id: botId } = ctx.me;
     const { chat } = ctx;
     const channel = {
