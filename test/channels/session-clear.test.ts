@@ -4,7 +4,9 @@
  * gateway's one method every channel calls) empties the context, so the same effect then runs with
  * no approval, and `SessionCleared` says who cleared which session. A clear cannot free a call in
  * the turn that read the untrusted content, nor a stranger's own message. An exchange that has
- * scrolled out of the window the model is shown no longer taints. Real Temporal, real PostgreSQL.
+ * scrolled out of the window the model is shown no longer taints, and one recorded beside a running
+ * turn is not shown to it. Through the gateway, the REST server (endpoint and `/clear` message), the
+ * CLI's client and Telegram over the Bot API emulator. Real Temporal, real PostgreSQL.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
