@@ -5,6 +5,7 @@
  *   aivyx up                      start everything and keep running (restarting its dev server if it dies)
  *   aivyx worker [--no-host-tools] | aivyx gateway     the scale-out roles on a real cluster (docs/DEPLOY.md)
  *   aivyx chat [-m TEXT] [--session ID | --new] [--follow TURN | --resume TURN] [--standalone]
+ *   aivyx chat -m /clear [--session ID]
  *   aivyx approve|deny [GATE]    (no GATE: the one gate waiting for you)
  *   aivyx audit verify [--checkpoint FILE] | tail [-n N] | pubkey | prove SEQ | consistency CHECKPOINT  [--json]
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
@@ -32,6 +33,7 @@ import {
   askInline,
   chatRepl,
   chatTurn,
+  clearConversation,
   DETACHED_EXIT_CODE,
   detachedLine,
   followTurn,
@@ -39,6 +41,7 @@ import {
   TurnDetached,
 } from '../channels/cli/chat.js';
 import { runInboxCommand } from '../channels/cli/inbox-commands.js';
+import { CLEAR_COMMAND } from '../channels/ports.js';
 import { runMemoryCommand } from '../channels/cli/memory-commands.js';
 import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
 import { DECIDE_USAGE, runApprovalsCommand, runDecisionCommand } from '../channels/cli/gate-commands.js';
@@ -92,6 +95,7 @@ const USAGE = `usage:
   aivyx gateway                          on a cluster: serve REST, the chat channels and the UI's codec endpoint, no worker
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
   aivyx chat --new                       the REPL continues your last session; --new starts another
+  aivyx chat -m /clear [--session ID]    clear that session's context (/clear in the REPL): no earlier text, no taint from it
   aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed, or its start)
   aivyx chat --resume TURN               the same; a turn waiting for your approval asks approve? [y/N/details]
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
@@ -292,6 +296,14 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
         fresh: values.new === true,
       });
       await chatRepl(t.target, sessionId, continued);
+      return 0;
+    }
+    // `chat -m /clear`: the conversation the REPL continues (or --session's) starts afresh.
+    if (values.message?.trim() === CLEAR_COMMAND) {
+      const { lastSession } = await import('../channels/cli/last-session.js');
+      const sessionId = values.session ?? lastSession(config.home);
+      if (sessionId === undefined) io.err('no conversation to clear (aivyx chat starts one)\n');
+      else await clearConversation(t.target(), sessionId, io);
       return 0;
     }
     // A turn may be named by its start (`chat --follow 849b32b3`), like every id.

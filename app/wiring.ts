@@ -39,6 +39,7 @@ import { createValueReadTool } from '../activities/tools/value-read.js';
 import { quarantinedReader } from '../activities/llm/quarantined-reader.js';
 import { createResumeRecords } from '../infra/resume-records.js';
 import { createSessionHistory } from '../infra/session-history.js';
+import type { SessionClearing } from '../channels/turn-gateway.js';
 import { createSpendLedger } from '../infra/spend-ledger.js';
 import { SealedStorage } from '../infra/storage/index.js';
 import type { StreamBus } from '../infra/stream-bus.js';
@@ -121,6 +122,11 @@ export function wireTurnActivities(input: WiringInput) {
     ...missions,
     ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry(), createInbox(storage.domain('sessions'))),
   };
+}
+
+/** What the gateway's `/clear` needs: the sessions' history (where the worker keeps it) and the audit log. */
+export function sessionClearingOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): SessionClearing {
+  return { history: createSessionHistory(storage.domain('sessions')), audit: createAuditPort(db, master.subkey('audit')) };
 }
 
 /** The sealed memory store (the memory tools' and the owner's `aivyx memory`). */

@@ -25,7 +25,7 @@ import { openDatabase, type Database } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub, type ChannelEvent } from '../../infra/stream-hub.js';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
-import { wireTurnActivities, type WiringInput } from '../../app/wiring.js';
+import { sessionClearingOf, wireTurnActivities, type WiringInput } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
 import { createMissionStarts } from '../../app/confirmations.js';
 import { createTestDatabase } from './postgres.js';
@@ -140,6 +140,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     attestor,
     hub,
     ...(opts.sessionIdleMs ? { sessionIdleMs: opts.sessionIdleMs } : {}),
+    sessions: sessionClearingOf(db, master),
   });
 
   const facts = (tier: TrustTier, overrides: Partial<ChannelFacts> = {}): ChannelFacts => ({
