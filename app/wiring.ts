@@ -12,6 +12,10 @@ import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool,
 import { createMissionCreateTool } from '../activities/tools/mission-create.js';
 import { createMissionControlTools } from '../activities/tools/mission-control.js';
 import { createMemoryStore } from '../infra/memory-store.js';
+import { createSkillTools } from '../activities/tools/skill-tools.js';
+import { createGraphTools } from '../activities/tools/graph-tools.js';
+import { createSkillStore, type SkillStore } from '../infra/skill-store.js';
+import { createGraphStore, type GraphStore } from '../infra/graph-store.js';
 import type { MemoryStore } from '../activities/tools/memory-port.js';
 import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
@@ -120,6 +124,16 @@ export function memoryStoreOf(db: Kysely<Database>, master: MasterKey, storage =
   return createMemoryStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
 }
 
+/** The sealed skill store (skills.* and the owner's `aivyx skills`). */
+export function skillStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): SkillStore {
+  return createSkillStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
+/** The knowledge graph (graph.* and the owner's `aivyx graph`). */
+export function graphStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): GraphStore {
+  return createGraphStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
 /** The owner's view of memory for the REST channel: scope-checked and audited like the memory tools. */
 export function ownerMemoryOf(
   db: Kysely<Database>,
@@ -161,6 +175,8 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
       owners: input.agent.trustedPlaces?.owners ?? [],
     }),
     ...createMissionControlTools(input.missionControl ? { control: input.missionControl } : {}),
+    ...createSkillTools({ store: skillStoreOf(input.db, input.master, storage) }),
+    ...createGraphTools({ store: graphStoreOf(input.db, input.master, storage) }),
     // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];
 }
