@@ -18,6 +18,7 @@ import { createSkillStore, type SkillStore } from '../infra/skill-store.js';
 import { createGraphStore, type GraphStore } from '../infra/graph-store.js';
 import type { MemoryStore } from '../activities/tools/memory-port.js';
 import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
+import { createOwnerSkills, type OwnerSkills } from './owner-skills.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
@@ -132,6 +133,21 @@ export function skillStoreOf(db: Kysely<Database>, master: MasterKey, storage = 
 /** The knowledge graph (graph.* and the owner's `aivyx graph`). */
 export function graphStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): GraphStore {
   return createGraphStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
+/** The owner's view of learned skills and the graph's vocabulary for the REST channel: scope-checked like the tools. */
+export function ownerSkillsOf(
+  db: Kysely<Database>,
+  master: MasterKey,
+  agent: Pick<AgentConfig, 'capabilities' | 'tierPolicy'>,
+): OwnerSkills {
+  const storage = SealedStorage.open(db, master);
+  return createOwnerSkills({
+    skills: skillStoreOf(db, master, storage),
+    graph: graphStoreOf(db, master, storage),
+    capabilities: agent.capabilities,
+    ...(agent.tierPolicy ? { tierPolicy: agent.tierPolicy } : {}),
+  });
 }
 
 /** The owner's view of memory for the REST channel: scope-checked and audited like the memory tools. */
