@@ -91,7 +91,11 @@ export function outputLabel(
       const path = resolvedScope?.slice(def.scopeBase.length + 1) ?? '';
       return (places.roots ?? []).some((r) => isAbsolute(path) && within(path, r)) ? undefined : 'a file outside the trusted roots';
     }
+    // These label each result themselves (`reported`): an entry, skill or relation keeps the label it was stored with.
     case 'memory.read':
+    case 'skills.list':
+    case 'skills.invoke':
+    case 'graph.read':
       return undefined;
     case 'mcp.call': {
       const server = String(fields.server ?? '');

@@ -43,6 +43,7 @@ import {
 import { runInboxCommand } from '../channels/cli/inbox-commands.js';
 import { CLEAR_COMMAND } from '../channels/ports.js';
 import { runMemoryCommand } from '../channels/cli/memory-commands.js';
+import { runGraphCommand, runSkillsCommand } from '../channels/cli/skill-commands.js';
 import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
 import { DECIDE_USAGE, runApprovalsCommand, runDecisionCommand } from '../channels/cli/gate-commands.js';
 import { resolveTurnId } from '../channels/cli/id-lookup.js';
@@ -75,6 +76,8 @@ const COMMANDS = [
   'approve',
   'deny',
   'memory',
+  'skills',
+  'graph',
   'inbox',
   'secrets',
   'passphrase',
@@ -103,6 +106,9 @@ const USAGE = `usage:
   aivyx approvals                        the gates waiting for you, each with the call it would run
 ${DECIDE_USAGE}
   aivyx memory list|show ID|forget ID    what the assistant remembers (scope-checked and audited like its tools)
+  aivyx skills list|show NAME|retire NAME
+                                         the skills you approved (proposed in conversations, approved at their gates)
+  aivyx graph predicates [add P]         the knowledge graph's predicate vocabulary
   aivyx inbox [--json] | dismiss ID      notices for you and replies that could not reach the chat they were asked in
   aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
 ${AUDIT_USAGE}
@@ -452,6 +458,10 @@ async function main(argv: string[]): Promise<number> {
       return overRest(config, args, (_rest, t, out) => runApprovalsCommand(t, out));
     case 'memory':
       return overRest(config, args, runMemoryCommand);
+    case 'skills':
+      return overRest(config, args, runSkillsCommand);
+    case 'graph':
+      return overRest(config, args, runGraphCommand);
     case 'inbox':
       return overRest(config, args, runInboxCommand);
     case 'secrets': {

@@ -65,7 +65,7 @@ import {
 export { codecToken, restToken } from '../infra/home-tokens.js';
 import { reconciledAuditService, reconcileToolCalls } from '../infra/tool-call-log.js';
 import { startTracing, tracingSettingsFromEnv } from '../infra/telemetry/index.js';
-import { ownerMemoryOf, sessionClearingOf, wireTurnActivities } from './wiring.js';
+import { ownerMemoryOf, ownerSkillsOf, sessionClearingOf, wireTurnActivities } from './wiring.js';
 import { createAivyxWorker, superviseWorker } from './worker.js';
 
 /** Each probe of a dependency gets this long to answer. */
@@ -586,6 +586,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       audit,
       missions,
       memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
+      skills: ownerSkillsOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
       inbox: createInbox(storage.domain('sessions')),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },

@@ -12,8 +12,13 @@ import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool,
 import { createMissionCreateTool } from '../activities/tools/mission-create.js';
 import { createMissionControlTools } from '../activities/tools/mission-control.js';
 import { createMemoryStore } from '../infra/memory-store.js';
+import { createSkillTools } from '../activities/tools/skill-tools.js';
+import { createGraphTools } from '../activities/tools/graph-tools.js';
+import { createSkillStore, type SkillStore } from '../infra/skill-store.js';
+import { createGraphStore, type GraphStore } from '../infra/graph-store.js';
 import type { MemoryStore } from '../activities/tools/memory-port.js';
 import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
+import { createOwnerSkills, type OwnerSkills } from './owner-skills.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
@@ -134,6 +139,31 @@ export function memoryStoreOf(db: Kysely<Database>, master: MasterKey, storage =
   return createMemoryStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
 }
 
+/** The sealed skill store (skills.* and the owner's `aivyx skills`). */
+export function skillStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): SkillStore {
+  return createSkillStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
+/** The knowledge graph (graph.* and the owner's `aivyx graph`). */
+export function graphStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): GraphStore {
+  return createGraphStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
+/** The owner's view of learned skills and the graph's vocabulary for the REST channel: scope-checked like the tools. */
+export function ownerSkillsOf(
+  db: Kysely<Database>,
+  master: MasterKey,
+  agent: Pick<AgentConfig, 'capabilities' | 'tierPolicy'>,
+): OwnerSkills {
+  const storage = SealedStorage.open(db, master);
+  return createOwnerSkills({
+    skills: skillStoreOf(db, master, storage),
+    graph: graphStoreOf(db, master, storage),
+    capabilities: agent.capabilities,
+    ...(agent.tierPolicy ? { tierPolicy: agent.tierPolicy } : {}),
+  });
+}
+
 /** The owner's view of memory for the REST channel: scope-checked and audited like the memory tools. */
 export function ownerMemoryOf(
   db: Kysely<Database>,
@@ -176,6 +206,8 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
     }),
     ...createMissionControlTools(input.missionControl ? { control: input.missionControl } : {}),
     createValueReadTool({ reader: quarantinedReader(input.llm) }),
+    ...createSkillTools({ store: skillStoreOf(input.db, input.master, storage) }),
+    ...createGraphTools({ store: graphStoreOf(input.db, input.master, storage) }),
     // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];
 }

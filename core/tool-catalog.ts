@@ -25,6 +25,11 @@ import { missionCreateTool } from './tools/mission-create.js';
 import { missionListTool } from './tools/mission-list.js';
 import { missionCancelTool } from './tools/mission-cancel.js';
 import { valueReadTool } from './tools/value-read.js';
+import { skillProposeTool } from './tools/skill-propose.js';
+import { skillListTool } from './tools/skill-list.js';
+import { skillInvokeTool } from './tools/skill-invoke.js';
+import { graphWriteTool } from './tools/graph-write.js';
+import { graphQueryTool } from './tools/graph-query.js';
 
 const HOST_SCOPE_FAMILIES: ReadonlySet<string> = new Set(['fs', 'shell', 'git', 'mcp']);
 
@@ -53,6 +58,11 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   missionListTool,
   missionCancelTool,
   valueReadTool,
+  skillProposeTool,
+  skillListTool,
+  skillInvokeTool,
+  graphWriteTool,
+  graphQueryTool,
   // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
 ] as ToolDefinition[]);
 

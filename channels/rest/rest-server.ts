@@ -34,6 +34,7 @@
  */
 import type { InboxPort } from '../../activities/ports.js';
 import type { MemoryEntry, RecallResult } from '../../activities/tools/memory-port.js';
+import type { SkillSummary, StoredSkill } from '../../activities/tools/skill-port.js';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -83,6 +84,14 @@ export interface RestServerOptions {
   };
   /** Serves /v1/inbox when given: replies that could not reach the channel they were asked on. */
   inbox?: Pick<InboxPort, 'list' | 'dismiss'>;
+  /** Serves /v1/skills and /v1/graph/predicates when given: the owner's view, scope-checked like the tools (app/owner-skills.ts). */
+  skills?: {
+    list(): Promise<SkillSummary[]>;
+    show(name: string, version?: number): Promise<StoredSkill>;
+    retire(name: string): Promise<{ retired: number }>;
+    predicates(): Promise<string[]>;
+    addPredicate(predicate: string): Promise<{ predicates: string[] }>;
+  };
   /** The stack's dependencies (`temporal`, `database`, channels): reported by /v1/health; a request needing one that is down gets 503. */
   health?: Health;
   host?: string;
@@ -130,6 +139,7 @@ const verifyBody = z
   .strict();
 const SEQ = "must be an entry's sequence number (1, 2, …)";
 const proveQuery = z.object({ seq: z.coerce.number({ error: SEQ }).int({ error: SEQ }).min(1, { error: SEQ }) });
+const predicateBody = z.object({ predicate: z.string({ error: 'must be a lower-case snake_case predicate, e.g. "mentors"' }) });
 const consistencyBody = z
   .object({
     checkpoint: z
@@ -390,6 +400,21 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   });
   app.get('/v1/memory/:id', async (c) => c.json(await memory().show(c.req.param('id'))));
   app.post('/v1/memory/:id/forget', async (c) => c.json(await memory().forget(c.req.param('id'))));
+  const skills = () => {
+    if (!d.skills) throw new AivyxError('NotFound', 'skills are not served here');
+    d.need('database');
+    return d.skills;
+  };
+  app.get('/v1/skills', async (c) => c.json({ skills: await skills().list() }));
+  app.get('/v1/skills/:name', async (c) => {
+    const v = c.req.query('version');
+    return c.json(await skills().show(c.req.param('name'), v === undefined ? undefined : Number(v)));
+  });
+  app.post('/v1/skills/:name/retire', async (c) => c.json(await skills().retire(c.req.param('name'))));
+  app.get('/v1/graph/predicates', async (c) => c.json({ predicates: await skills().predicates() }));
+  app.post('/v1/graph/predicates', async (c) =>
+    c.json(await skills().addPredicate(parseBody(predicateBody, await jsonBody(c), 'request').predicate)),
+  );
   const inbox = () => {
     if (!d.inbox) throw new AivyxError('NotFound', 'the inbox is not served here');
     d.need('database');

@@ -23,6 +23,7 @@ import type { MasterKey } from '../../infra/crypto/index.js';
 import { StreamHub } from '../../infra/stream-hub.js';
 import { wireTurnActivities } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
+import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { createTestDatabase } from './postgres.js';
 import { uniqueTaskQueue } from './temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
@@ -221,4 +222,22 @@ export function recordingNotifier(notices: MissionNotice[], deliveries: Delivery
       await notifier.notify(n, key);
     },
   };
+}
+
+/** The mission's gate once it is open (polls its status query; throws after about 30 s). */
+export async function openGateOf(
+  client: Client,
+  missionId: string,
+): Promise<{ gateId: string; approvers: { identity: string; channel: string }[] }> {
+  const handle = client.workflow.getHandle<typeof missionWorkflow>(missionId);
+  for (let i = 0; i < 300; i++) {
+    try {
+      const s = await handle.query(missionStatusQuery);
+      if (s.gate?.state === 'open') return s.gate;
+    } catch {
+      // not started yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no open gate on ${missionId}`);
 }
