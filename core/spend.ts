@@ -7,8 +7,13 @@ import { z } from 'zod';
 
 /** Tokens one model step used, as its provider reported (or, for the scripted model, estimated) them. */
 export interface TokenUsage {
+  /** Every input token, cached or not. */
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those served from the provider's prompt cache (billed at a fraction), when it says. */
+  cachedInputTokens?: number;
+  /** Of `inputTokens`, those written to the prompt cache this step (Anthropic bills them at a premium). */
+  cacheWriteTokens?: number;
 }
 
 /** Running totals: tokens, and the cost of the steps whose model has a price. */

@@ -53,6 +53,8 @@ export interface AivyxConfig {
   spendBudgets: SpendBudgets;
   /** A session closes after this long without a message. */
   sessionIdleMs: number;
+  /** Tokens the history and the new message may take in one prompt (AIVYX_HISTORY_TOKENS). */
+  historyTokens: number;
   /** The agent's own capability set, before tier ceilings. */
   capabilities: string[];
   confirmFirst: string[];
@@ -124,6 +126,7 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     prices: v.AIVYX_PRICES,
     spendBudgets: spendBudgetsOf(v),
     sessionIdleMs: v.AIVYX_SESSION_IDLE_MS,
+    historyTokens: v.AIVYX_HISTORY_TOKENS,
     capabilities: v.AIVYX_CAPABILITIES,
     confirmFirst: confirmFirstOf(v),
     taintPolicy: v.AIVYX_TAINT_POLICY,

@@ -1,5 +1,5 @@
 /** Session history in the sealed `sessions` domain: one record per turn, keyed so a scan returns them in order. */
-import type { SessionHistoryPort } from '../activities/ports.js';
+import type { HistorySummary, SessionHistoryPort, StoredHistory, StoredTurn } from '../activities/ports.js';
 import type { HistoryEntry } from '../core/channel.js';
 import type { DomainHandle } from './storage/index.js';
 
@@ -8,19 +8,35 @@ function turnKey(sessionKey: string, receivedAt: number, turnId: string): string
   return `history/${sessionKey}/${String(Math.max(0, Math.floor(receivedAt))).padStart(15, '0')}/${turnId}`;
 }
 
+/** Where a session's compaction summary is kept (outside the turns' prefix; clearing a session removes it too). */
+export function summaryKey(sessionKey: string): string {
+  return `history-summary/${sessionKey}`;
+}
+
 /** A `SessionHistoryPort` over the sealed `sessions` domain. */
 export function createSessionHistory(sessions: DomainHandle): SessionHistoryPort {
+  /** The summary and every turn after the one it stands for, oldest first. */
+  async function loadTurns(sessionKey: string): Promise<StoredHistory> {
+    const summary = await sessions.getJson<HistorySummary>(summaryKey(sessionKey));
+    const turns: StoredTurn[] = [];
+    for await (const { key, value } of sessions.scan(`history/${sessionKey}/`)) {
+      if (summary && key <= summary.through) continue;
+      turns.push({ key, entries: JSON.parse(new TextDecoder().decode(value)) as HistoryEntry[] });
+    }
+    return { ...(summary ? { summary } : {}), turns };
+  }
+
   return {
     async load(sessionKey, limit) {
-      const turns: HistoryEntry[][] = [];
-      for await (const { value } of sessions.scan(`history/${sessionKey}/`)) {
-        turns.push(JSON.parse(new TextDecoder().decode(value)) as HistoryEntry[]);
-        if (turns.length > limit) turns.shift();
-      }
-      return turns.flat().slice(-limit);
+      const { summary, turns } = await loadTurns(sessionKey);
+      return [...(summary ? [summary.entry] : []), ...turns.flatMap((t) => t.entries)].slice(-limit);
     },
     async record(sessionKey, turn) {
       await sessions.putJson(turnKey(sessionKey, turn.receivedAt, turn.turnId), turn.entries);
+    },
+    loadTurns,
+    async saveSummary(sessionKey, summary) {
+      await sessions.putJson(summaryKey(sessionKey), summary);
     },
   };
 }

@@ -8,15 +8,28 @@ import { toolCallProofBody, type AuthorityProof } from '../../core/authority.js'
 import { AivyxError } from '../../core/errors.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../../core/llm.js';
 import { budgetUsedUp, priceOf, spendDay } from '../../core/spend.js';
+import type { HistoryEntry } from '../../core/channel.js';
+import { messageText } from '../../core/message.js';
+import type { TokenUsage } from '../../core/spend.js';
 import { findTool, toolSpecs } from '../../core/tool-catalog.js';
 import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
+import { compactedHistory } from '../llm/compaction.js';
+import { DEFAULT_HISTORY_TOKENS } from '../llm/history-window.js';
+import type { LlmStepSink } from '../llm/llm-provider.js';
+import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, offeredToolIds, wireSpec } from '../llm/step-prompt.js';
+import { SYSTEM_PROMPT, turnContext } from '../llm/system-prompt.js';
+import { countTokens, tokenFamilyOf } from '../llm/token-count.js';
 import { currentExecution, withHeartbeat } from '../execution.js';
 import { toApplicationFailure } from '../failure.js';
 import type { TurnContext } from './context.js';
 import { SESSION_HISTORY_LIMIT } from './types.js';
 
 /** The activity that runs one LLM step. */
-export function llmStepActivities({ deps }: TurnContext) {
+export function llmStepActivities({ deps, turnAuthority }: TurnContext) {
+  const family = tokenFamilyOf(deps.llm.name);
+  const countEntry = entryCounter(family);
+  const historyBudget = deps.agent.historyTokens ?? DEFAULT_HISTORY_TOKENS;
+  const timeZone = deps.agent.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   const budgets = deps.agent.spendBudgets ?? {};
   // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
   const modelKey = deps.llm.model ? `${deps.llm.name}:${deps.llm.model}` : deps.llm.name;
@@ -76,24 +89,59 @@ export function llmStepActivities({ deps }: TurnContext) {
     return specs.map((t) => (t.id === 'mcp.call' ? spec : t));
   }
 
+  /**
+   * The history the step sends: the session's token window, compacted first when it outgrew the
+   * budget (with what compacting cost); the model sees who said what, not the taint labels
+   * (those are the runtime's, core/taint.ts).
+   */
+  async function stepHistory(
+    input: LlmStepInput,
+    context: string,
+    sink: LlmStepSink,
+  ): Promise<{ history: HistoryEntry[]; usage?: TokenUsage }> {
+    const { loadTurns, saveSummary } = deps.history;
+    if (!loadTurns || !saveSummary) {
+      const entries = await deps.history.load(input.sessionKey, SESSION_HISTORY_LIMIT);
+      return { history: entries.map(({ role, text }) => ({ role, text })) };
+    }
+    const messageTokens = countTokens(`${messageText(input.message.content)}\n\n${context}`, family) + MESSAGE_FRAMING_TOKENS;
+    const { window, usage } = await compactedHistory({ loadTurns, saveSummary }, deps.llm, sink, {
+      sessionKey: input.sessionKey,
+      budget: historyBudget,
+      messageTokens,
+      count: countEntry,
+      turnId: input.turnId,
+      step: input.step,
+    });
+    return { history: window.entries.map(({ role, text }) => ({ role, text })), ...(usage ? { usage } : {}) };
+  }
+
+  /** The specs the step offers: the workflow's tool ids, less those the turn's verified capabilities never grant. */
+  async function offeredTools(input: LlmStepInput): Promise<ToolSpec[]> {
+    if (!input.toolIds) return input.tools ?? [];
+    const authority = await turnAuthority(input.turnId);
+    const ids = authority ? offeredToolIds(input.toolIds, authority.effective) : input.toolIds;
+    return (await modelTools(toolSpecs(ids.filter((id) => findTool(id) !== undefined)))).map(wireSpec);
+  }
+
   /** Calls the model for one step, streaming its text to the channel as it arrives. */
   async function callModel(input: LlmStepInput): Promise<LlmStepResult> {
     const ctx = Context.current();
-    const { sessionKey, ...rest } = input;
+    const { sessionKey, toolIds: _ids, tools: _specs, ...step } = input;
+    const sink: LlmStepSink = {
+      text: (chunk) => deps.stream.publish(input.turnId, { type: 'text', text: chunk }),
+      heartbeat: () => ctx.heartbeat(),
+      signal: ctx.cancellationSignal,
+    };
     try {
-      // The model sees who said what, not the taint labels (those are the runtime's, core/taint.ts).
       await refuseOverBudget(input, sessionKey);
-      const history = (await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT)).map(({ role, text }) => ({ role, text }));
-      const { toolIds, tools: specs, ...step } = rest;
-      const offered = toolIds ? toolSpecs(toolIds.filter((id) => findTool(id) !== undefined)) : (specs ?? []);
-      const req = { ...step, tools: await modelTools(offered), history };
-      return await withHeartbeat(() =>
-        deps.llm.step(req, {
-          text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),
-          heartbeat: () => ctx.heartbeat(),
-          signal: ctx.cancellationSignal,
-        }),
-      );
+      // The owner's clock when the message arrived: the same line on every step and retry of the turn.
+      const context = turnContext(input.message.receivedAt, timeZone);
+      const tools = await offeredTools(input);
+      const { history, usage } = await withHeartbeat(() => stepHistory(input, context, sink));
+      const req = { ...step, system: SYSTEM_PROMPT, context, tools, history };
+      const result = await withHeartbeat(() => deps.llm.step(req, sink));
+      return usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result;
     } catch (err) {
       throw toApplicationFailure(err);
     } finally {

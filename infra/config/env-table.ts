@@ -350,6 +350,13 @@ export const ENV_TABLE = {
     meaning: 'a conversation closes after this many milliseconds without a message (the next one re-opens it, with its history)',
     schema: integer(86_400_000, 1000, 'a number of milliseconds'),
   }),
+  AIVYX_HISTORY_TOKENS: envVar({
+    group: 'agent',
+    default: '`8000`',
+    meaning:
+      'tokens the conversation history and the new message may take in one prompt; past it, older turns are summarised (docs/LLM-PROVIDERS.md)',
+    schema: integer(8000, 500, 'a number of tokens'),
+  }),
   AIVYX_CAPABILITIES: envVar({
     group: 'agent',
     default: DEFAULT_AGENT_CAPABILITIES.map((c) => `\`${c}\``).join(', '),
