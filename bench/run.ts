@@ -30,6 +30,7 @@ import { benchCli } from './cli.js';
 import { benchMemoryRecall } from './memory.js';
 import { benchMissions } from './missions.js';
 import { benchScopeCheck } from './scope-check.js';
+import { benchTokens } from './tokens.js';
 import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../channels/turn-client.js';
 import { textContent } from '../core/message.js';
 import { createAttestor } from '../infra/attestation.js';
@@ -62,6 +63,7 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
 }
 
 const quick = process.argv.includes('--quick');
+const tokens = process.argv.includes('--tokens');
 
 /** Median ms of one no-op activity round trip (a workflow running `k` of them in sequence), on `address`. */
 async function bareRoundTrip(address: string, k: number, runs: number): Promise<number> {
@@ -87,6 +89,11 @@ async function bareRoundTrip(address: string, k: number, runs: number): Promise<
 }
 
 async function main(): Promise<void> {
+  // `-- --tokens`: the token bench alone (no servers; bench/tokens.ts), printed only.
+  if (tokens) {
+    process.stdout.write(`${(await benchTokens()).join('\n')}\n`);
+    return;
+  }
   const home = mkdtempSync(join(tmpdir(), 'aivyx-bench-'));
   const cliPath = findTemporalCli({ env: process.env, projectRoot: root });
   // The floor: the same CLI's dev server with nothing on disk.
