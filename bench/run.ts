@@ -6,7 +6,8 @@
  *  4. memory recall p50/p95 at 10k and 100k entries;
  *  5. scope checks per second;
  *  6. 1,000 missions waiting at gates at once: worker RSS and the approval round trip (bench/missions.ts);
- *  7. the CLI as whole processes: `aivyx --help` and `aivyx chat -m hello` against `aivyx up` (bench/cli.ts).
+ *  7. the CLI as whole processes: `aivyx --help` and `aivyx chat -m hello` against `aivyx up` (bench/cli.ts);
+ *  8. what a turn costs in tokens with a hosted model: prompt size, cache hits, the history budget (bench/tokens.ts).
  * Every latency is also given as a ratio to the floor: the bare activity round trip on an in-memory
  * dev server started in the same run (and to the same on `aivyx up`'s own dev server: SQLite, WAL).
  *
@@ -14,6 +15,7 @@
  * with fewer steps and the CLI, printed only; docs/BENCHMARKS.md is left as it is.
  * `npm run bench -- --missions`: the same, then the missions-at-gates section (about 5–10 minutes at
  * 1,000 missions), printed only — for a change to the worker's memory or the mission workflow.
+ * `npm run bench -- --tokens`: section 8 alone (seconds, no servers), printed only.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -259,6 +261,8 @@ async function main(): Promise<void> {
       ...benchScopeCheck(),
       '',
       ...missionLines,
+      '',
+      ...(await benchTokens()),
     );
     writeFileSync(join(root, 'docs/BENCHMARKS.md'), lines.join('\n'));
     process.stdout.write(lines.join('\n'));

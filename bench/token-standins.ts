@@ -25,6 +25,8 @@ export type StandInReply = { text: string } | { calls: Array<{ name: string; inp
 export interface CountedRequest {
   input: number;
   cached: number;
+  /** Written to the cache by this request (Anthropic bills them at 1.25×). */
+  written: number;
 }
 
 type Body = Record<string, unknown>;
@@ -108,7 +110,7 @@ export function openAiCounter(): (body: Body) => CountedRequest {
     const longest = seen.reduce((n, s) => Math.max(n, sharedPrefix(s, tokens)), 0);
     seen.push(tokens);
     const cached = longest >= MIN_CACHED ? Math.floor(longest / OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP : 0;
-    return { input: tokens.length, cached };
+    return { input: tokens.length, cached, written: 0 };
   };
 }
 
@@ -144,7 +146,7 @@ function anthropicBlocks(body: Body): Block[] {
 }
 
 /** Anthropic's prompt cache: entries at breakpoints, read at or up to 20 blocks before one. */
-export function anthropicCounter(): (body: Body) => CountedRequest & { written: number } {
+export function anthropicCounter(): (body: Body) => CountedRequest {
   const cache = new Set<string>();
   return (body) => {
     const blocks = anthropicBlocks(body);
@@ -249,10 +251,10 @@ export async function startStandIn(format: 'anthropic' | 'openai', answer: (body
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Body;
       const n = count(body);
-      counted.push({ input: n.input, cached: n.cached });
+      counted.push(n);
       const reply = answer(body);
       const output = countTokens('text' in reply ? reply.text : JSON.stringify(reply.calls), format);
-      const written = 'written' in n ? (n.written as number) : 0;
+      const written = n.written;
       const text =
         format === 'anthropic'
           ? anthropicStream(

@@ -18,7 +18,7 @@ import type { LlmProvider, LlmStepSink } from '../activities/llm/llm-provider.js
 import { createOpenAiCompatibleProvider, wireToolName } from '../activities/llm/openai-compatible.js';
 import { entryCounter, MESSAGE_FRAMING_TOKENS, offeredToolIds, wireSpec } from '../activities/llm/step-prompt.js';
 import { SYSTEM_PROMPT, turnContext } from '../activities/llm/system-prompt.js';
-import { countTokens, type TokenFamily } from '../activities/llm/token-count.js';
+import { countTokens, loadTokenizer, type TokenFamily } from '../activities/llm/token-count.js';
 import type { StoredHistory, StoredTurn, HistorySummary } from '../activities/ports.js';
 import { DEFAULT_AGENT_CAPABILITIES } from '../infra/config/env-table.js';
 import { TOKEN_SCRIPT, type ScriptedTurn } from './token-script.js';
@@ -32,6 +32,7 @@ const START = Date.UTC(2026, 11, 5, 8, 0);
 interface TurnRow {
   input: number;
   cached: number;
+  written: number;
   steps: number;
   historyTokens: number;
   compacted: boolean;
@@ -118,7 +119,7 @@ async function converse(format: TokenFamily, legacy: boolean): Promise<TurnRow[]
         window = fitted.window.entries;
         historyTokens = fitted.window.tokens + messageTokens;
         compacted = fitted.usage !== undefined;
-        if (historyTokens + messageTokens > BUDGET) throw new Error(`turn ${i + 1}: the history exceeds its budget`);
+        if (historyTokens > BUDGET) throw new Error(`turn ${i + 1}: the history exceeds its budget`);
       }
       const transcript: TranscriptItem[] = [];
       for (let step = 0; ; step++) {
@@ -152,6 +153,7 @@ async function converse(format: TokenFamily, legacy: boolean): Promise<TurnRow[]
       rows.push({
         input: seen.reduce((n, c) => n + c.input, 0),
         cached: seen.reduce((n, c) => n + c.cached, 0),
+        written: seen.reduce((n, c) => n + c.written, 0),
         steps: transcript.length / 2 + 1,
         historyTokens,
         compacted,
@@ -167,8 +169,9 @@ async function converse(format: TokenFamily, legacy: boolean): Promise<TurnRow[]
 const firstRequest = new Map<string, number>();
 const pct = (a: number, b: number): string => `${b === 0 ? 0 : ((100 * a) / b).toFixed(1)}%`;
 const sum = (rows: TurnRow[], f: (r: TurnRow) => number): number => rows.reduce((n, r) => n + f(r), 0);
-/** Input as billed, in uncached-token equivalents: cache reads at 0.1× (Anthropic; OpenAI bills them at 0.5× or less). */
-const billed = (rows: TurnRow[], readPrice: number): number => sum(rows, (r) => r.input - r.cached + readPrice * r.cached);
+/** Input as billed, in uncached-token equivalents: reads at 0.1× and writes at 1.25× (Anthropic), reads at 0.5× (OpenAI). */
+const billed = (rows: TurnRow[], readPrice: number): number =>
+  sum(rows, (r) => r.input - r.cached - r.written + readPrice * r.cached + (readPrice < 0.5 ? 1.25 : 1) * r.written);
 
 function table(format: TokenFamily, rows: TurnRow[]): string[] {
   return [
@@ -185,6 +188,7 @@ function table(format: TokenFamily, rows: TurnRow[]): string[] {
 
 /** The tokens section of docs/BENCHMARKS.md, as lines. */
 export async function benchTokens(): Promise<string[]> {
+  await loadTokenizer();
   const out: string[] = [];
   const summary: string[] = ['| measure | Anthropic | OpenAI | target |', '|---|---|---|---|'];
   const results = new Map<TokenFamily, { now: TurnRow[]; legacy: TurnRow[] }>();
@@ -199,7 +203,7 @@ export async function benchTokens(): Promise<string[]> {
     `| first turn's input tokens (Trusted CLI, default tools) | ${firstRequest.get('anthropic')} (before: ${firstRequest.get('anthropic legacy')}) | ${firstRequest.get('openai')} (before: ${firstRequest.get('openai legacy')}) | ≤ 2,000 |`,
     `| cached share of input tokens, turns 2–20 | **${pct(ratio(a.now) * 100, 100)}** (lowest turn ${pct(minShare(a.now) * 100, 100)}) | ${pct(ratio(o.now) * 100, 100)} (lowest turn ${pct(minShare(o.now) * 100, 100)}) | ≥ 80% (Anthropic) |`,
     `| input tokens of the 20 turns, × before | ${(sum(a.now, (r) => r.input) / sum(a.legacy, (r) => r.input)).toFixed(2)}× | ${(sum(o.now, (r) => r.input) / sum(o.legacy, (r) => r.input)).toFixed(2)}× | |`,
-    `| input as billed (cache reads at 0.1× / 0.5×), × before | ${(billed(a.now, 0.1) / billed(a.legacy, 0.1)).toFixed(2)}× | ${(billed(o.now, 0.5) / billed(o.legacy, 0.5)).toFixed(2)}× | |`,
+    `| input as billed (Anthropic: reads 0.1×, writes 1.25×; OpenAI: reads 0.5×), × before | ${(billed(a.now, 0.1) / billed(a.legacy, 0.1)).toFixed(2)}× | ${(billed(o.now, 0.5) / billed(o.legacy, 0.5)).toFixed(2)}× | |`,
     `| largest history + message / budget | ${Math.max(...a.now.map((r) => r.historyTokens))} / ${BUDGET} | ${Math.max(...o.now.map((r) => r.historyTokens))} / ${BUDGET} | never over |`,
   );
   out.push('## What a turn costs in tokens', '', ...summary, '', ...table('anthropic', a.now), '', ...table('openai', o.now));

@@ -5,7 +5,7 @@
  * is online only, and @anthropic-ai/tokenizer is the Claude 2 one, documented as no longer
  * accurate), so Claude counts are `o200k_base` plus a fixed margin (docs/LLM-PROVIDERS.md).
  */
-import { countTokens as o200kTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { AivyxError } from '../../core/errors.js';
 
 /** Which counting rule applies: the provider's family (`openai` also for Ollama and other compatible servers). */
 export type TokenFamily = 'openai' | 'anthropic';
@@ -16,8 +16,17 @@ export type TokenFamily = 'openai' | 'anthropic';
  */
 export const ANTHROPIC_TOKEN_FACTOR = 1.25;
 
-/** Tokens of `text` as `family`'s models count them (an estimate for Anthropic). */
+// The encoding's tables take about a second to load: loaded on a worker's first step, not when a CLI starts.
+let o200kTokens: ((text: string) => number) | undefined;
+
+/** Loads the tokenizer (once); `countTokens` needs it. */
+export async function loadTokenizer(): Promise<void> {
+  o200kTokens ??= (await import('gpt-tokenizer/encoding/o200k_base')).countTokens;
+}
+
+/** Tokens of `text` as `family`'s models count them (an estimate for Anthropic); after `loadTokenizer`. */
 export function countTokens(text: string, family: TokenFamily): number {
+  if (!o200kTokens) throw new AivyxError('Internal', 'countTokens before loadTokenizer', { hint: 'await loadTokenizer() first' });
   const n = o200kTokens(text);
   return family === 'anthropic' ? Math.ceil(n * ANTHROPIC_TOKEN_FACTOR) : n;
 }

@@ -18,7 +18,7 @@ import { DEFAULT_HISTORY_TOKENS } from '../llm/history-window.js';
 import type { LlmStepSink } from '../llm/llm-provider.js';
 import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, offeredToolIds, wireSpec } from '../llm/step-prompt.js';
 import { SYSTEM_PROMPT, turnContext } from '../llm/system-prompt.js';
-import { countTokens, tokenFamilyOf } from '../llm/token-count.js';
+import { countTokens, loadTokenizer, tokenFamilyOf } from '../llm/token-count.js';
 import { currentExecution, withHeartbeat } from '../execution.js';
 import { toApplicationFailure } from '../failure.js';
 import type { TurnContext } from './context.js';
@@ -30,6 +30,9 @@ export function llmStepActivities({ deps, turnAuthority }: TurnContext) {
   const countEntry = entryCounter(family);
   const historyBudget = deps.agent.historyTokens ?? DEFAULT_HISTORY_TOKENS;
   const timeZone = deps.agent.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  // Loading starts with the worker (about a second), not inside the first turn's budget.
+  const tokenizer = loadTokenizer();
+  tokenizer.catch(() => undefined);
   const budgets = deps.agent.spendBudgets ?? {};
   // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
   const modelKey = deps.llm.model ? `${deps.llm.name}:${deps.llm.model}` : deps.llm.name;
@@ -104,6 +107,7 @@ export function llmStepActivities({ deps, turnAuthority }: TurnContext) {
       const entries = await deps.history.load(input.sessionKey, SESSION_HISTORY_LIMIT);
       return { history: entries.map(({ role, text }) => ({ role, text })) };
     }
+    await tokenizer;
     const messageTokens = countTokens(`${messageText(input.message.content)}\n\n${context}`, family) + MESSAGE_FRAMING_TOKENS;
     const { window, usage } = await compactedHistory({ loadTurns, saveSummary }, deps.llm, sink, {
       sessionKey: input.sessionKey,

@@ -4,12 +4,13 @@
  * for good, and a SemiTrusted turn offered only the tools its capabilities could grant.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { toApplicationFailure } from '../../activities/failure.js';
 import { compactedHistory, SUMMARY_PREFIX, SUMMARY_PROMPT, type CompactionInput } from '../../activities/llm/compaction.js';
 import { historyWindow } from '../../activities/llm/history-window.js';
 import type { LlmProvider } from '../../activities/llm/llm-provider.js';
 import { entryCounter, offeredToolIds } from '../../activities/llm/step-prompt.js';
+import { loadTokenizer } from '../../activities/llm/token-count.js';
 import type { HistorySummary, StoredTurn } from '../../activities/ports.js';
 import { historyLabels } from '../../activities/taint-labels.js';
 import { AivyxError } from '../../core/errors.js';
@@ -20,6 +21,7 @@ import { DEFAULT_AGENT_CAPABILITIES } from '../../infra/config/env-table.js';
 import { sink } from '../support/llm-replay.js';
 
 const count = entryCounter('openai');
+beforeAll(loadTokenizer);
 const PAGE = 'a page from evil.example';
 const STRANGER = 'a message from bob on telegram (SemiTrusted)';
 
