@@ -16,7 +16,7 @@ import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
 import { compactedHistory } from '../llm/compaction.js';
 import { DEFAULT_HISTORY_TOKENS } from '../llm/history-window.js';
 import type { LlmStepSink } from '../llm/llm-provider.js';
-import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, offeredToolIds, wireSpec } from '../llm/step-prompt.js';
+import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, wireSpec } from '../llm/step-prompt.js';
 import { SYSTEM_PROMPT, turnContext } from '../llm/system-prompt.js';
 import { countTokens, loadTokenizer, tokenFamilyOf } from '../llm/token-count.js';
 import { currentExecution, withHeartbeat } from '../execution.js';
@@ -25,7 +25,7 @@ import type { TurnContext } from './context.js';
 import { SESSION_HISTORY_LIMIT } from './types.js';
 
 /** The activity that runs one LLM step. */
-export function llmStepActivities({ deps, turnAuthority }: TurnContext) {
+export function llmStepActivities({ deps }: TurnContext) {
   const family = tokenFamilyOf(deps.llm.name);
   const countEntry = entryCounter(family);
   const historyBudget = deps.agent.historyTokens ?? DEFAULT_HISTORY_TOKENS;
@@ -120,12 +120,10 @@ export function llmStepActivities({ deps, turnAuthority }: TurnContext) {
     return { history: window.entries.map(({ role, text }) => ({ role, text })), ...(usage ? { usage } : {}) };
   }
 
-  /** The specs the step offers: the workflow's tool ids, less those the turn's verified capabilities never grant. */
+  /** The specs the step offers: the tools `openTurn` chose for the turn's capabilities (offeredToolIds), as the model sees them. */
   async function offeredTools(input: LlmStepInput): Promise<ToolSpec[]> {
     if (!input.toolIds) return input.tools ?? [];
-    const authority = await turnAuthority(input.turnId);
-    const ids = authority ? offeredToolIds(input.toolIds, authority.effective) : input.toolIds;
-    return (await modelTools(toolSpecs(ids.filter((id) => findTool(id) !== undefined)))).map(wireSpec);
+    return (await modelTools(toolSpecs(input.toolIds.filter((id) => findTool(id) !== undefined)))).map(wireSpec);
   }
 
   /** Calls the model for one step, streaming its text to the channel as it arrives. */
