@@ -128,10 +128,10 @@ export function anthropicRequestBody(
   if (prompt) body.system = promptCache ? [{ type: 'text', text: prompt, cache_control: EPHEMERAL }] : prompt;
   if (req.tools.length > 0) {
     const tools: Block[] = req.tools.map((t) => ({ name: wireToolName(t.id), description: t.description, input_schema: t.inputSchema }));
-    if (!prompt) marks.unshift(tools[tools.length - 1]!);
+    if (!prompt && promptCache) tools[tools.length - 1]!.cache_control = EPHEMERAL;
     body.tools = tools;
   }
-  // At most four breakpoints per request: the system prompt's (or the tools') and the last three others.
+  // At most four breakpoints per request: the system prompt's (or the last tool's) and these three.
   if (promptCache) for (const b of marks.slice(-3)) b.cache_control = EPHEMERAL;
   return body;
 }
