@@ -505,9 +505,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           confirmFirst: config.confirmFirst,
           tierPolicy: config.tierPolicy,
           taintPolicy: config.taintPolicy,
+          showUntrusted: config.showUntrusted,
+          mcpTools: config.mcpTools,
           trustedPlaces: config.trustedPlaces,
           prices: config.prices,
           spendBudgets: config.spendBudgets,
+          historyTokens: config.historyTokens,
+          ...(config.env.AIVYX_TIME_ZONE ? { timeZone: config.env.AIVYX_TIME_ZONE } : {}),
           ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
         },
         // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.

@@ -7,7 +7,8 @@
  *     prompt tokens of learned skills (bench/graph.ts);
  *  5. scope checks per second;
  *  6. 1,000 missions waiting at gates at once: worker RSS and the approval round trip (bench/missions.ts);
- *  7. the CLI as whole processes: `aivyx --help` and `aivyx chat -m hello` against `aivyx up` (bench/cli.ts).
+ *  7. the CLI as whole processes: `aivyx --help` and `aivyx chat -m hello` against `aivyx up` (bench/cli.ts);
+ *  8. what a turn costs in tokens with a hosted model: prompt size, cache hits, the history budget (bench/tokens.ts).
  * Every latency is also given as a ratio to the floor: the bare activity round trip on an in-memory
  * dev server started in the same run (and to the same on `aivyx up`'s own dev server: SQLite, WAL).
  *
@@ -15,6 +16,7 @@
  * with fewer steps and the CLI, printed only; docs/BENCHMARKS.md is left as it is.
  * `npm run bench -- --missions`: the same, then the missions-at-gates section (about 5–10 minutes at
  * 1,000 missions), printed only — for a change to the worker's memory or the mission workflow.
+ * `npm run bench -- --tokens`: section 8 alone (seconds, no servers), printed only.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,7 @@ import { benchMemoryRecall } from './memory.js';
 import { benchGraphQuery, benchSkillTokens } from './graph.js';
 import { benchMissions } from './missions.js';
 import { benchScopeCheck } from './scope-check.js';
+import { benchTokens } from './tokens.js';
 import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../channels/turn-client.js';
 import { textContent } from '../core/message.js';
 import { createAttestor } from '../infra/attestation.js';
@@ -64,6 +67,7 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
 }
 
 const quick = process.argv.includes('--quick');
+const tokens = process.argv.includes('--tokens');
 
 /** Median ms of one no-op activity round trip (a workflow running `k` of them in sequence), on `address`. */
 async function bareRoundTrip(address: string, k: number, runs: number): Promise<number> {
@@ -89,6 +93,11 @@ async function bareRoundTrip(address: string, k: number, runs: number): Promise<
 }
 
 async function main(): Promise<void> {
+  // `-- --tokens`: the token bench alone (no servers; bench/tokens.ts), printed only.
+  if (tokens) {
+    process.stdout.write(`${(await benchTokens()).join('\n')}\n`);
+    return;
+  }
   const home = mkdtempSync(join(tmpdir(), 'aivyx-bench-'));
   const cliPath = findTemporalCli({ env: process.env, projectRoot: root });
   // The floor: the same CLI's dev server with nothing on disk.
@@ -259,6 +268,8 @@ async function main(): Promise<void> {
       ...benchScopeCheck(),
       '',
       ...missionLines,
+      '',
+      ...(await benchTokens()),
     );
     writeFileSync(join(root, 'docs/BENCHMARKS.md'), lines.join('\n'));
     process.stdout.write(lines.join('\n'));
