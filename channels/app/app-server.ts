@@ -284,6 +284,7 @@ function pageRoutes(app: Hono<{ Variables: { session: string } }>, d: AppDeps): 
       pages.auditBody(
         await get<Record<string, unknown>>('/v1/audit/verify'),
         await get<Parameters<typeof pages.auditBody>[1]>('/v1/audit/tail?n=50'),
+        await get<{ vkey?: string }>('/v1/audit/pubkey').catch(() => undefined),
       ),
     ),
   );

@@ -25,7 +25,7 @@ button.quiet{background:transparent;color:var(--accent)}button:disabled{opacity:
 input,textarea{font:inherit;padding:.35em;border:1px solid var(--line);border-radius:6px;background:transparent;color:inherit}
 textarea{width:100%}.row{display:flex;gap:.6em;align-items:center;flex-wrap:wrap;margin-bottom:1em}
 .columns{display:grid;grid-template-columns:16em 1fr;gap:1.5em}.side ul{padding-left:1em}
-#log{list-style:none;padding:0;margin:0 0 1em}#log li{padding:.5em .8em;border:1px solid var(--line);border-radius:8px;margin:.5em 0}
+#log,.rerun{list-style:none;padding:0;margin:0 0 1em}#log>li,.rerun>li{padding:.5em .8em;border:1px solid var(--line);border-radius:8px;margin:.5em 0}
 #log .you{background:color-mix(in srgb,var(--accent) 10%,transparent)}.events{color:var(--muted);font-size:.9em;margin:.3em 0 0;padding-left:1.2em}
 .reply{white-space:pre-wrap}
 .gate{border:2px solid var(--accent);border-radius:8px;padding:.6em 1em;margin:1em 0}.gate h3{margin:.2em 0}

@@ -290,14 +290,37 @@ interface TailRow {
 }
 
 /** The audit page: the verification (chain, tree, the latest signed checkpoint, the witness) and the newest entries. */
-export function auditBody(verify: Record<string, unknown>, tail: TailRow[]): Fragment {
+export function auditBody(verify: Record<string, unknown>, tail: TailRow[], pubkey?: { vkey?: string }): Fragment {
   const ok = verify.ok === true;
+  const checkpoints = verify.checkpoints as { matched?: number; newest?: { size?: number; source?: string } } | undefined;
+  const reconciliation = verify.reconciliation as { findings?: unknown[] } | undefined;
   return html`<section aria-labelledby="verify-h">
       <h2 id="verify-h">Verification</h2>
       <p class="${ok ? 'good' : 'bad'}" data-verified="${String(ok)}">
         ${ok ? `The audit chain verifies: ${String(verify.count)} entries.` : `The audit log does NOT verify: ${String(verify.reason ?? '')}`}
       </p>
-      <pre class="proof">${JSON.stringify(verify, null, 2)}</pre>
+      <dl class="facts">
+        <dt>Tree root</dt>
+        <dd><code>${String(verify.root ?? '')}</code></dd>
+        <dt>Latest signed checkpoint</dt>
+        <dd>${checkpoints?.newest ? `${String(checkpoints.newest.size)} entries, ${checkpoints.newest.source ?? ''}` : 'none yet'}</dd>
+        <dt>Witness</dt>
+        <dd>
+          ${verify.witness ? `${String(verify.witness)}: ${String(checkpoints?.matched ?? 0)} checkpoints agree with the log` : 'no witness file'}
+        </dd>
+        <dt>Tool calls reconciled with the log</dt>
+        <dd>${reconciliation ? `${reconciliation.findings?.length ?? 0} findings` : 'not checked'}</dd>
+        ${
+          pubkey?.vkey
+            ? html`<dt>Checkpoint verifier key</dt>
+                <dd><code>${pubkey.vkey}</code></dd>`
+            : ''
+        }
+      </dl>
+      <details>
+        <summary>The whole verification report</summary>
+        <pre class="proof">${JSON.stringify(verify, null, 2)}</pre>
+      </details>
     </section>
     <section aria-labelledby="tail-h">
       <h2 id="tail-h">Newest entries</h2>

@@ -335,8 +335,11 @@ describe.skipIf(!executablePath && !process.env.CI)(
       await page.getByLabel('When').fill('in 3s');
       await page.getByLabel('Remind me to').fill(`water the plants ${nonce}`);
       await page.getByRole('button', { name: 'Create reminder' }).click();
-      await page.getByText('Reminder set: ').waitFor();
-      await page.locator('#live', { hasText: 'mission-' }).waitFor();
+      const set = page.getByText(/Reminder set: mission-/);
+      await set.waitFor();
+      const missionId = (await set.textContent())!.replace('Reminder set: ', '');
+      // Listed once the list refreshes (visibility is eventually consistent).
+      await page.locator('#live').getByRole('link', { name: missionId }).waitFor({ timeout: 30_000 });
       await shoot(page, 'app-missions.png');
       await page.goto(`${appUrl}/inbox`);
       await page.getByText(`water the plants ${nonce}`).waitFor({ timeout: 90_000 });
