@@ -445,7 +445,10 @@ async function main(argv: string[]): Promise<number> {
     case 'app': {
       const { values } = parseArgs({ args, options: { 'no-open': { type: 'boolean' } } });
       const found = inspectHome(config.home);
-      if (found.state !== 'running') throw noStack(found, config.home);
+      if (found.state !== 'running')
+        throw new AivyxError('Config', `no aivyx up is running on ${config.home}: the app is served by it`, {
+          hint: 'start aivyx up (in another terminal) and run aivyx app again',
+        });
       const { runAppCommand } = await import('../channels/app/app-command.js');
       return runAppCommand(
         { appUrl: found.stack.appUrl, restToken: restToken(config.home) },

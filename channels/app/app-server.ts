@@ -97,13 +97,11 @@ interface AppDeps extends AppServerOptions {
   sessions: AppSessions;
   url: string;
   cookie: string;
-  /** Confirmation missions this app's chat opened → the turn their approval re-runs. */
-  reruns: Map<string, string>;
 }
 
 function appRoutes(opts: AppServerOptions, url: string, port: number): Hono {
   // Cookies ignore ports: the port in the name keeps two installs' apps on one machine apart.
-  const d: AppDeps = { ...opts, sessions: new AppSessions(opts.sessionTtlMs), url, cookie: `aivyx_app_${port}`, reruns: new Map() };
+  const d: AppDeps = { ...opts, sessions: new AppSessions(opts.sessionTtlMs), url, cookie: `aivyx_app_${port}` };
   const app = new Hono<{ Variables: { session: string } }>();
   app.use(
     '*',
@@ -230,7 +228,6 @@ async function turnGate(d: AppDeps, turn: string): Promise<{ missionId: string; 
   if (!/^turn\/rest\/[\w-]{1,200}$/.test(turn)) throw new AivyxError('Config', 'turn must be a turn id of this app (turn/rest/…)');
   const missionId = confirmationMissionId(turn);
   const rerun = confirmationRerunTurnId(turn);
-  d.reruns.set(missionId, rerun);
   const deadline = Date.now() + GATE_WAIT_MS;
   for (;;) {
     const status = await restJson<MissionStatus>(d.rest, 'GET', `/v1/missions/${encodeURIComponent(missionId)}`).catch(() => undefined);
@@ -297,9 +294,17 @@ async function waitingGates(d: AppDeps): Promise<Array<{ missionId: string; gate
   for (const m of waiting) {
     const s = await restJson<MissionStatus>(d.rest, 'GET', `/v1/missions/${encodeURIComponent(m.missionId)}`).catch(() => undefined);
     if (s?.gate?.state === 'open' && s.gate.approvers.some((a) => a.identity === 'local-user' && a.channel === 'cli')) {
-      const rerun = d.reruns.get(s.missionId);
+      const rerun = rerunOf(s.missionId);
       out.push({ missionId: s.missionId, gate: s.gate, ...(rerun ? { rerun } : {}) });
     }
   }
   return out;
+}
+
+/**
+ * The turn an approved confirmation mission runs its call as: its step 0, second run (the first was
+ * the turn that asked; workflows/turn-ids.ts, confirmationRerunTurnId). Other missions: none to follow.
+ */
+function rerunOf(missionId: string): string | undefined {
+  return /^mission-confirm-[0-9a-f]{32}$/.test(missionId) ? `${missionId}/step-0/run-2` : undefined;
 }

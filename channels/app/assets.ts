@@ -138,6 +138,7 @@ export const APP_JS = `'use strict';
       if (kind === 'deny') { after.append(el('p', null, 'Denied: nothing ran.')); return; }
       after.append(el('p', null, 'Approved; running it now.'));
       if (card.dataset.rerun) await follow(after, card.dataset.rerun);
+      else await missionSettles(after, card.dataset.mission);
     } catch (e) {
       const stale = e.status === 409 || e.status === 404;
       state.textContent = stale ? 'already decided' : 'error'; state.dataset.state = stale ? 'stale' : 'error';
@@ -155,6 +156,17 @@ export const APP_JS = `'use strict';
       if (res.ok) return stream(log, res);
       if (res.status !== 404) { box.append(el('p', 'error', 'cannot follow the call: HTTP ' + res.status)); return; }
       await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  /** A mission that went on after an approval: says where it got to once it leaves its gate. */
+  async function missionSettles(box, missionId) {
+    const line = el('p', null, ''); box.append(line);
+    for (let i = 0; i < 60; i++) {
+      const m = await getJson('/api/v1/missions/' + encodeURIComponent(missionId)).catch(() => undefined);
+      if (m) line.textContent = 'mission ' + m.state + (m.waiting ? ', waiting for ' + m.waiting : '');
+      if (m && m.gate?.state !== 'approved' && m.state !== 'running') return;
+      await new Promise((r) => setTimeout(r, 1000));
     }
   }
 

@@ -114,6 +114,7 @@ beforeAll(async () => {
           steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['cat', FILE_NAME] } }] }, { say: 'the file is read' }],
         },
         { match: 'say markup', steps: [{ say: `here: ${SCRIPT_TAG}${IMG_TAG}` }] },
+        { match: 'approve it there', steps: [echo(`page-ran-${nonce}`), { say: 'page says: {{result.0.output.stdout}}' }] },
         { match: 'cli decides', steps: [echo(`cli-approved-${nonce}`), { say: 'cli says: {{result.0.output.stdout}}' }] },
         { steps: [{ say: 'ok' }] },
       ],
@@ -226,6 +227,19 @@ describe.skipIf(!executablePath && !process.env.CI)(
       expect(await ranCalls()).toBe(ranBefore + 1);
       const approved = (await events()).filter((e) => e.type === 'GateApproved');
       expect(approved.at(-1)).toMatchObject({ approver: 'local-user' });
+    });
+
+    it('approved on the approvals page, the call runs once and its output appears there', async () => {
+      const ranBefore = await ranCalls();
+      await (await say(chat, 'approve it there')).locator('article.gate').waitFor();
+      const page = await owner.newPage();
+      await page.goto(`${appUrl}/approvals`);
+      const card = page.locator('article.gate', { hasText: `page-ran-${nonce}` });
+      await card.getByText(/Why it needs approval:/).waitFor();
+      await card.getByRole('button', { name: 'Approve' }).click();
+      await card.locator('.after').getByText(`page says: page-ran-${nonce}`).waitFor({ timeout: 90_000 });
+      expect(await ranCalls()).toBe(ranBefore + 1);
+      await page.close();
     });
 
     it('a denied call runs nothing; its file name, on the approvals page too, stays text', async () => {
