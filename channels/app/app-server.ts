@@ -130,7 +130,13 @@ function appRoutes(opts: AppServerOptions, url: string, port: number): Hono {
     deleteCookie(c, d.cookie, { path: '/' });
     return c.json({ ok: true });
   });
-  app.all('/api/v1/*', bodyLimit({ maxSize: MAX_MESSAGE_BYTES + 64 * 1024 }), (c) => toRest(c, d));
+  // POST only: hono's body limit re-wraps a DELETE's empty body into a Request node-server cannot build (rest-server.ts).
+  const limit = bodyLimit({ maxSize: MAX_MESSAGE_BYTES + 64 * 1024 });
+  app.all(
+    '/api/v1/*',
+    (c, next) => (c.req.method === 'POST' ? limit(c, next) : next()),
+    (c) => toRest(c, d),
+  );
   app.post('/app/reminders', async (c) => c.json(await createReminder(d, await c.req.json().catch(() => ({}))), 201));
   app.get('/app/turn-gate', async (c) => c.json(await turnGate(d, c.req.query('turn') ?? '')));
   pageRoutes(app, d);

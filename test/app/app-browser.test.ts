@@ -361,6 +361,23 @@ describe.skipIf(!executablePath && !process.env.CI)(
       await page.close();
     });
 
+    it('a reminder for tomorrow 9:00 can be cancelled from the missions page', async () => {
+      const page = await owner.newPage();
+      await page.goto(`${appUrl}/missions`);
+      await page.getByLabel('When').fill('tomorrow 9:00');
+      await page.getByLabel('Remind me to').fill('call the bank');
+      await page.getByRole('button', { name: 'Create reminder' }).click();
+      const set = page.getByText(/Reminder set: mission-/);
+      await set.waitFor();
+      const missionId = (await set.textContent())!.replace('Reminder set: ', '');
+      const row = page.locator('#live tr', { has: page.getByRole('link', { name: missionId }) });
+      await row.getByRole('button', { name: 'Cancel' }).click({ timeout: 30_000 });
+      await expect
+        .poll(async () => (await rest<{ state: string }>(`/v1/missions/${missionId}`)).state, { timeout: 30_000 })
+        .toBe('cancelled');
+      await page.close();
+    });
+
     it('memory and audit pages: the chain verifies, the newest entries are listed', async () => {
       const page = await owner.newPage();
       await page.goto(`${appUrl}/memory`);
