@@ -74,6 +74,8 @@ const GATE_WAIT_MS = 15_000;
 export async function startAppServer(opts: AppServerOptions): Promise<AppServer> {
   const host = opts.host ?? '127.0.0.1';
   assertLoopbackBind(host, 'the owner app is Trusted and');
+  // The routes need the URL the server got; no request is handled before `app` is set below (the
+  // listen callback's continuation runs as a microtask, before any socket event).
   const server = createAdaptorServer({ fetch: (req) => app.fetch(req), hostname: host, overrideGlobalObjects: false }) as Server;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
