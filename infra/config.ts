@@ -45,6 +45,8 @@ export interface AivyxConfig {
   temporalPort: number;
   uiPort: number;
   restPort: number;
+  /** The owner's app (channels/app); 0: any free port. */
+  appPort: number;
   /** The codec server the Temporal UI decodes payloads through (a stable port: its sign-in page is bookmarkable). */
   codecPort: number;
   turnBudgetMs: number;
@@ -125,6 +127,7 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     temporalPort: v.AIVYX_TEMPORAL_PORT,
     uiPort: v.AIVYX_UI_PORT,
     restPort: v.AIVYX_REST_PORT,
+    appPort: v.AIVYX_APP_PORT,
     codecPort: v.AIVYX_CODEC_PORT,
     turnBudgetMs: v.AIVYX_TURN_BUDGET_MS,
     prices: v.AIVYX_PRICES,

@@ -8,6 +8,8 @@ export const UNIT_TESTS = [
   'test/core/**/*.test.ts',
   'test/machines/**/*.test.ts',
   'test/lint/**/*.test.ts',
+  'test/app/app-sessions.test.ts',
+  'test/app/app-server.test.ts',
   'test/activities/anthropic-provider.test.ts',
   'test/activities/channel-send.test.ts',
   'test/activities/config-audit-tools.test.ts',

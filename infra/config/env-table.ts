@@ -267,6 +267,13 @@ export const ENV_TABLE = {
     meaning: "the local REST channel's port on 127.0.0.1 (0: any free port)",
     schema: port(8787, 0),
   }),
+  AIVYX_APP_PORT: envVar({
+    group: 'temporal',
+    default: '`8788`',
+    meaning:
+      "the owner's app (chat, approvals, inbox, missions, memory, audit in a browser) on 127.0.0.1; `aivyx app` prints its sign-in link (docs/APP.md) (0: any free port)",
+    schema: port(8788, 0),
+  }),
   // --- the model
   AIVYX_LLM: envVar({
     group: 'model',
