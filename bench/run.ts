@@ -122,14 +122,30 @@ async function main(): Promise<void> {
     const file = join(home, 'small.txt');
     writeFileSync(file, 'benchmark');
     const steps = [...Array.from({ length: K }, () => ({ call: [{ tool: 'fs.read', input: { path: file } }] })), { say: 'done' }];
-    const llm = createScriptedProvider({ rules: [{ match: 'tools', steps }, { steps: [{ say: 'done' }] }] });
+    // Quarantined reads (value.read): the planner's step, then the reader's own tool-less model call.
+    const read = { tool: 'value.read', input: { from: 'benchmark text', as: 'boolean', question: 'does it say benchmark?' } };
+    const readSteps = [...Array.from({ length: K }, () => ({ call: [read] })), { say: 'done' }];
+    const llm = createScriptedProvider({
+      rules: [
+        { match: 'You are a quarantined reader', steps: [{ say: '{"answer": true}' }] },
+        { match: 'tools', steps },
+        { match: 'reads', steps: readSteps },
+        { steps: [{ say: 'done' }] },
+      ],
+    });
     const queue = `bench-turn-${randomUUID()}`;
     const hub = new StreamHub();
     const worker = await createAivyxWorker({
       connection: native,
       namespace: 'default',
       taskQueue: queue,
-      activities: wireTurnActivities({ db, master, hub, llm, agent: { capabilities: ['fs.read'], budgetMs: 600_000, confirmFirst: [] } }),
+      activities: wireTurnActivities({
+        db,
+        master,
+        hub,
+        llm,
+        agent: { capabilities: ['fs.read', 'llm.call'], budgetMs: 600_000, confirmFirst: [] },
+      }),
     });
     const attestor = createAttestor(master.subkey('attestation'));
     const runTurn = async (text: string) => {
@@ -154,16 +170,20 @@ async function main(): Promise<void> {
     };
     const turn = await worker.runUntil(async () => {
       const withTools: number[] = [];
+      const withReads: number[] = [];
       const without: number[] = [];
       for (let r = 0; r <= RUNS; r++) {
         const a = await runTurn('tools');
         const b = await runTurn('none');
+        const c = await runTurn('reads');
         if (r > 0) {
           withTools.push(a);
           without.push(b);
+          withReads.push(c);
         }
       }
-      return { perCall: (median(withTools) - median(without)) / K, empty: median(without) };
+      const empty = median(without);
+      return { perCall: (median(withTools) - empty) / K, perRead: (median(withReads) - empty) / K, empty };
     });
 
     // 7. The CLI as whole processes (its own aivyx up, after this process's workers are idle).
@@ -181,6 +201,7 @@ async function main(): Promise<void> {
       `| bare activity round trip, aivyx up's dev server | ${bare.toFixed(2)} ms | ${x(bare)} | 1.00× | ≤ 1.3× |`,
       `| empty chat turn (update-with-start → outcome) | ${turn.empty.toFixed(1)} ms | ${x(turn.empty)} | ${y(turn.empty)} | ≤ 5× |`,
       `| per tool call inside a turn (LLM step + tool) | ${turn.perCall.toFixed(2)} ms | ${x(turn.perCall)} | ${y(turn.perCall)} | ≤ 2× |`,
+      `| per quarantined read inside a turn (LLM step + \`value.read\`, whose tool-less model call is a second step) | ${turn.perRead.toFixed(2)} ms (${(turn.perRead / turn.perCall).toFixed(2)}× a tool call) | ${x(turn.perRead)} | ${y(turn.perRead)} | |`,
       `| \`aivyx --help\`, whole process | ${cli.help.toFixed(0)} ms | ${x(cli.help)} | | ≤ 300 ms |`,
       `| \`aivyx chat -m hello\`, whole process | ${cli.chatWall.toFixed(0)} ms (the turn inside: ${cli.chatTurn.toFixed(0)} ms) | ${x(cli.chatWall)} | | ≤ turn + 500 ms (here + ${(cli.chatWall - cli.chatTurn).toFixed(0)} ms) |`,
     ];
