@@ -150,7 +150,9 @@ describe('confirm-first in a conversation', () => {
     expect(outcome).toMatchObject({
       status: 'Escalated',
       pendingTool: 'fs.write',
-      reason: 'fs.write after untrusted content (a file outside the trusted roots): a person must approve this exact call',
+      // The path came from the page's own instruction, not from the owner's message.
+      reason:
+        'fs.write: "path" is not from your message or configuration after untrusted content (a file outside the trusted roots): a person must approve this exact call',
     });
     expect(existsSync(filed)).toBe(false);
     const asked = (await h.audit(turn.turnWorkflowId)).filter((e) => e.type === 'ToolCall');

@@ -218,7 +218,9 @@ describe('a chore learned as a skill', () => {
     expect(proposed.outcome).toMatchObject({
       status: 'Escalated',
       pendingTool: 'skills.propose',
-      reason: 'skills.propose after untrusted content (a file outside the trusted roots): a person must approve this exact call',
+      reason: expect.stringMatching(
+        /^skills\.propose: "\w+" is not from your message or configuration after untrusted content \(a file outside the trusted roots\): a person must approve this exact call$/,
+      ),
     });
     expect(await skillStoreOf(h.db, h.master).get('welcome-mallory')).toBeUndefined();
     const missionId = confirmationMissionId(proposed.turnId);
