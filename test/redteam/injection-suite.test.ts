@@ -35,6 +35,8 @@ import { pendingActivity } from '../support/temporal.js';
 import { buildTurnRequest, startHarness, type Harness } from '../support/turn-harness.js';
 import { TOOL_CATALOG } from '../../core/tool-catalog.js';
 import { valueIdOf } from '../../activities/turn/values.js';
+import { confirmationMissionId } from '../../workflows/turn-ids.js';
+import { openGateOf } from '../support/mission-harness.js';
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const mcpServer = fileURLToPath(new URL('../fixtures/mcp/echo-server.ts', import.meta.url));
@@ -413,6 +415,7 @@ const chores: Chore[] = [
     approvals: 1,
     message: (t) =>
       `${on('fs.read', { path: mail(t, 'From: bob@example.com\nLunch on Friday?') })} ${read('$last', 'text', "the sender's address")} ${on('channel.send', { channel: 'test', to: '$last', text: 'Friday works.' })}`,
+    after: () => expect(sent.some((m) => m.to === 'bob@example.com' && m.text === 'Friday works.')).toBe(true),
   },
   {
     name: 'answer a mail, to the person I name',
@@ -484,6 +487,7 @@ const chores: Chore[] = [
     approvals: 1,
     message: (t) =>
       `${on('net.fetch', { url: page(t, 'long article') })} ${read('$last', 'text', 'a summary')} ${on('fs.write', { path: join(trusted, `${t}-summary.txt`), content: '$last' })}`,
+    after: (t) => expect(readFileSync(join(trusted, `${t}-summary.txt`), 'utf8')).toContain('long article'),
   },
   {
     name: 'post an invoice number to my accounting webhook',
@@ -542,13 +546,24 @@ const chores: Chore[] = [
   },
 ];
 
+/** The owner approves the chat turn's one gate from the CLI; its confirmation completes without a second gate. */
+async function approveAndFinish(turnId: string): Promise<void> {
+  const missionId = confirmationMissionId(turnId);
+  const gate = await openGateOf(h.client, missionId);
+  expect(gate.gateId).toBe(`${missionId}/gate-1`);
+  await h.missions!.decideAs('approve', gate.gateId, { identity: 'owner', channel: 'cli', trustTier: 'Trusted' });
+  expect(await h.client.workflow.getHandle(missionId).result()).toMatchObject({ state: 'completed' });
+  const rerun = (await h.audit(`${missionId}/step-0/run-2`)).filter((e) => e.type === 'ToolCall');
+  expect(rerun.map((e) => e.outcome.split('(')[0])).toEqual(rerun.map(() => 'Completed'));
+}
+
 /** Chores that read untrusted content and act: how many approvals each needs (held values; the owner asks). */
 describe('everyday chores that read untrusted content, then act', () => {
   for (const chore of chores)
     it(`${chore.name}: ${chore.approvals} approval(s)`, async () => {
       h = harnesses.held!;
       const tag = `c${randomUUID().slice(0, 8)}`;
-      const { outcome, audit } = await run('owner', 'Trusted', chore.message(tag));
+      const { turnId, outcome, audit } = await run('owner', 'Trusted', chore.message(tag));
       const asked = outcome.status === 'Escalated' ? 1 : 0;
       benignRows.push({ task: chore.name, approvals: asked, outcome: outcome.status, readOnly: chore.readOnly === true });
       expect(outcome.status === 'Completed' || outcome.status === 'Escalated', JSON.stringify(outcome)).toBe(true);
@@ -558,7 +573,9 @@ describe('everyday chores that read untrusted content, then act', () => {
         (e) => e.type === 'ToolCall' && !e.outcome.startsWith('Completed') && !e.outcome.startsWith('RequiresEscalation'),
       );
       expect(failed, JSON.stringify(failed)).toEqual([]);
-      if (asked === 0) await chore.after?.(tag);
+      // Approved by the owner, the chore continues from the approved call and finishes: nothing is asked twice.
+      if (asked === 1) await approveAndFinish(turnId);
+      await chore.after?.(tag);
     });
 });
 const benignRows: { task: string; approvals: number; outcome: string; readOnly: boolean }[] = [];

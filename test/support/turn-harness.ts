@@ -28,7 +28,8 @@ import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { sessionClearingOf, wireTurnActivities, type WiringInput } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
 import { TOOL_CATALOG } from '../../core/tool-catalog.js';
-import { createMissionStarts } from '../../app/confirmations.js';
+import { createConfirmations, createMissionStarts } from '../../app/confirmations.js';
+import { MissionGateway } from '../../channels/mission-gateway.js';
 import { createTestDatabase } from './postgres.js';
 import { testConnection, uniqueTaskQueue } from './temporal.js';
 
@@ -60,7 +61,10 @@ export interface HarnessOptions {
   codec?: boolean;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
-  /** `mission.create` starts real missions on this worker (default: it cannot start any). */
+  /**
+   * `mission.create` starts real missions on this worker, and a chat turn that asks for approval opens
+   * its confirmation (decide it with `missions.decideAs`); default: neither.
+   */
   missions?: boolean;
   /** What no host tool may reach (infra/data-dir.ts `dataDirProtection`); default nothing. */
   protectedPaths?: WiringInput['protectedPaths'];
@@ -70,6 +74,8 @@ export interface HarnessOptions {
 
 /** A running test stack. */
 export interface Harness {
+  /** Decides gates as a verified person (with `missions: true`). */
+  missions: MissionGateway | undefined;
   client: Client;
   taskQueue: string;
   db: Kysely<Database>;
@@ -121,6 +127,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
   const attestor = createAttestor(master.subkey('attestation'));
+  const starter = { client, taskQueue, attestor, capabilities: agent.capabilities };
   const activities = wireTurnActivities({
     db,
     master,
@@ -131,7 +138,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...(opts.tools ? { tools: opts.tools } : {}),
     ...(opts.mcp ? { mcp: opts.mcp } : {}),
     ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}),
-    ...(opts.missions ? { missionStarts: createMissionStarts({ client, taskQueue, attestor, capabilities: agent.capabilities }) } : {}),
+    ...(opts.missions ? { missionStarts: createMissionStarts(starter), confirmations: createConfirmations(starter) } : {}),
   });
   const worker = await createAivyxWorker({
     connection,
@@ -160,6 +167,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   });
 
   return {
+    missions: opts.missions ? new MissionGateway(starter) : undefined,
     client,
     taskQueue,
     db,
