@@ -53,10 +53,15 @@ export interface MatrixDelivererDeps {
   log(line: string): void;
 }
 
-/** The direct chat with `userId`: the one they wrote from, or a new private room inviting them. */
-export async function directRoom(client: MatrixClient, store: DomainHandle, userId: string): Promise<string> {
+/**
+ * The direct chat with `userId`: the one they wrote from, or a new private room inviting them — a
+ * new one too when someone else joined the old one since (a request is for their eyes only).
+ */
+export async function directRoom(client: MatrixClient, store: DomainHandle, userId: string, self: string): Promise<string> {
   const known = await store.getJson<{ roomId: string }>(dmKey(userId));
-  if (known) return known.roomId;
+  // A room the assistant was removed from answers 403: that one is not usable either.
+  const members = known ? await client.joinedMembers(known.roomId).catch(() => [userId, '(gone)']) : [];
+  if (known && members.every((m) => m === self || m === userId)) return known.roomId;
   const roomId = await client.createDirectRoom(userId);
   await store.putJson(dmKey(userId), { roomId });
   return roomId;
@@ -95,7 +100,7 @@ export function createMatrixDeliverer(deps: MatrixDelivererDeps): Required<Chann
   }
 
   async function notifyOne(notice: MissionNotice, userId: string, key: string): Promise<void> {
-    const roomId = await directRoom(client, store, userId);
+    const roomId = await directRoom(client, store, userId, deps.self);
     if (notice.kind === 'opened' || notice.kind === 'reminder' || notice.kind === 'escalated') {
       const r = await outbox.once(key, async () => {
         const token = deps.tokens
@@ -117,7 +122,7 @@ export function createMatrixDeliverer(deps: MatrixDelivererDeps): Required<Chann
     async send(to: string, text: string, idemKey: string): Promise<void> {
       if (!/^!.+:.+$/.test(to) && !MXID.test(to))
         throw new AivyxError('Channel', `"${to}" is not a Matrix room or user id`, { hint: 'use !room:server or @user:server' });
-      const roomId = to.startsWith('@') ? await directRoom(client, store, to) : to;
+      const roomId = to.startsWith('@') ? await directRoom(client, store, to, deps.self) : to;
       for (const [i, part] of splitText(text).entries()) await send(`${idemKey}/${i}`, roomId, part);
     },
 

@@ -15,7 +15,7 @@ import { MissionGateway } from '../../channels/mission-gateway.js';
 import { MatrixClient } from '../../channels/matrix/client.js';
 import { startMatrixChannel, type RunningMatrix } from '../../channels/matrix/matrix-channel.js';
 import { matrixMessageId } from '../../channels/matrix/inbound.js';
-import { syncKey } from '../../channels/matrix/state.js';
+import { dmKey, syncKey } from '../../channels/matrix/state.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { createAttestor } from '../../infra/attestation.js';
@@ -143,6 +143,13 @@ class Person {
   }
   async join(roomId: string): Promise<void> {
     await this.api.join(roomId);
+  }
+  /** Rooms this person is invited to. */
+  async invites(): Promise<string[]> {
+    // A filter of its own per call: Synapse answers a repeated initial sync from a cache for minutes.
+    const filter = encodeURIComponent(JSON.stringify({ room: { timeline: { limit: 1 + (this.n++ % 50) } } }));
+    const r = await this.raw<{ rooms?: { invite?: Record<string, unknown> } }>('GET', `/sync?timeout=0&filter=${filter}`);
+    return Object.keys(r.rooms?.invite ?? {});
   }
   async leave(roomId: string): Promise<void> {
     await this.raw('POST', `/rooms/${encodeURIComponent(roomId)}/leave`, {});
@@ -403,4 +410,24 @@ describeMatrix('Matrix channel (real Synapse)', () => {
     expect(notice.sender).toBe(bot.userId);
     expect(asked).toBeTruthy();
   }, 180_000);
+
+  it('a request never goes to a direct chat someone else has joined: a new private room is made for it', async () => {
+    await alice.invite(aliceDm, mallory.id);
+    await mallory.join(aliceDm);
+    const { missionId } = await missions.create({
+      goal: 'a private approval',
+      steps: ['note: buy milk'],
+      approvers: [`matrix:${alice.id}`],
+    });
+    // The assistant made a new private room and invited her (its record of her direct chat moved there).
+    const dm = async () => (await state.getJson<{ roomId: string }>(dmKey(alice.id)))?.roomId;
+    await until(async () => (await dm()) !== undefined && (await dm()) !== aliceDm, 'a new private room');
+    const fresh = await dm();
+    expect(await alice.invites()).toContain(fresh);
+    await alice.join(fresh!);
+    const req = await botMessage(alice, fresh!, (m) => m.body.includes(`mission ${missionId}`), 'the request in the new room');
+    expect(req.body).toMatch(/^Approval needed/);
+    expect((await mallory.room(aliceDm)).filter((m) => m.body.includes(missionId))).toEqual([]);
+    await missions.cancel(missionId, 'test done');
+  });
 });
