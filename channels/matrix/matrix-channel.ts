@@ -50,6 +50,19 @@ export async function startMatrixOutbound(config: MatrixConfig, ctx: OutboundCon
   };
 }
 
+/** How long a handled event id is kept: a sync never goes back further than its stored token. */
+export const SEEN_KEPT_MS = 30 * 24 * 3600_000;
+
+/** Drops `mx-seen/` records older than SEEN_KEPT_MS (a message's turn record still dedupes its turn). */
+async function pruneSeen(store: ChannelContext['storage'], now = Date.now()): Promise<void> {
+  const old: string[] = [];
+  for await (const { key, value } of store.scan('mx-seen/')) {
+    const at = (JSON.parse(Buffer.from(value).toString('utf8')) as { at?: number }).at ?? 0;
+    if (now - at > SEEN_KEPT_MS) old.push(key);
+  }
+  for (const key of old) await store.delete(key);
+}
+
 /** Starts the Matrix channel; resolves once it has positioned its sync stream. */
 export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelContext, tuning: MatrixTuning = {}): Promise<RunningMatrix> {
   const abort = new AbortController();
@@ -112,6 +125,7 @@ export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelConte
     }
   }
   const running = loop();
+  void pruneSeen(store).catch((err: unknown) => ctx.log(`pruning seen events: ${(err as Error).message}`));
   return {
     async stop() {
       stopped = true;

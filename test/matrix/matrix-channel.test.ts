@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { MissionGateway } from '../../channels/mission-gateway.js';
 import { MatrixClient } from '../../channels/matrix/client.js';
-import { startMatrixChannel, type RunningMatrix } from '../../channels/matrix/matrix-channel.js';
+import { startMatrixChannel, startMatrixOutbound, type RunningMatrix } from '../../channels/matrix/matrix-channel.js';
 import { matrixMessageId } from '../../channels/matrix/inbound.js';
-import { dmKey, syncKey } from '../../channels/matrix/state.js';
+import { dmKey, seenKey, syncKey } from '../../channels/matrix/state.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import type { AuditEvent } from '../../core/audit-events.js';
 import { createAttestor } from '../../infra/attestation.js';
@@ -346,6 +346,7 @@ describeMatrix('Matrix channel (real Synapse)', () => {
     const before = (await alice.room(aliceDm)).length;
     await channel!.stop();
     await state.putJson(syncKey(bot.userId), { since: replayFrom });
+    await state.putJson(seenKey('$handled-long-ago'), { at: Date.now() - 31 * 24 * 3600_000 });
     await start();
     const probe = await alice.say(aliceDm, 'hello after the replay');
     await botMessage(alice, aliceDm, (m) => m.replyTo === probe && m.body.endsWith('Matrix today.'), 'the reply after the replay');
@@ -355,6 +356,8 @@ describeMatrix('Matrix channel (real Synapse)', () => {
     const calls = (await mh.audit(`${missionId}/step-0/run-2`)).filter((e) => e.type === 'ToolCall' && e.toolId === 'fs.write');
     expect(calls).toHaveLength(1);
     expect((await fromBot(alice, aliceDm)).filter((m) => m.body.startsWith('saved:'))).toHaveLength(1);
+    // A start prunes seen-event records older than a month (and only those: the replay above was recent).
+    expect(await state.getJson(seenKey('$handled-long-ago'))).toBeUndefined();
   });
 
   it('a user whose display name is the owner’s, in a direct chat shaped like hers, is Untrusted: the call is refused and nothing runs', async () => {
@@ -429,5 +432,24 @@ describeMatrix('Matrix channel (real Synapse)', () => {
     expect(req.body).toMatch(/^Approval needed/);
     expect((await mallory.room(aliceDm)).filter((m) => m.body.includes(missionId))).toEqual([]);
     await missions.cancel(missionId, 'test done');
+  });
+
+  it('the outbound side alone (an aivyx worker): channel.send reaches a person’s direct chat once per key', async () => {
+    const registry = new DeliveryRegistry();
+    const out = await startMatrixOutbound(
+      { homeserver: hs.url, userId: bot.userId, accessToken: bot.accessToken, allowlist: [alice.id], roomTiers: {} },
+      { deliveries: registry, storage: state, gateTokens: tokens, log: () => undefined },
+    );
+    try {
+      const deliverer = registry.get('matrix')!;
+      await deliverer.send!(alice.id, 'sent from a worker', 'worker-send/1');
+      await deliverer.send!(alice.id, 'sent from a worker', 'worker-send/1'); // a retried activity
+      const dm = (await state.getJson<{ roomId: string }>(dmKey(alice.id)))!.roomId;
+      await botMessage(alice, dm, (m) => m.body === 'sent from a worker', 'the message');
+      expect((await fromBot(alice, dm)).filter((m) => m.body === 'sent from a worker')).toHaveLength(1);
+      await expect(deliverer.send!('Alice', 'no', 'worker-send/2')).rejects.toThrow(/not a Matrix room or user id/);
+    } finally {
+      await out.stop();
+    }
   });
 });
