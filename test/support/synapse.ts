@@ -83,6 +83,10 @@ async function waitUntilServing(url: string, child: ChildProcess, stderr: () => 
 
 /** Starts Synapse on a free loopback port with a fresh SQLite database. */
 export async function startSynapse(): Promise<Synapse> {
+  if (!synapseAvailable())
+    throw new Error(
+      `Synapse is not installed at ${SYNAPSE_PYTHON}: .ci/run installs it (python3 -m venv .venv-synapse && .venv-synapse/bin/pip install matrix-synapse==1.163.2)`,
+    );
   const dir = mkdtempSync(join(tmpdir(), 'aivyx-synapse-'));
   const port = await freePort();
   const secret = randomBytes(24).toString('hex');
