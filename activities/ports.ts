@@ -5,6 +5,8 @@ import type { TierPolicy } from '../core/capability/tier-policy.js';
 import type { HistoryEntry, TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
 import type { TaintPolicy } from '../core/taint.js';
+import type { TranscriptItem } from '../core/llm.js';
+import type { ToolCall } from '../core/tools.js';
 import type { PriceTable, Spend, SpendBudget, TokenUsage } from '../core/spend.js';
 import type { TrustedPlaces } from './taint-labels.js';
 import type { ChannelEvent } from '../core/channel.js';
@@ -246,6 +248,11 @@ export interface AgentConfig {
   prices?: PriceTable;
   /** Spend budgets (docs/BUDGETS.md): per turn, per session and UTC day, and a mission's default. */
   spendBudgets?: SpendBudgets;
+  /**
+   * Tools (or `mcp.call:<server>`) whose untrusted results the model is shown as they are
+   * (`AIVYX_SHOW_UNTRUSTED`); every other untrusted result is held as a value (core/values.ts).
+   */
+  showUntrusted?: string[];
 }
 
 /** The worker's spend budgets; an absent one is no limit. */
@@ -300,4 +307,56 @@ export interface MissionWaitsPort {
   open(wait: MissionWait): Promise<void>;
   close(waitKey: string): Promise<void>;
   list(source: MissionEventMatch['source']): Promise<MissionWait[]>;
+}
+
+/** An untrusted result the worker holds for a turn (core/values.ts). */
+export interface HeldValue {
+  id: string;
+  /** The turn (workflow id) and call that read it: only that turn, or a turn continuing it, may use it. */
+  turnId: string;
+  idemKey: string;
+  /** Its source label, flat ("a page from evil.example"). */
+  label: string;
+  body: unknown;
+  /** Epoch ms after which it can no longer be used. */
+  expiresAt: number;
+}
+
+/** Where held values live (sealed, like the session history). */
+export interface ValueStorePort {
+  /** Stores `v` under its id; the same id again (a retried activity) keeps the first. */
+  put(v: HeldValue): Promise<void>;
+  get(id: string): Promise<HeldValue | undefined>;
+}
+
+/**
+ * What an escalated turn leaves for the turn that runs its call once a person approves it: the
+ * transcript through the step that proposed the call (that batch's other results included), the
+ * call itself, and what the turn's taint decisions rest on. Written by finalizeTurn for a verified
+ * turn and a call its own model step proposed; read once, by openTurn of an attested rerun.
+ */
+export interface ResumeRecord {
+  /** The escalated turn (its workflow id) and the run that escalated. */
+  turnId: string;
+  runId: string;
+  /** The model step whose batch holds the pending call (the rerun's model continues after it). */
+  step: number;
+  call: ToolCall;
+  /** That step's other calls that asked for a person too (each proved to come from that run's step). */
+  alsoAsked?: ToolCall[];
+  transcript: TranscriptItem[];
+  /** Keys of every call whose result is in the transcript (runTool re-reads their labels). */
+  context: string[];
+  /** Untrusted sources in the turn's context (core/taint.ts). */
+  taint: string[];
+  /** Trusted reads' outputs: destinations they name count as the owner's (core/taint.ts). */
+  trusted: string[];
+}
+
+/** Resume records, sealed in the worker's store (infra/resume-records.ts). */
+export interface ResumeRecordPort {
+  /** Stores the record of `record.turnId` (a retried finalizeTurn writes the same record again). */
+  save(record: ResumeRecord): Promise<void>;
+  /** The record an escalated turn left, if any. */
+  load(turnId: string): Promise<ResumeRecord | undefined>;
 }

@@ -83,13 +83,19 @@ export function outputLabel(
   // An unknown tool (an MCP-only id, a worker newer than the catalog) is untrusted by default.
   if (!def) return short(`${tool} output`);
   if (def.provenance.output === 'trusted') return undefined;
+  // A quarantined read's typed answer (a boolean, a choice, a bounded number, a date) carries no instructions.
+  if (tool === 'value.read') return undefined;
   switch (def.scopeBase) {
     case 'fs.read':
     case 'fs.metadata': {
       const path = resolvedScope?.slice(def.scopeBase.length + 1) ?? '';
       return (places.roots ?? []).some((r) => isAbsolute(path) && within(path, r)) ? undefined : 'a file outside the trusted roots';
     }
+    // These label each result themselves (`reported`): an entry, skill or relation keeps the label it was stored with.
     case 'memory.read':
+    case 'skills.list':
+    case 'skills.invoke':
+    case 'graph.read':
       return undefined;
     case 'mcp.call': {
       const server = String(fields.server ?? '');

@@ -17,6 +17,7 @@ import { llmStepActivities } from './turn/llm-step.js';
 import { openTurnActivities } from './turn/open-turn.js';
 import { runToolActivities } from './turn/run-tool.js';
 import type { TurnActivityDeps } from './turn/types.js';
+import { valueActivities } from './turn/values.js';
 
 export type * from './turn/types.js';
 
@@ -29,6 +30,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
     ...bookkeepingActivities(ctx),
     ...runToolActivities(ctx),
     ...finalizeTurnActivities(ctx),
+    ...valueActivities(ctx),
   };
 }
 

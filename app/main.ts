@@ -5,6 +5,7 @@
  *   aivyx up                      start everything and keep running (restarting its dev server if it dies)
  *   aivyx worker [--no-host-tools] | aivyx gateway     the scale-out roles on a real cluster (docs/DEPLOY.md)
  *   aivyx chat [-m TEXT] [--session ID | --new] [--follow TURN | --resume TURN] [--standalone]
+ *   aivyx chat -m /clear [--session ID]
  *   aivyx approve|deny [GATE]    (no GATE: the one gate waiting for you)
  *   aivyx audit verify [--checkpoint FILE] | tail [-n N] | pubkey | prove SEQ | consistency CHECKPOINT  [--json]
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
@@ -32,6 +33,7 @@ import {
   askInline,
   chatRepl,
   chatTurn,
+  clearConversation,
   DETACHED_EXIT_CODE,
   detachedLine,
   followTurn,
@@ -39,7 +41,9 @@ import {
   TurnDetached,
 } from '../channels/cli/chat.js';
 import { runInboxCommand } from '../channels/cli/inbox-commands.js';
+import { CLEAR_COMMAND } from '../channels/ports.js';
 import { runMemoryCommand } from '../channels/cli/memory-commands.js';
+import { runGraphCommand, runSkillsCommand } from '../channels/cli/skill-commands.js';
 import { MISSION_USAGE, runMissionCommand } from '../channels/cli/mission-commands.js';
 import { DECIDE_USAGE, runApprovalsCommand, runDecisionCommand } from '../channels/cli/gate-commands.js';
 import { resolveTurnId } from '../channels/cli/id-lookup.js';
@@ -72,6 +76,8 @@ const COMMANDS = [
   'approve',
   'deny',
   'memory',
+  'skills',
+  'graph',
   'inbox',
   'secrets',
   'passphrase',
@@ -92,6 +98,7 @@ const USAGE = `usage:
   aivyx gateway                          on a cluster: serve REST, the chat channels and the UI's codec endpoint, no worker
   aivyx chat [-m TEXT] [--session ID]    talk to the running aivyx up (REPL, or one message with -m)
   aivyx chat --new                       the REPL continues your last session; --new starts another
+  aivyx chat -m /clear [--session ID]    clear that session's context (/clear in the REPL): no earlier text, no taint from it
   aivyx chat --follow TURN               show how a turn that outlived its client ends (the id chat printed, or its start)
   aivyx chat --resume TURN               the same; a turn waiting for your approval asks approve? [y/N/details]
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
@@ -99,6 +106,9 @@ const USAGE = `usage:
   aivyx approvals                        the gates waiting for you, each with the call it would run
 ${DECIDE_USAGE}
   aivyx memory list|show ID|forget ID    what the assistant remembers (scope-checked and audited like its tools)
+  aivyx skills list|show NAME|retire NAME
+                                         the skills you approved (proposed in conversations, approved at their gates)
+  aivyx graph predicates [add P]         the knowledge graph's predicate vocabulary
   aivyx inbox [--json] | dismiss ID      notices for you and replies that could not reach the chat they were asked in
   aivyx config [--json | --markdown]     every AIVYX_* variable: its value and where it came from (env/default)
 ${AUDIT_USAGE}
@@ -294,6 +304,14 @@ async function chat(config: AivyxConfig, args: string[]): Promise<number> {
       await chatRepl(t.target, sessionId, continued);
       return 0;
     }
+    // `chat -m /clear`: the conversation the REPL continues (or --session's) starts afresh.
+    if (values.message?.trim() === CLEAR_COMMAND) {
+      const { lastSession } = await import('../channels/cli/last-session.js');
+      const sessionId = values.session ?? lastSession(config.home);
+      if (sessionId === undefined) io.err('no conversation to clear (aivyx chat starts one)\n');
+      else await clearConversation(t.target(), sessionId, io);
+      return 0;
+    }
     // A turn may be named by its start (`chat --follow 849b32b3`), like every id.
     let turnId = follow === undefined ? undefined : await resolveTurnId(t.target(), follow);
     const outcome: TurnOutcome =
@@ -440,6 +458,10 @@ async function main(argv: string[]): Promise<number> {
       return overRest(config, args, (_rest, t, out) => runApprovalsCommand(t, out));
     case 'memory':
       return overRest(config, args, runMemoryCommand);
+    case 'skills':
+      return overRest(config, args, runSkillsCommand);
+    case 'graph':
+      return overRest(config, args, runGraphCommand);
     case 'inbox':
       return overRest(config, args, runInboxCommand);
     case 'secrets': {

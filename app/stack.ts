@@ -65,7 +65,7 @@ import {
 export { codecToken, restToken } from '../infra/home-tokens.js';
 import { reconciledAuditService, reconcileToolCalls } from '../infra/tool-call-log.js';
 import { startTracing, tracingSettingsFromEnv } from '../infra/telemetry/index.js';
-import { ownerMemoryOf, wireTurnActivities } from './wiring.js';
+import { ownerMemoryOf, ownerSkillsOf, sessionClearingOf, wireTurnActivities } from './wiring.js';
 import { createAivyxWorker, superviseWorker } from './worker.js';
 
 /** Each probe of a dependency gets this long to answer. */
@@ -443,7 +443,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
     // Approval buttons and reply tokens are MACed and single use.
     const gateTokens = new GateTokens(gateTokenKey(master.subkey('channel_state')), channelState);
-    const gateway = new TurnGateway({ client, taskQueue, attestor, hub, sessionIdleMs: config.sessionIdleMs });
+    const gateway = new TurnGateway({
+      client,
+      taskQueue,
+      attestor,
+      hub,
+      sessionIdleMs: config.sessionIdleMs,
+      // `/clear` on every channel (docs/USING.md).
+      sessions: sessionClearingOf(db.db, master, storage),
+    });
     const channels: ChannelContext = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
     // Leases between the processes of a scale-out install; `up` is the only process of its install.
     const shared = role === 'worker' || role === 'gateway' ? config.databaseUrl : undefined;
@@ -578,6 +586,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       audit,
       missions,
       memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
+      skills: ownerSkillsOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
       inbox: createInbox(storage.domain('sessions')),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },

@@ -12,8 +12,13 @@ import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool,
 import { createMissionCreateTool } from '../activities/tools/mission-create.js';
 import { createMissionControlTools } from '../activities/tools/mission-control.js';
 import { createMemoryStore } from '../infra/memory-store.js';
+import { createSkillTools } from '../activities/tools/skill-tools.js';
+import { createGraphTools } from '../activities/tools/graph-tools.js';
+import { createSkillStore, type SkillStore } from '../infra/skill-store.js';
+import { createGraphStore, type GraphStore } from '../infra/graph-store.js';
 import type { MemoryStore } from '../activities/tools/memory-port.js';
 import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
+import { createOwnerSkills, type OwnerSkills } from './owner-skills.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
@@ -34,7 +39,12 @@ import type { Database } from '../infra/db/index.js';
 import { createDeliveryActivities, DeliveryRegistry } from '../activities/delivery-activities.js';
 import { createMissionWaits } from '../infra/mission-waits.js';
 import { createInbox } from '../infra/inbox.js';
+import { createValueStore } from '../infra/value-store.js';
+import { createValueReadTool } from '../activities/tools/value-read.js';
+import { quarantinedReader } from '../activities/llm/quarantined-reader.js';
+import { createResumeRecords } from '../infra/resume-records.js';
 import { createSessionHistory } from '../infra/session-history.js';
+import type { SessionClearing } from '../channels/turn-gateway.js';
 import { createSpendLedger } from '../infra/spend-ledger.js';
 import { SealedStorage } from '../infra/storage/index.js';
 import type { StreamBus } from '../infra/stream-bus.js';
@@ -77,6 +87,7 @@ export function wireTurnActivities(input: WiringInput) {
   // Each model step in a GenAI span (a no-op unless tracing is on).
   const llm = tracedLlmProvider(input.llm);
   const toolCalls = createToolCallLog(input.db, input.master.subkey('audit'));
+  const resumes = createResumeRecords(storage.domain('sessions'));
   const turn = createTurnActivities({
     audit,
     proofs,
@@ -92,6 +103,8 @@ export function wireTurnActivities(input: WiringInput) {
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
     tools: input.tools ?? defaultTools(input, storage),
     spend: createSpendLedger(input.db),
+    values: createValueStore(storage.domain('sessions')),
+    resumes,
   });
   // Mission step turns are attested here, by the worker, only for verified missions; gate notices go to `notifier`.
   const missions = createMissionActivities({
@@ -107,6 +120,7 @@ export function wireTurnActivities(input: WiringInput) {
     sender: channelSenderFromRegistry(input.deliveries ?? new DeliveryRegistry()),
     owners: input.agent.trustedPlaces?.owners ?? [],
     toolCalls,
+    resumes,
   });
   return {
     ...turn,
@@ -115,9 +129,39 @@ export function wireTurnActivities(input: WiringInput) {
   };
 }
 
+/** What the gateway's `/clear` needs: the sessions' history (where the worker keeps it) and the audit log. */
+export function sessionClearingOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): SessionClearing {
+  return { history: createSessionHistory(storage.domain('sessions')), audit: createAuditPort(db, master.subkey('audit')) };
+}
+
 /** The sealed memory store (the memory tools' and the owner's `aivyx memory`). */
 export function memoryStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): MemoryStore {
   return createMemoryStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
+/** The sealed skill store (skills.* and the owner's `aivyx skills`). */
+export function skillStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): SkillStore {
+  return createSkillStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
+/** The knowledge graph (graph.* and the owner's `aivyx graph`). */
+export function graphStoreOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): GraphStore {
+  return createGraphStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
+}
+
+/** The owner's view of learned skills and the graph's vocabulary for the REST channel: scope-checked like the tools. */
+export function ownerSkillsOf(
+  db: Kysely<Database>,
+  master: MasterKey,
+  agent: Pick<AgentConfig, 'capabilities' | 'tierPolicy'>,
+): OwnerSkills {
+  const storage = SealedStorage.open(db, master);
+  return createOwnerSkills({
+    skills: skillStoreOf(db, master, storage),
+    graph: graphStoreOf(db, master, storage),
+    capabilities: agent.capabilities,
+    ...(agent.tierPolicy ? { tierPolicy: agent.tierPolicy } : {}),
+  });
 }
 
 /** The owner's view of memory for the REST channel: scope-checked and audited like the memory tools. */
@@ -161,6 +205,9 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
       owners: input.agent.trustedPlaces?.owners ?? [],
     }),
     ...createMissionControlTools(input.missionControl ? { control: input.missionControl } : {}),
+    createValueReadTool({ reader: quarantinedReader(input.llm) }),
+    ...createSkillTools({ store: skillStoreOf(input.db, input.master, storage) }),
+    ...createGraphTools({ store: graphStoreOf(input.db, input.master, storage) }),
     // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];
 }

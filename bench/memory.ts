@@ -11,6 +11,7 @@ import { type MemoryWriteInput } from '../core/tools/memory-write.js';
 import type { MasterKey } from '../infra/crypto/index.js';
 import type { Database } from '../infra/db/index.js';
 import { SealedStorage } from '../infra/storage/index.js';
+import { percentile, rng } from './stats.js';
 
 const DAY = 86_400_000;
 const VOCABULARY = 5000;
@@ -18,18 +19,6 @@ const WORDS_PER_ENTRY = 12;
 const BATCH = 2000;
 const QUERIES = 200;
 const T_END = Date.UTC(2026, 11, 1);
-
-/** Deterministic PRNG (mulberry32): the same corpus and queries on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Pronounceable pseudo-words that survive tokenization unchanged (no stopwords, no stemmable suffix). */
 function vocabulary(n: number): string[] {
@@ -60,11 +49,6 @@ function zipf(n: number, rand: () => number): () => number {
     }
     return lo;
   };
-}
-
-function percentile(xs: readonly number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
 }
 
 async function fill(

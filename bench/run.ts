@@ -3,7 +3,8 @@
  *  1. per-tool-call overhead of a turn vs bare Temporal activity round trips (same dev server);
  *  2–3. the audit log: append cost with and without the tree, 8 concurrent appenders, `audit verify`
  *     entries/s, checkpoint and proof times at 1M entries (bench/audit.ts);
- *  4. memory recall p50/p95 at 10k and 100k entries;
+ *  4. memory recall p50/p95 at 10k and 100k entries; graph.query at 10k and 100k relations and the
+ *     prompt tokens of learned skills (bench/graph.ts);
  *  5. scope checks per second;
  *  6. 1,000 missions waiting at gates at once: worker RSS and the approval round trip (bench/missions.ts);
  *  7. the CLI as whole processes: `aivyx --help` and `aivyx chat -m hello` against `aivyx up` (bench/cli.ts).
@@ -28,6 +29,7 @@ import { benchAudit } from './audit.js';
 import { bareWorker } from './bare-worker.js';
 import { benchCli } from './cli.js';
 import { benchMemoryRecall } from './memory.js';
+import { benchGraphQuery, benchSkillTokens } from './graph.js';
 import { benchMissions } from './missions.js';
 import { benchScopeCheck } from './scope-check.js';
 import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../channels/turn-client.js';
@@ -221,6 +223,7 @@ async function main(): Promise<void> {
 
     // 4. Memory recall latency at 10k and 100k entries (PostgreSQL).
     const memoryLines = await benchMemoryRecall(db, master);
+    const graphLines = await benchGraphQuery(db, master);
 
     const cpu = cpus()[0]?.model ?? 'unknown CPU';
     const ratioPair = turn.perCall / (2 * bare);
@@ -248,6 +251,10 @@ async function main(): Promise<void> {
       ...auditLines,
       '',
       ...memoryLines,
+      '',
+      ...graphLines,
+      '',
+      ...benchSkillTokens(),
       '',
       ...benchScopeCheck(),
       '',

@@ -3,7 +3,8 @@
  * classes behind them (TurnGateway, MissionGateway, DeliveryRegistry, GateTokens): what a channel may
  * do is what its ports say, and the classes grow without every channel seeing each new method.
  *
- *   chat channels (Telegram, e-mail, `lines`)   TurnSubmitPort (+ TurnCancelPort: Telegram's /cancel),
+ *   chat channels (Telegram, e-mail, `lines`)   TurnSubmitPort (+ TurnCancelPort: Telegram's /cancel;
+ *                                               SessionClearPort: /clear),
  *                                               ChatMissionPort, DelivererRegistry, GateTokenPort
  *   the local REST channel                      LocalTurnPort, LocalMissionPort
  */
@@ -50,8 +51,27 @@ export interface TurnCancelPort {
   cancel(turnWorkflowId: string): Promise<void>;
 }
 
-/** What a chat channel does with turns: submit them, and cancel one on its sender's word. */
-export type ChatTurnPort = TurnSubmitPort & TurnCancelPort;
+/** The command every channel takes as `/clear` rather than as a message (Telegram: its `/clear` command). */
+export const CLEAR_COMMAND = '/clear';
+
+/** What `/clear` answers on every channel. */
+export const SESSION_CLEARED_TEXT = 'cleared: the next message starts a new conversation';
+
+/**
+ * `/clear` (every channel): the session's context, the history its model is shown, starts empty, so
+ * its next turn starts untainted unless its own message is untrusted. Memory is kept. Who may: whoever
+ * the channel lets write into that session; clearing only removes context, it never adds authority.
+ */
+export interface SessionClearPort {
+  /**
+   * Clears `channel`'s session as `channel.sender` and audits it (`SessionCleared`) under `eventId`
+   * (the platform's message id, so a redelivered `/clear` is audited once). Resolves with the confirmation.
+   */
+  clearSession(channel: ChannelFacts, eventId: string): Promise<{ text: string }>;
+}
+
+/** What a chat channel does with turns: submit them, cancel one on its sender's word, and clear its session. */
+export type ChatTurnPort = TurnSubmitPort & TurnCancelPort & SessionClearPort;
 
 /** What the local REST channel does with turns: also re-attach to one, await its outcome, list sessions. */
 export interface LocalTurnPort extends ChatTurnPort {

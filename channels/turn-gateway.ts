@@ -9,7 +9,10 @@ import type { TurnOutcome } from '../core/outcomes.js';
 import type { ChannelEvent } from '../infra/stream-hub.js';
 import type { StreamBus } from '../infra/stream-bus.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
-import type { GatewayTurn, LocalTurnPort, SessionSummary } from './ports.js';
+import type { AuditPort } from '../activities/ports.js';
+import type { SessionClearPort as SessionHistoryClear } from '../infra/session-history.js';
+import { sessionWorkflowId } from '../workflows/turn-ids.js';
+import { SESSION_CLEARED_TEXT, type GatewayTurn, type LocalTurnPort, type SessionSummary } from './ports.js';
 import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type SessionOptions, type TurnClientDeps } from './turn-client.js';
 
 // A turn goes on streaming while Temporal does not answer about it: its stream is kept open that long
@@ -29,9 +32,37 @@ function turnError(turnWorkflowId: string, err: unknown): unknown {
   });
 }
 
+/** What `/clear` needs: the sessions' history (the worker's, in the same database) and the audit log. */
+export interface SessionClearing {
+  history: SessionHistoryClear;
+  audit: AuditPort;
+}
+
 /** Submits turns and relays their events to a listener: every channel's turn port. */
 export class TurnGateway implements LocalTurnPort {
-  constructor(private readonly deps: TurnClientDeps & { hub: StreamBus }) {}
+  constructor(private readonly deps: TurnClientDeps & { hub: StreamBus; sessions?: SessionClearing }) {}
+
+  /**
+   * `/clear` on any channel: deletes the session's history, so its next turn's model sees no earlier
+   * exchange and no earlier taint (docs/SECURITY.md); memory stays. A turn still running records its
+   * exchange when it ends, with its own label. Audited as `SessionCleared` once per `eventId`.
+   */
+  async clearSession(channel: ChannelFacts, eventId: string): Promise<{ text: string }> {
+    const sessions = this.deps.sessions;
+    if (!sessions) throw new AivyxError('Config', 'this gateway cannot clear conversations', { hint: 'run it under aivyx up' });
+    const session = sessionWorkflowId(channel.name, channel.sessionId);
+    await sessions.history.clear(session);
+    await sessions.audit.append(`gateway/session-cleared/${channel.name}/${eventId}`, {
+      type: 'SessionCleared',
+      turnId: session,
+      sessionId: channel.sessionId,
+      channel: channel.platform,
+      channelName: channel.name,
+      clearedBy: channel.sender,
+      trustTier: channel.trustTier,
+    });
+    return { text: SESSION_CLEARED_TEXT };
+  }
 
   /**
    * The sessions that are open (Running): each closes itself after a day without a message, and the

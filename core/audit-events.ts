@@ -162,6 +162,21 @@ export type AuditEvent =
       fromCostUsd?: number;
       toCostUsd?: number;
     }
+  /**
+   * A person cleared a conversation (`/clear`): the session's history is gone, so its next turn starts
+   * with no earlier context (and no taint from it). Who and which session; never any text.
+   */
+  | {
+      type: 'SessionCleared';
+      /** The session workflow id (`session/<channel>/<session id>`), indexed like a turn. */
+      turnId: string;
+      sessionId: string;
+      channel: ChannelPlatform;
+      channelName: string;
+      /** The sender as the channel authenticated them (a Telegram user id, a verified From address, `local-user`). */
+      clearedBy: string;
+      trustTier: TrustTier;
+    }
   | ({ type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string } & Partial<SpendTotals>);
 
 /** What model steps spent, as `TurnEnded` and `MissionEnded` record it (absent when nothing was reported). */

@@ -72,6 +72,7 @@ export function turnProofBody(req: {
   oneShotGrant?: OneShotGrant;
   capabilityLimit?: string[];
   replyRoute?: ReplyRoute;
+  resumeFrom?: string;
 }): Record<string, unknown> {
   return {
     turnId: req.turnId,
@@ -80,6 +81,7 @@ export function turnProofBody(req: {
     ...(req.oneShotGrant ? { oneShotGrant: req.oneShotGrant } : {}),
     ...(req.capabilityLimit ? { capabilityLimit: req.capabilityLimit } : {}),
     ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),
+    ...(req.resumeFrom ? { resumeFrom: req.resumeFrom } : {}),
   };
 }
 
@@ -142,6 +144,8 @@ export interface ToolCallFacts {
   taintedBy?: string[];
   /** The call's result is untrusted: its label (activities/taint-labels.ts). */
   untrustedOutput?: string;
+  /** The call's untrusted result is held as this value (core/values.ts): the model saw only its handle, so it taints nothing. */
+  heldAs?: string;
 }
 
 /** The body of a tool-result receipt: the call as `runTool` ran it, and the outcome it recorded. */

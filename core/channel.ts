@@ -35,6 +35,12 @@ export interface TurnRequest {
    * core: when present the turn ends with a `deliverReply` activity for `channel.name`. Attested.
    */
   replyRoute?: ReplyRoute;
+  /**
+   * The escalated turn whose approved call this turn runs first, continuing from that turn's
+   * transcript instead of planning afresh (the worker's resume record). Set only by the worker,
+   * beside the one-shot grant for that call. Attested.
+   */
+  resumeFrom?: string;
 }
 
 /** A channel's own address for a turn's reply (e.g. `{ chatId, replyTo }`, `{ to, inReplyTo }`). */

@@ -85,6 +85,7 @@ export const turnRequestSchema = z.lazy(() =>
     oneShotGrant: oneShotGrantSchema.optional(),
     capabilityLimit: z.array(z.string().max(2048)).max(256).optional(),
     replyRoute: replyRouteSchema.optional(),
+    resumeFrom: id.optional(),
   }),
 );
 

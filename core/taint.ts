@@ -20,8 +20,10 @@ export type TaintPolicy = Readonly<Record<string, TaintAction>>;
 export interface CallTaint {
   /** Where the untrusted content came from, in words a person reads ("a message from x@y (Untrusted)"). */
   sources: string[];
-  /** `free`: a read, nothing to decide. */
+  /** `free`: a read, or an effect whose every authority field came from the owner. */
   action: TaintAction | 'free';
+  /** Why an effect is not free: the authority field whose value the owner did not give (or "content", for a tool that launders it). */
+  field?: string;
 }
 
 /** How many sources a decision names (the rest are counted): an approval request stays readable. */
@@ -47,13 +49,17 @@ export function policyAction(tool: string, policy: TaintPolicy): TaintAction {
 
 /**
  * A turn's taint: the untrusted sources in its context, and the text that came from trusted places
- * (the owner's message and trusted reads' results), against which an egress-only call's destination
- * is checked: a `net.fetch` to a URL that appears only in untrusted content (or nowhere: the model
- * composed it) is egress too, since its query string can carry what the turn has read.
+ * (the owner's message, the owner's identities from configuration, trusted reads' results). After
+ * untrusted content an effect is free only when every value of its authority fields (every input
+ * field but its content fields: a recipient, a URL, a path, argv) appears in that trusted text: the
+ * owner named it. Content fields may hold anything (a summary of the page, sent to the owner), except
+ * for a tool that launders what it writes into the owner's own data (a file, a commit).
  */
 export class TurnTaint {
   private readonly seen: string[] = [];
   private trustedText: string;
+  /** Typed answers of quarantined reads the model was shown (a number, a date): chosen by untrusted data. */
+  private readonly derived: { value: string; source: string }[] = [];
 
   constructor(sources: readonly string[], trustedText: string) {
     for (const s of sources) this.add(s);
@@ -73,30 +79,102 @@ export class TurnTaint {
     if (!this.seen.includes(source)) this.seen.push(source);
   }
 
-  /** Notes text from a trusted read's result (an egress destination it names is then the owner's). */
+  /** Notes text from a trusted read's result (a destination it names is then the owner's). */
   addTrusted(text: string): void {
     this.trustedText += `\n${text}`;
   }
 
-  /** What a call of `tool` with this (parsed, canonical) input needs now. */
-  decide(tool: ToolDefinition, input: unknown, policy: TaintPolicy): CallTaint | undefined {
-    if (!this.tainted) return undefined;
-    const sources = this.sources;
-    if (!taintGoverns(tool)) return { sources, action: 'free' };
-    if (!tool.provenance.effect) {
-      // Egress only: free when every destination is one the owner (or trusted content) named.
-      const fields = tool.provenance.egressFields ?? [];
-      const values = fields.map((f) => (input as Record<string, unknown> | null)?.[f]).filter((v) => v !== undefined);
-      if (values.every((v) => typeof v === 'string' && this.mentioned(v))) return { sources, action: 'free' };
-    }
-    return { sources, action: policyAction(tool.id, policy) };
+  /**
+   * Notes a quarantined read's typed answer the model was shown: it cannot carry instructions, but
+   * the data chose it, so it may not fill an authority field the owner did not name.
+   */
+  addDerived(value: string, source: string): void {
+    if (value !== '' && !this.derived.some((d) => d.value === value)) this.derived.push({ value, source });
   }
 
-  private mentioned(value: string): boolean {
-    if (this.trustedText.includes(value)) return true;
-    // A canonical URL gains a trailing slash the owner did not type ("https://example.com" → ".../").
-    return value.endsWith('/') && this.trustedText.includes(value.slice(0, -1));
+  /** What a call of `tool` with this (parsed, canonical) input needs now. */
+  decide(tool: ToolDefinition, input: unknown, policy: TaintPolicy): CallTaint | undefined {
+    if (!this.tainted) return this.decideDerived(tool, input, policy);
+    const sources = this.sources;
+    if (!taintGoverns(tool)) return { sources, action: 'free' };
+    const field = unvouchedField(tool, input, (v) => mentions(this.trustedText, v));
+    if (field === undefined) return { sources, action: 'free' };
+    return { sources, action: policyAction(tool.id, policy), field };
   }
+
+  /** A clean turn's call: only an authority field holding a shown answer (that the owner did not name) is not the owner's. */
+  private decideDerived(tool: ToolDefinition, input: unknown, policy: TaintPolicy): CallTaint | undefined {
+    if (this.derived.length === 0 || !taintGoverns(tool)) return undefined;
+    let source: string | undefined;
+    const chosen = (v: string): boolean => {
+      source = this.derived.find((d) => mentions(v, d.value))?.source;
+      return source === undefined || mentions(this.trustedText, v);
+    };
+    // In a clean turn the model chose every other value itself: only the shown answers are the data's.
+    const field = unvouchedField(tool, input, chosen, { trueIsOwners: true, launders: false });
+    if (field === undefined || source === undefined) return undefined;
+    return { sources: [source], action: policyAction(tool.id, policy), field };
+  }
+}
+
+/** The input fields of `tool` that carry authority: all but its content fields. */
+export function authorityFields(tool: ToolDefinition, input: Record<string, unknown>): string[] {
+  const content = tool.provenance.contentFields ?? [];
+  return Object.keys(input).filter((f) => !content.includes(f));
+}
+
+/** Every scalar inside a field's value (argv's items, a header map's values). */
+function leaves(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value.flatMap(leaves);
+  if (value !== null && typeof value === 'object') return Object.values(value).flatMap(leaves);
+  return [value];
+}
+
+/**
+ * The first field that makes a call of `tool` not the owner's: an authority field holding a value
+ * `vouched` does not know, or "content" for a tool that launders untrusted content. `false`, null and
+ * empty values name nothing; anything else must be vouched for.
+ */
+export function unvouchedField(
+  tool: ToolDefinition,
+  input: unknown,
+  vouched: (value: string) => boolean,
+  opts: { trueIsOwners?: boolean; launders?: boolean } = {},
+): string | undefined {
+  const fields = (input ?? {}) as Record<string, unknown>;
+  for (const field of authorityFields(tool, fields)) {
+    for (const leaf of leaves(fields[field])) {
+      if (leaf === undefined || leaf === null || leaf === false || leaf === '') continue;
+      if (leaf === true) {
+        if (opts.trueIsOwners) continue;
+        return field;
+      }
+      if ((typeof leaf !== 'string' && typeof leaf !== 'number') || !vouched(String(leaf))) return field;
+    }
+  }
+  const launders = opts.launders ?? tool.provenance.launders;
+  if (launders && (tool.provenance.contentFields ?? []).some((f) => fields[f] !== undefined)) return 'content';
+  return undefined;
+}
+
+/** Characters that continue a token: a value found next to one of them is part of something longer. */
+const TOKEN = /[A-Za-z0-9_%+\-@~/]/;
+
+/** True when `value` appears in `text` as a whole token ("bob@x.com" is not in "bob@x.com.evil.example"). */
+export function mentions(text: string, value: string): boolean {
+  if (value.trim() === '') return true;
+  // A canonical URL gains a trailing slash the owner did not type ("https://example.com" → ".../").
+  const forms = value.endsWith('/') && value.length > 1 ? [value, value.slice(0, -1)] : [value];
+  return forms.some((form) => {
+    for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1)) {
+      const before = at === 0 ? '' : text[at - 1]!;
+      const after = text.slice(at + form.length, at + form.length + 2);
+      // Sentence punctuation after a token ends it ("mail bob@x.com."), a dot inside a name does not.
+      const ends = after === '' || (!TOKEN.test(after[0]!) && !(after[0] === '.' && after.length > 1 && TOKEN.test(after[1]!)));
+      if (!TOKEN.test(before) && before !== '.' && ends) return true;
+    }
+    return false;
+  });
 }
 
 /**

@@ -24,6 +24,12 @@ import { channelSendTool } from './tools/channel-send.js';
 import { missionCreateTool } from './tools/mission-create.js';
 import { missionListTool } from './tools/mission-list.js';
 import { missionCancelTool } from './tools/mission-cancel.js';
+import { valueReadTool } from './tools/value-read.js';
+import { skillProposeTool } from './tools/skill-propose.js';
+import { skillListTool } from './tools/skill-list.js';
+import { skillInvokeTool } from './tools/skill-invoke.js';
+import { graphWriteTool } from './tools/graph-write.js';
+import { graphQueryTool } from './tools/graph-query.js';
 
 const HOST_SCOPE_FAMILIES: ReadonlySet<string> = new Set(['fs', 'shell', 'git', 'mcp']);
 
@@ -51,6 +57,12 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   missionCreateTool,
   missionListTool,
   missionCancelTool,
+  valueReadTool,
+  skillProposeTool,
+  skillListTool,
+  skillInvokeTool,
+  graphWriteTool,
+  graphQueryTool,
   // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
 ] as ToolDefinition[]);
 

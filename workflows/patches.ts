@@ -44,3 +44,16 @@ export const MISSION_BOOKKEEPING_LOCAL = 'mission-bookkeeping-local';
  * MAX_REFUSED_RESULTS times, instead of failing the turn. Turns that failed on one before replay failing.
  */
 export const RETRY_REFUSED_RESULTS = 'retry-refused-results';
+
+/**
+ * A final answer that references held values (core/values.ts) is rendered for the owner by a local
+ * activity before the turn ends: a new command, so runs from before it replay without one.
+ */
+export const RENDER_VALUES = 'render-values';
+
+/**
+ * 2026-12-05, turns: a rerun that openTurn gives an approved call to resume (an attested `resumeFrom`)
+ * runs that call first and continues the escalated turn's transcript, instead of planning afresh.
+ * Runs recorded before replay the fresh plan they made.
+ */
+export const RESUME_APPROVED_CALLS = 'resume-approved-calls';

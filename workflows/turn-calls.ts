@@ -15,6 +15,7 @@ import { findTool, HOST_BOUND_TOOLS, INTERRUPTIBLE_TOOLS } from '../core/tool-ca
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import type { ToolDefinition } from '../core/tools/define-tool.js';
 import { unvouchedLabel, type CallTaint } from '../core/taint.js';
+import { refsIn, VALUE_ID, valueHandle, type ValueHandle } from '../core/values.js';
 import { failureToErrorData } from './failures.js';
 import type { TurnLoop, TurnRun } from './turn-run.js';
 import { cancellableBy, onHost, raceStep, type Race } from './turn-scopes.js';
@@ -22,8 +23,11 @@ import { cancellableBy, onHost, raceStep, type Race } from './turn-scopes.js';
 /** A model step that proposed tool calls. */
 export type ToolCallsStep = Extract<LlmStepResult, { type: 'tool_calls' }>;
 
-/** What one call's result adds to the turn's taint: an untrusted source, or a trusted read's output. */
-export type CallLabel = { untrusted: string } | { trusted: unknown } | undefined;
+/**
+ * What one call's result adds to the turn's taint: an untrusted source, a trusted read's output, or a
+ * quarantined read's shown answer (kept out of authority fields the owner did not name).
+ */
+export type CallLabel = { untrusted: string } | { trusted: unknown } | { derived: string; source: string } | undefined;
 
 /** One batch while it runs: its step, the worker's proofs of its calls, the calls scheduled before it, and each call's label. */
 interface Batch {
@@ -70,6 +74,9 @@ function checkCall(
       },
     };
   }
+  // A call that passes held values on (core/values.ts) is checked by the worker, on what will really
+  // run once they are substituted (a reference is no URL or path to check here).
+  if (refsIn(call.input).length > 0) return { ok: true, scope: tool.scopeBase };
   let scope: Scope;
   try {
     scope = Scope.parse(tool.requiredScope(call.input));
@@ -137,9 +144,12 @@ async function runGrantedCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call:
   const { activityId, scheduled, def, runInput } = scheduleCall(turn, loop, batch, call, i, scope);
   let ran: RunToolResult | undefined;
   let out: ToolOutcome;
+  let held = false;
   try {
     ran = await runTool(turn, loop, call, activityId, runInput);
-    out = ran.outcome;
+    const handle = heldOutcome(ran);
+    held = handle !== undefined;
+    out = handle ?? ran.outcome;
   } catch (err) {
     out = { status: 'Failed', error: failureToErrorData(err) };
   }
@@ -150,7 +160,7 @@ async function runGrantedCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call:
       : { scheduled, outcome: summarizeToolOutcome(out) },
   );
   turn.owed.delete(scheduled.idemKey);
-  batch.labels[i] = callLabel(def, call, ran, out);
+  batch.labels[i] = held ? undefined : callLabel(def, call, ran, out);
   return { callId: call.callId, tool: call.tool, outcome: out };
 }
 
@@ -164,7 +174,7 @@ function scheduleCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCal
   turn.context.push(scheduled.idemKey);
   const callProof = batch.proofs[call.callId];
   const def = findTool(call.tool)!;
-  const callTaint: CallTaint | undefined = turn.taint?.decide(def, def.parse(call.input), loop.taintPolicy);
+  const callTaint: CallTaint | undefined = turn.taint?.decide(def, canonicalOrRaw(def, call.input), loop.taintPolicy);
   const runInput: RunToolInput = {
     turnId: req.turnId,
     step: batch.step,
@@ -177,6 +187,12 @@ function scheduleCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCal
   return { activityId, scheduled, def, runInput };
 }
 
+/** The canonical input the taint rule reads; a call with value references is not parseable yet, and is read as written. */
+function canonicalOrRaw(def: ToolDefinition, input: unknown): unknown {
+  if (refsIn(input).length > 0) return input;
+  return def.parse(input);
+}
+
 /** Runs the call's activity: on its host's queue if it is host-bound, interrupted by a cancel if it is interruptible. */
 function runTool(turn: TurnRun, loop: TurnLoop, call: ToolCall, activityId: string, input: RunToolInput): Promise<RunToolResult> {
   const isCancelled = () => turn.cancelRequested;
@@ -185,6 +201,32 @@ function runTool(turn: TurnRun, loop: TurnLoop, call: ToolCall, activityId: stri
   const run: typeof toolRun = hostQueue ? (i) => onHost(hostQueue, call.tool, isCancelled, () => toolRun(i)) : toolRun;
   return INTERRUPTIBLE_TOOLS.has(call.tool) ? cancellableBy(isCancelled, () => run(input)) : run(input);
 }
+
+/**
+ * A result the worker held as a value (core/values.ts), as the model may see it: only a well-formed
+ * handle, rebuilt here, so a result forged at the frontend that claims to be held carries no text but
+ * a label as short as a genuine one. Anything else is not held (and taints as its tool says).
+ */
+function heldOutcome(ran: RunToolResult): ToolOutcome | undefined {
+  const { outcome, facts } = ran;
+  if (!facts.heldAs || outcome.status !== 'Completed') return undefined;
+  const h = (outcome.output ?? {}) as Partial<ValueHandle>;
+  if (h.value !== facts.heldAs || !VALUE_ID.test(h.value) || (h.kind !== 'text' && h.kind !== 'json')) return undefined;
+  if (typeof h.size !== 'number' || typeof h.from !== 'string') return undefined;
+  return { ...outcome, output: valueHandle(h.value, h.kind, h.size, h.from.slice(0, HANDLE_LABEL_MAX)) };
+}
+
+/** A quarantined read's shown answer (a number, a date, a choice) as the taint keeps it; a boolean names nothing. */
+export function shownAnswer(out: ToolOutcome): CallLabel {
+  if (out.status !== 'Completed') return undefined;
+  const { answer, from } = (out.output ?? {}) as { answer?: unknown; from?: unknown };
+  // No `from`: it read trusted text, and its answer is as good as the model's own.
+  if ((typeof answer !== 'string' && typeof answer !== 'number') || typeof from !== 'string') return undefined;
+  return { derived: String(answer), source: from.slice(0, HANDLE_LABEL_MAX) };
+}
+
+/** A handle's label is cut here, like every label the worker writes (activities/taint-labels.ts). */
+const HANDLE_LABEL_MAX = 120;
 
 /** What a call's result adds to the turn's taint. */
 function callLabel(def: ToolDefinition, call: ToolCall, ran: RunToolResult | undefined, out: ToolOutcome): CallLabel {
@@ -200,6 +242,7 @@ function callLabel(def: ToolDefinition, call: ToolCall, ran: RunToolResult | und
           ? `${call.tool} output`
           : undefined);
   if (untrusted) return { untrusted };
+  if (call.tool === 'value.read') return shownAnswer(out);
   // Only a trusted read names destinations for the egress rule: an effect's output echoes what the model chose.
   if (out.status === 'Completed' && !def.provenance.effect) return { trusted: out.output };
   return undefined;

@@ -11,9 +11,12 @@ import type { Spend } from '../core/spend.js';
 import type { TaintPolicy, TurnTaint } from '../core/taint.js';
 
 /** The turn's bookkeeping: idempotent by key (local activities, or remote in runs from before). */
-export type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'recordRefusedResult' | 'finalizeTurn'>;
+export type Bookkeeping = Pick<TurnActivities, 'openTurn' | 'recordScopeDenied' | 'recordRefusedResult' | 'finalizeTurn' | 'renderValues'>;
 /** Recording a call's audit entry from its row. */
 export type Recording = Pick<TurnActivities, 'recordToolCall'>;
+
+/** The approved call a rerun runs first, and the transcript it continues (activities/turn/resume.ts). */
+export type OpenedResume = NonNullable<OpenedTurn['resume']>;
 
 /** What `openTurn` gave a turn it lets run. */
 export type OpenedTurn = Extract<Awaited<ReturnType<TurnActivities['openTurn']>>, { ok: true }>;
@@ -41,6 +44,11 @@ export interface TurnRun {
   taint: TurnTaint | undefined;
   /** Every call scheduled so far: runTool re-reads their labels, so a result it did not record cannot pass as clean. */
   readonly context: string[];
+  /** The model's final text when the owner was shown it rendered (held values substituted): what the history keeps. */
+  plannerText: string | undefined;
+  /** The model's transcript (the loop's), and trusted reads' outputs: what a resume record keeps of an escalated turn. */
+  readonly transcript: TranscriptItem[];
+  readonly trusted: string[];
 }
 
 /** What the tool-calling loop works with once the turn is open. */

@@ -18,10 +18,10 @@ import type { TurnActivities } from '../activities/turn-activities.js';
 import { ACTIVITY_POLICIES, LOCAL_ACTIVITY_POLICIES } from '../core/activity-policies.js';
 import { CapabilitySet } from '../core/capability/index.js';
 import type { TurnRequest } from '../core/channel.js';
-import type { LlmStepResult } from '../core/llm.js';
+import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import { TOOL_CATALOG } from '../core/tool-catalog.js';
-import type { ToolResult } from '../core/tools.js';
+import type { ToolCall, ToolResult } from '../core/tools.js';
 import { messageText } from '../core/message.js';
 import { TurnTaint } from '../core/taint.js';
 import { addSpend, NO_SPEND, spentAnything, stepSpend, type BudgetBreach } from '../core/spend.js';
@@ -29,11 +29,12 @@ import { spendStop, spendSummary } from './turn-spend.js';
 import { deliverOrHold } from './deliver-or-hold.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
-import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING, RETRY_REFUSED_RESULTS } from './patches.js';
+import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING, RENDER_VALUES, RESUME_APPROVED_CALLS, RETRY_REFUSED_RESULTS } from './patches.js';
+import { refsIn } from '../core/values.js';
 import { isRefusedResult } from './interceptors.js';
-import { runBatch, type CallLabel, type ToolCallsStep } from './turn-calls.js';
+import { runBatch, shownAnswer, type CallLabel, type ToolCallsStep } from './turn-calls.js';
 import { sessionWorkflowId } from './turn-ids.js';
-import type { Bookkeeping, OpenedTurn, Recording, TurnLoop, TurnRun } from './turn-run.js';
+import type { Bookkeeping, OpenedResume, OpenedTurn, Recording, TurnLoop, TurnRun } from './turn-run.js';
 import { raceStep, type Race } from './turn-scopes.js';
 
 // Bookkeeping that is idempotent by key runs as local activities: no server round trip, and nobody at
@@ -93,6 +94,9 @@ function startTurn(req: TurnRequest, bookkeeping: Bookkeeping, recording: Record
     pending: undefined,
     taint: undefined,
     context: [],
+    plannerText: undefined,
+    transcript: [],
+    trusted: [],
   };
   CancellationScope.current().cancelRequested.catch(() => {
     turn.cancelRequested = true;
@@ -105,7 +109,14 @@ async function runTurn(turn: TurnRun): Promise<TurnOutcome> {
   const opened = await turn.bookkeeping.openTurn(turn.req);
   if (!opened.ok) return { status: 'Failed', error: opened.error, toolCallsMade: turn.toolCallsMade };
   const loop = openLoop(turn, opened);
-  for (let step = 0; ; step++) {
+  let first = 0;
+  // A rerun of an approved call: that call first, then the model continues where the turn that asked stopped.
+  if (opened.resume && patched(RESUME_APPROVED_CALLS)) {
+    const ended = await resumeApproved(turn, loop, opened.resume);
+    if (ended) return ended;
+    first = opened.resume.step + 1;
+  }
+  for (let step = first; ; step++) {
     const ended = await runStep(turn, loop, step);
     if (ended) return ended;
   }
@@ -115,17 +126,21 @@ async function runTurn(turn: TurnRun): Promise<TurnOutcome> {
 function openLoop(turn: TurnRun, opened: OpenedTurn): TurnLoop {
   // Untrusted content in context (core/taint.ts): decided here, on what this workflow holds. Histories
   // older than taint have no `opened.taint` and replay unchanged.
-  turn.taint = opened.taint
-    ? new TurnTaint(opened.taint.sources, opened.taint.messageTrusted ? messageText(turn.req.message.content) : '')
-    : undefined;
+  turn.taint = opened.taint ? new TurnTaint(opened.taint.sources, trustedText(turn, opened.taint)) : undefined;
   return {
     opened,
     effective: CapabilitySet.fromJSON(opened.effective),
-    transcript: [],
+    transcript: turn.transcript,
     taintPolicy: opened.taint?.policy ?? {},
     // Offer what this worker implements (the activity drops ids outside the catalog and builds the schemas).
     toolIds: opened.toolIds ?? TOOL_CATALOG.map((t) => t.id),
   };
+}
+
+/** The text the owner gave this turn: their message (when they sent it) and their identities from configuration. */
+function trustedText(turn: TurnRun, taint: NonNullable<OpenedTurn['taint']>): string {
+  const message = taint.messageTrusted ? messageText(turn.req.message.content) : '';
+  return [message, ...(taint.owners ?? [])].join('\n');
 }
 
 const elapsed = (turn: TurnRun): number => Date.now() - turn.startedAt;
@@ -152,12 +167,23 @@ async function runStep(turn: TurnRun, loop: TurnLoop, step: number): Promise<Tur
   const result = stepRace.value;
   turn.spent = addSpend(turn.spent, stepSpend(result));
   if (result.type === 'final') {
-    return { status: 'Completed', finalMessage: result.text, toolCallsMade: turn.toolCallsMade, durationMs: elapsed(turn) };
+    const finalMessage = await renderFinal(turn, result.text);
+    return { status: 'Completed', finalMessage, toolCallsMade: turn.toolCallsMade, durationMs: elapsed(turn) };
   }
   // A step that used the turn's budget up runs none of the calls it proposed: the turn ends here.
   const turnOver = spendStop(opened.spend, turn.spent, 'turn');
   if (turnOver) return timedOut(turn, turnOver);
   return runCalls(turn, loop, step, result);
+}
+
+/**
+ * The answer the owner reads: references to held values (core/values.ts) replaced by their content.
+ * The session's history keeps the model's own text, so the next turn's context holds no untrusted text.
+ */
+async function renderFinal(turn: TurnRun, text: string): Promise<string> {
+  if (refsIn(text).length === 0 || !patched(RENDER_VALUES)) return text;
+  turn.plannerText = text;
+  return turn.bookkeeping.renderValues({ turnId: turn.req.turnId, text, context: [...turn.context] });
 }
 
 /** How many forged results of one model step are refused and asked again before the turn gives up. */
@@ -197,8 +223,61 @@ function modelStepEnd(turn: TurnRun, race: Exclude<Race<LlmStepResult>, { kind: 
   return { status: 'Failed', error: failureToErrorData(race.error), toolCallsMade };
 }
 
-/** Runs the step's batch of calls, adds it to the transcript and the taint; the outcome if the batch ends the turn. */
-async function runCalls(turn: TurnRun, loop: TurnLoop, step: number, result: ToolCallsStep): Promise<TurnOutcome | undefined> {
+/**
+ * Continues the escalated turn a rerun resumes: its transcript, the calls in its context and its
+ * trusted reads, then the approved call, run at the step that proposed it (openTurn's proof binds it
+ * there), its real result in place of the escalation the model saw.
+ */
+function resumeApproved(turn: TurnRun, loop: TurnLoop, resume: OpenedResume): Promise<TurnOutcome | undefined> {
+  const { call, step } = resume;
+  loop.transcript.push(...resume.transcript);
+  turn.context.push(...resume.context);
+  for (const text of resume.trusted) trustRead(turn, text);
+  // The quarantined answers the model was shown stay out of authority fields in this run too.
+  for (const item of resume.transcript)
+    if (item.role === 'tool')
+      for (const r of item.results) {
+        const answer = r.tool === 'value.read' ? shownAnswer(r.outcome) : undefined;
+        if (answer && 'derived' in answer) turn.taint?.addDerived(answer.derived, answer.source);
+      }
+  setCurrentDetails(`**Resumed** ${resume.from}: the approved ${call.tool} runs first`);
+  // The same step's other gated calls go again with it: each asks for its own approval next.
+  const calls = [call, ...resume.alsoAsked.map((a) => a.call)];
+  const callProofs = Object.fromEntries([[call.callId, resume.callProof], ...resume.alsoAsked.map((a) => [a.call.callId, a.proof])]);
+  return runCalls(turn, loop, step, { type: 'tool_calls', calls, callProofs }, true);
+}
+
+/** Notes a trusted read's output: destinations it names are the owner's (and a resume record keeps it). */
+function trustRead(turn: TurnRun, text: string): void {
+  turn.trusted.push(text);
+  turn.taint?.addTrusted(text);
+}
+
+/** Puts a resumed batch's results in place of what the model saw for those calls (the last results it saw). */
+function settleResumed(transcript: TranscriptItem[], results: ToolResult[]): void {
+  const last = transcript.findLastIndex((item) => item.role === 'tool');
+  const item = transcript[last];
+  if (!item || item.role !== 'tool') {
+    transcript.push({ role: 'tool', results });
+    return;
+  }
+  const ran = new Map(results.map((r) => [r.callId, r]));
+  const kept = item.results.map((r) => ran.get(r.callId) ?? r);
+  const added = results.filter((r) => !item.results.some((old) => old.callId === r.callId));
+  transcript[last] = { role: 'tool', results: [...kept, ...added] };
+}
+
+/**
+ * Runs the step's batch of calls, adds it to the transcript (a resumed batch: in place of its escalation)
+ * and the taint; the outcome if the batch ends the turn.
+ */
+async function runCalls(
+  turn: TurnRun,
+  loop: TurnLoop,
+  step: number,
+  result: ToolCallsStep,
+  resumed = false,
+): Promise<TurnOutcome | undefined> {
   const { calls } = result;
   // What each call's result adds to the turn's taint, applied in call order once the whole batch is back.
   const labels: CallLabel[] = calls.map(() => undefined);
@@ -214,10 +293,14 @@ async function runCalls(turn: TurnRun, loop: TurnLoop, step: number, result: Too
   for (const label of labels) {
     if (!label || !turn.taint) continue;
     if ('untrusted' in label) turn.taint.add(label.untrusted);
-    else turn.taint.addTrusted(JSON.stringify(label.trusted ?? null));
+    else if ('derived' in label) turn.taint.addDerived(label.derived, label.source);
+    else trustRead(turn, JSON.stringify(label.trusted ?? null));
   }
-  loop.transcript.push({ role: 'assistant', ...(result.text ? { text: result.text } : {}), calls });
-  loop.transcript.push({ role: 'tool', results: batch.value });
+  if (resumed) settleResumed(loop.transcript, batch.value);
+  else {
+    loop.transcript.push({ role: 'assistant', ...(result.text ? { text: result.text } : {}), calls });
+    loop.transcript.push({ role: 'tool', results: batch.value });
+  }
   setCurrentDetails(`**Step ${step + 1}**: ${batch.value.map((r) => `${r.tool} → ${summarizeToolOutcome(r.outcome)}`).join(', ')}`);
   return escalated(turn, step, result, batch.value);
 }
@@ -227,8 +310,11 @@ function escalated(turn: TurnRun, step: number, result: ToolCallsStep, results: 
   const escalation = results.find((r) => r.outcome.status === 'RequiresEscalation');
   if (!escalation || escalation.outcome.status !== 'RequiresEscalation') return undefined;
   const proofs = result.callProofs ?? {};
+  const proved = (c: ToolCall) => ({ call: c, ...(proofs[c.callId] ? { proof: proofs[c.callId] } : {}) });
   const call = result.calls.find((c) => c.callId === escalation.callId);
-  turn.pending = call ? { step, call, ...(proofs[call.callId] ? { proof: proofs[call.callId] } : {}) } : undefined;
+  const others = results.filter((r) => r.outcome.status === 'RequiresEscalation' && r.callId !== escalation.callId);
+  const alsoAsked = result.calls.filter((c) => others.some((r) => r.callId === c.callId)).map(proved);
+  turn.pending = call ? { step, ...proved(call), ...(alsoAsked.length > 0 ? { alsoAsked } : {}) } : undefined;
   return {
     status: 'Escalated',
     reason: escalation.outcome.reason,
@@ -240,7 +326,7 @@ function escalated(turn: TurnRun, step: number, result: ToolCallsStep, results: 
 
 /** Writes TurnEnded (and any call's entry still owed), whatever the outcome; a cancel does not stop it. */
 function finalize(turn: TurnRun, outcome: TurnOutcome): ReturnType<Bookkeeping['finalizeTurn']> {
-  const { owed, pending, taint, context } = turn;
+  const { owed, pending, taint, context, transcript, trusted } = turn;
   return CancellationScope.nonCancellable(() =>
     turn.bookkeeping.finalizeTurn({
       request: turn.req,
@@ -248,9 +334,10 @@ function finalize(turn: TurnRun, outcome: TurnOutcome): ReturnType<Bookkeeping['
       outcome,
       durationMs: elapsed(turn),
       ...(owed.size > 0 ? { owed: [...owed.values()] } : {}),
-      ...(outcome.status === 'Escalated' && pending ? { pending } : {}),
+      ...(outcome.status === 'Escalated' && pending ? { pending, resume: { transcript, trusted } } : {}),
       ...(taint?.tainted ? { taint: taint.sources } : {}),
       ...(context.length > 0 ? { context } : {}),
+      ...(turn.plannerText !== undefined ? { plannerText: turn.plannerText } : {}),
     }),
   );
 }

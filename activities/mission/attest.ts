@@ -4,17 +4,30 @@
  * what the workflow hands in.
  */
 import { continuationBody, type AuthorityProof } from '../../core/authority.js';
-import type { TurnRequest } from '../../core/channel.js';
+import type { OneShotGrant, TurnRequest } from '../../core/channel.js';
 import { AivyxError } from '../../core/errors.js';
 import { textContent } from '../../core/message.js';
 import { isTurnStep, type StepGrant } from '../../machines/index.js';
 import type { MissionDefinition } from '../../workflows/mission-messages.js';
 import { currentExecution } from '../execution.js';
+import { grantedCall, resumingMission } from '../turn/resume.js';
 import { toApplicationFailure } from '../failure.js';
 import type { MissionContext } from './context.js';
 
 /** The activities that attest a mission's step turns and hand-overs. */
 export function attestActivities({ deps, heldMission, reachable, approvedGrant }: MissionContext) {
+  /**
+   * The turn whose approved call a step's rerun continues: the run before it (a confirmation
+   * mission's second run continues the channel's turn that asked), when that turn left a record
+   * for exactly the granted call. Derived here from the verified definition, never named by the workflow.
+   */
+  async function resumable(def: MissionDefinition, step: number, attempt: number, grant: OneShotGrant): Promise<string | undefined> {
+    const asked =
+      step === 0 && attempt === 2 && def.pendingGate ? def.pendingGate.turnId : `${def.missionId}/step-${step}/run-${attempt - 1}`;
+    const record = await deps.resumes?.load(asked);
+    return record && resumingMission(record.turnId, def.missionId) && grantedCall(record, grant) ? asked : undefined;
+  }
+
   return {
     /** The proof that this verified run hands over to the run it continues as (continue-as-new). */
     async attestContinuation(input: { definition: MissionDefinition; carried: unknown }): Promise<AuthorityProof> {
@@ -34,6 +47,7 @@ export function attestActivities({ deps, heldMission, reachable, approvedGrant }
       if (!step || !isTurnStep(step) || !Number.isInteger(input.attempt) || input.attempt < 1)
         throw toApplicationFailure(new AivyxError('Internal', `mission ${def.missionId} has no turn step ${input.step}`));
       const grant = input.grant ? await approvedGrant(def, input.grant) : undefined;
+      const resumeFrom = grant ? await resumable(def, input.step, input.attempt, grant) : undefined;
       const turnId = `${def.missionId}/step-${input.step}/run-${input.attempt}`;
       return deps.proofs.attest({
         turnId,
@@ -42,6 +56,7 @@ export function attestActivities({ deps, heldMission, reachable, approvedGrant }
         capabilityLimit: def.capabilities,
         ...(grant ? { oneShotGrant: grant } : {}),
         ...(def.replyRoute ? { replyRoute: def.replyRoute } : {}),
+        ...(resumeFrom ? { resumeFrom } : {}),
       });
     },
   };

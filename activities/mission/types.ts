@@ -2,7 +2,7 @@
 import type { SpendBudget } from '../../core/spend.js';
 import type { GateApproverRef } from '../../machines/index.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
-import type { AuditPort, ClaimPort, MissionWaitsPort, ProofPort, ToolCallLogPort } from '../ports.js';
+import type { AuditPort, ClaimPort, MissionWaitsPort, ProofPort, ResumeRecordPort, ToolCallLogPort } from '../ports.js';
 import type { ChannelSender } from '../tools/channel-send.js';
 import type { MissionNotifier } from './notice.js';
 
@@ -27,6 +27,8 @@ export interface MissionActivityDeps {
   toolCalls?: Pick<ToolCallLogPort, 'callTaint'>;
   /** The owner's identities on remote channels (`AIVYX_OWNER_IDS`); the local owner is always one. */
   owners?: readonly string[];
+  /** Escalated turns' resume records: an approved step's rerun continues from the turn that asked; none: it reruns afresh. */
+  resumes?: Pick<ResumeRecordPort, 'load'>;
 }
 
 /** The Schedules' own record of what they started (the server's, not the workflow's word). */

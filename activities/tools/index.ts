@@ -48,6 +48,16 @@ export {
   type ShellSpawnOutput,
   type ShellSpawnProgress,
 } from './shell-spawn.js';
+export {
+  createSkillTools,
+  type SkillToolDeps,
+  type SkillProposeOutput,
+  type SkillListOutput,
+  type SkillInvokeOutput,
+} from './skill-tools.js';
+export type { SkillStore, StoredSkill, SkillSummary, SkillApproval } from './skill-port.js';
+export { createGraphTools, type GraphToolDeps, type GraphWriteOutput, type GraphQueryOutput } from './graph-tools.js';
+export type { GraphStore, GraphAnswer, GraphEntity, GraphQueryResult } from './graph-port.js';
 export { createChannelSendTool, channelSenderFromRegistry, type ChannelSender, type ChannelSendOutput } from './channel-send.js';
 export {
   createShellExecTool,

@@ -27,6 +27,8 @@ export interface ToolRunContext {
   recordMemoryAccess(entry: { operation: MemoryOperation; scope: string; queryOrKey: string }): Promise<void>;
   /** The untrusted content the turn had read before this call (empty: none); a memory written now carries it. */
   taint?: readonly string[];
+  /** Set only when a person approved exactly this call (the turn's verified one-shot grant covers it): the gate that did. */
+  approval?: { missionId: string; gateId: string };
 }
 
 /** What a tool run ends as; failures are thrown as AivyxError('Tool' | 'Cancelled' | ...). */

@@ -16,6 +16,8 @@ import type { RunToolInput, TurnAuthority } from './types.js';
 export interface WorkerTaint {
   sources: string[];
   action: CallTaint['action'];
+  /** The authority field that keeps the call from being the owner's (named in the approval request). */
+  field?: string;
 }
 
 /** The taint re-check and the grant check `runTool` makes, over the turn's shared context. */
@@ -38,9 +40,12 @@ export function callTaintCheck({ deps }: TurnContext) {
       if (declared.length === 0) return { sources: [], action: 'free' };
       const def = findTool(input.call.tool);
       const declaredAction = input.taint?.action ?? 'gate';
-      // An egress-only call is free when the owner named its destination: only the workflow holds that text.
-      const own = !def ? 'gate' : !taintGoverns(def) ? 'free' : def.provenance.effect ? policyAction(def.id, policy) : declaredAction;
-      return { sources: declared, action: stricter(declaredAction, own) };
+      // A governed call is free when the owner named every authority field (core/taint.ts): only the
+      // workflow holds that text (the attested message, results this worker receipted), so its `free`
+      // stands; anything else is at least as strict as this worker's own policy.
+      const own = !def ? 'gate' : !taintGoverns(def) || declaredAction === 'free' ? 'free' : policyAction(def.id, policy);
+      const field = input.taint?.field;
+      return { sources: declared, action: stricter(declaredAction, own), ...(field ? { field } : {}) };
     },
 
     /** True when the turn's grant covers exactly this call and is used here first (a grant works once). */

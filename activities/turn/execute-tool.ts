@@ -54,6 +54,10 @@ export async function executeTool(
           ...(authority.replyRoute ? { replyRoute: authority.replyRoute } : {}),
           held: authority.effective,
           taint: ready.sources,
+          // The grant was verified with the turn; runTool let a gated call through only on it.
+          ...(authority.grant?.tool === call.tool && authority.grant.inputHash === facts.inputHash
+            ? { approval: { missionId: authority.grant.missionId, gateId: authority.grant.gateId } }
+            : {}),
           recordMemoryAccess: async (entry) => {
             await deps.audit.append(`${key}/memory/${entry.operation}`, { type: 'MemoryAccess', turnId, ...entry });
           },

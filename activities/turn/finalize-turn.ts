@@ -9,6 +9,7 @@ import { AivyxError } from '../../core/errors.js';
 import { gateApproversFor, gateAskerOf } from '../../core/gate-approvers.js';
 import { messageText } from '../../core/message.js';
 import { summarizeTurnOutcome, type TurnOutcome } from '../../core/outcomes.js';
+import type { ToolCall } from '../../core/tools.js';
 import { spendFields } from '../../core/spend.js';
 import { flatLabel } from '../../core/taint.js';
 import { confirmationRerunTurnId } from '../../workflows/turn-ids.js';
@@ -46,8 +47,42 @@ export function finalizeTurnActivities(ctx: TurnContext) {
       receivedAt: request.message.receivedAt,
       entries: [
         { role: 'user', text: messageText(request.message.content), ...(fromMessage ? { untrusted: fromMessage } : {}) },
-        { role: 'assistant', text: outcome.finalMessage, ...(untrusted ? { untrusted } : {}) },
+        { role: 'assistant', text: input.plannerText ?? outcome.finalMessage, ...(untrusted ? { untrusted } : {}) },
       ],
+    });
+  }
+
+  /** True when the escalated call is one this run's own model step proposed, in the turn this run verified. */
+  function genuinePending(input: FinalizeTurnInput, authority: TurnAuthority): boolean {
+    const { request, outcome, pending: p } = input;
+    if (outcome.status !== 'Escalated' || !p || p.call.tool !== outcome.pendingTool) return false;
+    return provedAt(request.turnId, p.step, p.call, p.proof) && turnRequestHash(request) === authority.requestHash;
+  }
+
+  /** True when `proof` shows this run's model step `step` proposed `call`. */
+  function provedAt(turnId: string, step: number, call: ToolCall, proof: unknown): boolean {
+    return deps.proofs.check('tool-call', turnId, toolCallProofBody(currentExecution().runId, step, call), proof).ok;
+  }
+
+  /**
+   * Keeps what the run of the approved call continues from (any escalated turn: a channel's, whose
+   * confirmation mission reruns it, or a mission's step turn, rerun by its mission). Written before
+   * the gate opens, so an approval always finds it. Only for a genuine pending call, from the
+   * workflow's own input (a local activity's input is the workflow's, never the frontend's).
+   */
+  async function keepResumeRecord(input: FinalizeTurnInput, authority: TurnAuthority | undefined): Promise<void> {
+    const { request, pending, resume } = input;
+    if (!deps.resumes || !authority || !pending || !resume || !genuinePending(input, authority)) return;
+    await deps.resumes.save({
+      turnId: request.turnId,
+      runId: currentExecution().runId,
+      step: pending.step,
+      call: pending.call,
+      alsoAsked: (pending.alsoAsked ?? []).filter((o) => provedAt(request.turnId, pending.step, o.call, o.proof)).map((o) => o.call),
+      transcript: resume.transcript,
+      context: input.context ?? [],
+      taint: [...new Set([...(authority.taint ?? []), ...(input.taint ?? [])])],
+      trusted: resume.trusted,
     });
   }
 
@@ -61,12 +96,8 @@ export function finalizeTurnActivities(ctx: TurnContext) {
     const { request, outcome } = input;
     if (outcome.status !== 'Escalated' || !deps.confirmations || !isChannelTurn(request.turnId) || !authority || !input.pending)
       return outcome;
-    const { runId } = currentExecution();
     const p = input.pending;
-    const genuine =
-      p.call.tool === outcome.pendingTool &&
-      deps.proofs.check('tool-call', request.turnId, toolCallProofBody(runId, p.step, p.call), p.proof).ok;
-    if (!genuine || turnRequestHash(request) !== authority.requestHash) return outcome;
+    if (!genuinePending(input, authority)) return outcome;
     // Why the call was gated, from this worker's own records: after untrusted content only the owners decide.
     const taintedBy = [
       ...new Set([...(authority.taint ?? []), ...(await deps.toolCalls.callTaint([request.turnId], p.call.tool, inputHash(p.call.input)))]),
@@ -102,6 +133,7 @@ export function finalizeTurnActivities(ctx: TurnContext) {
         durationMs: input.durationMs,
         ...(outcome.spend ? spendFields(outcome.spend) : {}),
       });
+      await keepResumeRecord(input, authority);
       const told = await openConfirmation(input, authority);
       try {
         await deps.delivery.deliver(request, told);

@@ -6,17 +6,20 @@
 import { Context } from '@temporalio/activity';
 import { toolCallProofBody, type AuthorityProof } from '../../core/authority.js';
 import { AivyxError } from '../../core/errors.js';
+import type { HistoryEntry } from '../../core/channel.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../../core/llm.js';
 import { budgetUsedUp, priceOf, spendDay } from '../../core/spend.js';
 import { findTool, toolSpecs } from '../../core/tool-catalog.js';
 import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
 import { currentExecution, withHeartbeat } from '../execution.js';
 import { toApplicationFailure } from '../failure.js';
+import { historyLabels } from '../taint-labels.js';
 import type { TurnContext } from './context.js';
 import { SESSION_HISTORY_LIMIT } from './types.js';
 
 /** The activity that runs one LLM step. */
-export function llmStepActivities({ deps }: TurnContext) {
+export function llmStepActivities(ctx: TurnContext) {
+  const { deps } = ctx;
   const budgets = deps.agent.spendBudgets ?? {};
   // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
   const modelKey = deps.llm.model ? `${deps.llm.name}:${deps.llm.model}` : deps.llm.name;
@@ -62,6 +65,19 @@ export function llmStepActivities({ deps }: TurnContext) {
     return { ...result, ...(costUsd !== undefined ? { costUsd } : {}) };
   }
 
+  /**
+   * The window the model is shown: the session's newest entries (the same window `openTurn` took the
+   * turn's starting taint from), less any labelled with a source the turn did not start with — an
+   * exchange another turn of the session (a mission's step, an approved call's re-run) recorded since
+   * this one opened. Untrusted text reaches the model only if it counted towards this turn's taint.
+   */
+  async function shownHistory(turnId: string, sessionKey: string): Promise<HistoryEntry[]> {
+    const history = await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT);
+    if (!history.some((e) => e.untrusted)) return history;
+    const counted = new Set((await ctx.turnAuthority(turnId))?.taint ?? []);
+    return history.filter((e) => historyLabels([e]).every((source) => counted.has(source)));
+  }
+
   // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
   let mcpSpec: Promise<ToolSpec> | undefined;
   /** The tool specs the model is offered: `specs`, with the configured MCP servers' tools in `mcp.call`'s. */
@@ -83,7 +99,7 @@ export function llmStepActivities({ deps }: TurnContext) {
     try {
       // The model sees who said what, not the taint labels (those are the runtime's, core/taint.ts).
       await refuseOverBudget(input, sessionKey);
-      const history = (await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT)).map(({ role, text }) => ({ role, text }));
+      const history = (await shownHistory(input.turnId, sessionKey)).map(({ role, text }) => ({ role, text }));
       const { toolIds, tools: specs, ...step } = rest;
       const offered = toolIds ? toolSpecs(toolIds.filter((id) => findTool(id) !== undefined)) : (specs ?? []);
       const req = { ...step, tools: await modelTools(offered), history };

@@ -13,6 +13,7 @@ import { bookkeepingKey, currentExecution } from '../execution.js';
 import { errorData } from '../failure.js';
 import { historyLabels, messageLabel } from '../taint-labels.js';
 import type { TurnContext } from './context.js';
+import { claimResume, openedResume, resumeRecordFor } from './resume.js';
 import { SESSION_HISTORY_LIMIT, type OpenedSpend, type OpenTurnResult, type TurnAuthority } from './types.js';
 
 /** The activity that opens a turn. */
@@ -89,10 +90,15 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
       const granted = authorityOf(req);
       if ('refused' in granted) return reject(req, workflowId, granted.refused);
       const { tier, effective } = granted;
-      // Untrusted content already in context: the message itself unless the owner sent it, and earlier tainted turns.
+      // A rerun of an approved call continues from the turn that asked: its record (claimed once, below).
+      const resumed = req.resumeFrom ? await resumeRecordFor(deps, { ...req, resumeFrom: req.resumeFrom }) : undefined;
+      if (resumed && 'refused' in resumed) return reject(req, workflowId, `it may not resume: ${resumed.refused}`);
+      const record = resumed?.record;
+      // Untrusted content already in context: the message itself unless the owner sent it, earlier tainted turns,
+      // and what the turn it continues had read.
       const fromMessage = messageLabel(tier, req.channel.sender, req.channel.name, places.owners);
       const history = await deps.history.load(sessionWorkflowId(req.channel.name, req.channel.sessionId), SESSION_HISTORY_LIMIT);
-      const taint = [...(fromMessage ? [fromMessage] : []), ...historyLabels(history)];
+      const taint = [...new Set([...(fromMessage ? [fromMessage] : []), ...historyLabels(history), ...(record?.taint ?? [])])];
       const authority: TurnAuthority = {
         effective,
         trustTier: tier,
@@ -110,6 +116,8 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
           workflowId,
           `this request was already used by run ${claim.by.runId} of ${claim.by.workflowId} (a replayed request runs nothing)`,
         );
+      const resumeTaken = record ? await claimResume(deps, record, req.turnId, { workflowId, runId }) : undefined;
+      if (resumeTaken) return reject(req, workflowId, `it may not resume: ${resumeTaken}`);
       await deps.audit.append(bookkeepingKey('opened'), {
         type: 'TurnStarted',
         turnId: req.turnId,
@@ -126,8 +134,14 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
         budgetMs: deps.agent.budgetMs,
         ...(spend ? { spend } : {}),
         toolIds: [...toolsById.keys()],
-        taint: { sources: claim.data.taint ?? [], messageTrusted: fromMessage === undefined, policy: deps.agent.taintPolicy ?? {} },
+        taint: {
+          sources: claim.data.taint ?? [],
+          messageTrusted: fromMessage === undefined,
+          policy: deps.agent.taintPolicy ?? {},
+          ...(places.owners?.length ? { owners: [...places.owners] } : {}),
+        },
         ...(deps.agent.hostQueue ? { hostQueue: deps.agent.hostQueue } : {}),
+        ...(record ? { resume: openedResume(deps, record, req.turnId, runId) } : {}),
       };
     },
   };

@@ -12,6 +12,7 @@ import { inputHash } from '../../core/canonical-json.js';
 import { summarizeToolOutcome, type ToolOutcome } from '../../core/outcomes.js';
 import { describeTaint } from '../../core/taint.js';
 import { HOST_BOUND_TOOLS } from '../../core/tool-catalog.js';
+import type { ToolCall } from '../../core/tools.js';
 import { activityKey, currentExecution } from '../execution.js';
 import { errorData } from '../failure.js';
 import type { ToolCallFacts } from '../ports.js';
@@ -20,12 +21,21 @@ import type { TurnContext } from './context.js';
 import { callTaintCheck, type WorkerTaint } from './call-taint.js';
 import { executeTool } from './execute-tool.js';
 import { outcomeFromSummary } from './tool-outcome.js';
+import { valueHolding } from './values.js';
 import type { RunToolInput, RunToolResult, TurnAuthority } from './types.js';
+
+/** Which part of the call did not come from the owner, for the approval request (a field name, never its value). */
+function fieldReason(field: string | undefined): string {
+  if (field === undefined) return '';
+  if (field === 'content') return ': its content would become your own data';
+  return `: "${field}" is not from your message or configuration`;
+}
 
 /** The activity that runs one tool call. */
 export function runToolActivities(ctx: TurnContext) {
   const { deps, toolsById } = ctx;
   const { callTaint, grantCovers } = callTaintCheck(ctx);
+  const values = valueHolding(ctx);
 
   /** The result with its receipt: what lets `recordToolCall` trust these facts and this outcome. */
   const result = (facts: ToolCallFacts, outcome: ToolOutcome): RunToolResult => ({
@@ -88,8 +98,9 @@ export function runToolActivities(ctx: TurnContext) {
   /** What becomes of a call that passed every check: refused by the taint policy, held for a person, or run. */
   async function perform(
     input: RunToolInput,
-    run: { facts: ToolCallFacts; impl: ToolImplementation; authority: TurnAuthority; taint: WorkerTaint },
+    run: { call: ToolCall; facts: ToolCallFacts; impl: ToolImplementation; authority: TurnAuthority; taint: WorkerTaint },
   ): Promise<{ outcome: ToolOutcome; untrustedOutput?: string }> {
+    // The call as the model wrote it (a grant approved exactly this); `run.call` has its values substituted.
     const { call } = input;
     const { taint } = run;
     const after = taint.sources.length > 0 ? describeTaint(taint.sources) : '';
@@ -99,7 +110,7 @@ export function runToolActivities(ctx: TurnContext) {
           status: 'Failed',
           error: {
             kind: 'CapabilityDenied',
-            message: `${call.tool} refused ${after}: the taint policy denies it`,
+            message: `${call.tool} refused${fieldReason(taint.field)} ${after}: the taint policy denies it`,
             hint: 'ask again in a conversation that has not read untrusted content, or change AIVYX_TAINT_POLICY',
             detail: { scope: `taint:${call.tool}`, held: [] },
           },
@@ -107,10 +118,10 @@ export function runToolActivities(ctx: TurnContext) {
       };
     const gated = taint.action === 'gate' || deps.agent.confirmFirst.includes(call.tool);
     if (gated && !(await grantCovers(run.authority.grant, call, run.facts.idemKey))) {
-      const why = taint.action === 'gate' ? `${call.tool} ${after}` : `${call.tool} is confirm-first`;
+      const why = taint.action === 'gate' ? `${call.tool}${fieldReason(taint.field)} ${after}` : `${call.tool} is confirm-first`;
       return { outcome: { status: 'RequiresEscalation', reason: `${why}: a person must approve this exact call` } };
     }
-    return executeTool(ctx, { ...run, call, scope: run.facts.scope, sources: taint.sources });
+    return executeTool(ctx, { ...run, scope: run.facts.scope, sources: taint.sources });
   }
 
   return {
@@ -139,21 +150,29 @@ export function runToolActivities(ctx: TurnContext) {
           status: 'Failed',
           error: { kind: 'NotFound', message: `this worker has no tool "${call.tool}"`, detail: { kind: 'tool', id: call.tool } },
         });
-      const resolved = await resolvedScope(input, impl, authority);
+      // Values are substituted first: the scope and the taint are decided on what will really run.
+      const withValues = await values.resolve(input);
+      if ('failed' in withValues) return result(facts, withValues.failed);
+      const { call: substituted, used } = withValues;
+      const resolved = await resolvedScope({ ...input, call: substituted }, impl, authority);
       if ('outcome' in resolved) return result(facts, resolved.outcome);
-      const taint = await callTaint(authority, input);
-      if ('refused' in taint) return reject(input, facts, taint.refused);
+      const checked = await callTaint(authority, input);
+      if ('refused' in checked) return reject(input, facts, checked.refused);
+      const taint = values.withValues(call.tool, used, checked);
 
       // The row comes before any effect: with the database down nothing runs (the activity is retried).
       facts = { ...facts, scope: resolved.scope, ...(taint.sources.length > 0 ? { taintedBy: taint.sources } : {}) };
       const start = await deps.toolCalls.begin(facts);
       // An earlier attempt finished this call: its recorded outcome is the truth (the effect is not repeated).
       if (start.state === 'done') return result(facts, outcomeFromSummary(start.outcome));
-      const performed = await perform(input, { facts, impl, authority, taint });
-      if (performed.untrustedOutput) facts = { ...facts, untrustedOutput: performed.untrustedOutput };
+      const performed = await perform(input, { call: substituted, facts, impl, authority, taint });
+      // An untrusted result is held as a value: the model gets its handle, and the turn stays clean.
+      const held = await values.hold(call, facts, performed.outcome, performed.untrustedOutput);
+      if (held) facts = { ...facts, heldAs: held.heldAs };
+      else if (performed.untrustedOutput) facts = { ...facts, untrustedOutput: performed.untrustedOutput };
       // The outcome and its entry are written now; bookkeeping after the effect never rewrites its
       // result: if the database is down, the receipt lets recordToolCall write them once it is back.
-      let outcome = performed.outcome;
+      let outcome = held?.outcome ?? performed.outcome;
       const summary = summarizeToolOutcome(outcome);
       try {
         const written = await deps.toolCalls.audit(facts, { known: summary, missing: summary });

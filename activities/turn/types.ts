@@ -6,6 +6,7 @@ import type { AivyxErrorData } from '../../core/errors.js';
 import type { ToolOutcome, TurnOutcome } from '../../core/outcomes.js';
 import type { Spend, SpendBudget } from '../../core/spend.js';
 import type { CallTaint, TaintPolicy } from '../../core/taint.js';
+import type { TranscriptItem } from '../../core/llm.js';
 import type { ToolCall } from '../../core/tools.js';
 import type { McpTierGrants } from '../../core/tools/mcp-tools.js';
 import type { LlmProvider } from '../llm/llm-provider.js';
@@ -17,11 +18,13 @@ import type {
   ConfirmationPort,
   DeliveryPort,
   ProofPort,
+  ResumeRecordPort,
   SessionHistoryPort,
   SpendLedgerPort,
   StreamPort,
   ToolCallFacts,
   ToolCallLogPort,
+  ValueStorePort,
 } from '../ports.js';
 import type { ToolImplementation } from '../tools/tool-implementation.js';
 
@@ -46,6 +49,12 @@ export interface TurnActivityDeps {
   confirmations?: ConfirmationPort;
   /** Where `llmStep` records each step's spend and `openTurn` reads a session's day; none: no session-day budget. */
   spend?: SpendLedgerPort;
+  /** Where untrusted results are held as values (core/values.ts); none: they are shown to the model, and taint it. */
+  values?: ValueStorePort;
+  /** The clock values expire by (tests move it). */
+  now?: () => number;
+  /** What an escalated turn leaves for the run of its approved call; none: an approval reruns the message afresh. */
+  resumes?: ResumeRecordPort;
 }
 
 /** Result of `openTurn`: the turn's effective capabilities, or why it may not run. */
@@ -62,8 +71,28 @@ export type OpenTurnResult =
       hostQueue?: string;
       /** The worker's spend budgets for this turn (docs/BUDGETS.md); absent when none is configured, and in older histories. */
       spend?: OpenedSpend;
+      /** The approved call this turn runs first, and the transcript it continues (an attested rerun only). */
+      resume?: OpenedResume;
     }
   | { ok: false; error: AivyxErrorData };
+
+/**
+ * What a rerun continues from: the escalated turn's transcript through the step that proposed the
+ * approved call, that call with a proof bound to this run and step (runTool runs nothing else), and
+ * what the turn's taint rests on.
+ */
+export interface OpenedResume {
+  /** The escalated turn this one continues. */
+  from: string;
+  step: number;
+  call: ToolCall;
+  callProof: AuthorityProof;
+  /** The same step's other calls that asked for a person, with proofs for this run: run again, they ask next. */
+  alsoAsked: { call: ToolCall; proof: AuthorityProof }[];
+  transcript: TranscriptItem[];
+  context: string[];
+  trusted: string[];
+}
 
 /** The spend budgets a turn runs under, from the worker's config: its own, and what is left of its session's day. */
 export interface OpenedSpend {
@@ -83,6 +112,8 @@ export interface OpenedTaint {
   sources: string[];
   /** The message came from a Trusted sender: the destinations it names are the owner's. */
   messageTrusted: boolean;
+  /** The owner's own identities from configuration (`<channel>:<sender>`): a recipient named there is the owner's. */
+  owners?: string[];
   policy: TaintPolicy;
 }
 
@@ -142,6 +173,8 @@ export interface PendingCall {
   step: number;
   call: ToolCall;
   proof?: AuthorityProof;
+  /** The same step's other calls that asked for a person too: the rerun asks for them next, without a new plan. */
+  alsoAsked?: { call: ToolCall; proof?: AuthorityProof }[];
 }
 
 /** Input of `finalizeTurn`. */
@@ -156,8 +189,12 @@ export interface FinalizeTurnInput {
   pending?: PendingCall;
   /** The untrusted sources the turn read (its history entries keep them, so the next turn is tainted too). */
   taint?: string[];
+  /** The model's own final text, when the outcome's text had held values rendered into it: the history keeps this. */
+  plannerText?: string;
   /** Keys of every call the turn scheduled (their labels are re-read here). */
   context?: string[];
+  /** An escalated turn's transcript and trusted reads: kept, with its pending call, for the run of the approved call. */
+  resume?: { transcript: TranscriptItem[]; trusted: string[] };
 }
 
 /** How many earlier messages of the session an LLM step sees. */

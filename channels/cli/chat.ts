@@ -7,6 +7,7 @@ import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeSpend } from '../../core/spend.js';
 import { outcomeReplyText, toolSummaryFailed, toolSummaryText } from '../outcome-text.js';
+import { CLEAR_COMMAND } from '../ports.js';
 import { watchInbox } from './inbox-watch.js';
 import { createRestartDedupe } from './restart-dedupe.js';
 import { auditedToolCounts, type ToolCounts } from './tool-counts.js';
@@ -175,6 +176,15 @@ export function chatTurn(
   return showTurn(sendMessage(target, { text, sessionId, ...(oneShot ? { oneShot } : {}) }), io, target, onTurn);
 }
 
+/**
+ * `/clear`: the session's context starts empty (its history, and the taint that history carried, so
+ * the next turn asks for nothing an earlier untrusted read made it ask for); memory stays.
+ */
+export async function clearConversation(target: RestTarget, sessionId: string, io: Io): Promise<void> {
+  const r = (await restJson(target, 'POST', `/v1/sessions/${encodeURIComponent(sessionId)}/clear`, { channel: 'cli' })) as { text: string };
+  io.out(`${r.text}\n`);
+}
+
 /** Re-attaches to a turn by id and shows the rest of it (`aivyx chat --follow`). */
 export function followTurn(target: RestTarget, turnId: string, io: Io, onTurn?: (turnId: string) => void): Promise<TurnOutcome> {
   return showTurn(turnEvents(target, turnId), io, target, onTurn);
@@ -196,9 +206,9 @@ function unreachable(err: unknown): boolean {
 }
 
 /**
- * The interactive REPL: Ctrl-C cancels the running turn; Ctrl-C twice at the prompt, Ctrl-D or
- * /exit quits. `target()` finds aivyx up again (it may come back on another port); when it goes
- * away mid-turn, the REPL waits for it and re-attaches to that turn.
+ * The interactive REPL: Ctrl-C cancels the running turn; /clear starts the conversation afresh;
+ * Ctrl-C twice at the prompt, Ctrl-D or /exit quits. `target()` finds aivyx up again (it may come
+ * back on another port); when it goes away mid-turn, the REPL waits for it and re-attaches to that turn.
  */
 export async function chatRepl(target: () => RestTarget, sessionId = `cli-${randomUUID()}`, continued = false): Promise<void> {
   const io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
@@ -270,7 +280,7 @@ export async function chatRepl(target: () => RestTarget, sessionId = `cli-${rand
   rl.on('SIGINT', onSigint);
   process.on('SIGINT', onSigint);
   io.err(
-    `${continued ? `continuing session ${sessionId} (aivyx chat --new starts a new one)` : `session ${sessionId}`} — type a message; Ctrl-C cancels a running turn\n`,
+    `${continued ? `continuing session ${sessionId} (aivyx chat --new starts a new one)` : `session ${sessionId}`} — type a message; Ctrl-C cancels a running turn; /clear starts afresh\n`,
   );
   // Notices for the owner (a reminder, a mission's report) show up as they arrive; `aivyx inbox` keeps them.
   const stopWatching = watchInbox(target, (r) => {
@@ -299,6 +309,11 @@ export async function chatRepl(target: () => RestTarget, sessionId = `cli-${rand
       continue;
     }
     if (text === '/exit' || text === '/quit') break;
+    if (text === CLEAR_COMMAND) {
+      await clearConversation(target(), sessionId, io).catch(problem);
+      rl.prompt();
+      continue;
+    }
     if (text) {
       busy = true;
       try {

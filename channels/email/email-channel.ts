@@ -17,7 +17,7 @@
  *   mission-events/<hash>    a message some mission's wait took (channels/kit/mission-events.ts)
  */
 import type { DomainHandle } from '../../infra/storage/index.js';
-import type { DelivererRegistry, GateTokenPort, TurnSubmitPort } from '../ports.js';
+import type { DelivererRegistry, GateTokenPort, SessionClearPort, TurnSubmitPort } from '../ports.js';
 import type { MissionControlPort } from '../../activities/ports.js';
 import { createEmailInbound, type EmailMissionPort } from './inbound.js';
 import { watchMailbox, type ImapSettings } from './mailbox.js';
@@ -36,7 +36,7 @@ export interface EmailChannelOptions {
   address: string;
   /** Display name in From (default "aivyx"). */
   fromName?: string;
-  gateway: TurnSubmitPort;
+  gateway: TurnSubmitPort & Partial<SessionClearPort>;
   /** The `channel_state` domain handle. */
   storage: DomainHandle;
   trust: EmailTrustPolicy;

@@ -10,7 +10,15 @@ import type { ContentPart, Message } from '../../core/message.js';
 import { GateTokens } from '../../infra/gate-tokens.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { checkApprovalToken } from '../kit/approve-by-token.js';
-import type { GateDecisionPort, GateTokenPort, MissionEventPort, MissionStatusPort, TurnSubmitPort } from '../ports.js';
+import {
+  CLEAR_COMMAND,
+  type GateDecisionPort,
+  type GateTokenPort,
+  type MissionEventPort,
+  type MissionStatusPort,
+  type SessionClearPort,
+  type TurnSubmitPort,
+} from '../ports.js';
 import type { EmailOutbound } from './outbound.js';
 import { addresses, EMAIL_CHANNEL_NAME, short } from './shared.js';
 import {
@@ -37,7 +45,8 @@ export interface EmailInboundDeps {
   address: string;
   store: DomainHandle;
   send: EmailOutbound['send'];
-  gateway: TurnSubmitPort;
+  /** Turns; `/clear` mails need `clearSession` (without it they are ordinary messages). */
+  gateway: TurnSubmitPort & Partial<SessionClearPort>;
   trust: EmailTrustPolicy;
   missions?: EmailMissionPort;
   /** For `missions` / `cancel <id>` mails (channels/email/mission-commands.ts); without it they are ordinary messages. */
@@ -181,6 +190,31 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     return parts;
   }
 
+  /** The facts of a mail from `verdict`'s sender: its session is its thread, per sender and tier. */
+  function factsOf(verdict: MailVerdict, parsed: ParsedMail, mid: string): ChannelFacts {
+    const sender = verdict.from!;
+    const root = threadRoot(mid, parsed.inReplyTo, referenceList(parsed.references));
+    return {
+      name: EMAIL_CHANNEL_NAME,
+      platform: 'Email',
+      trustTier: verdict.tier,
+      sessionId: emailSessionId(root, sender, verdict.tier),
+      sender,
+    };
+  }
+
+  /**
+   * A mail whose new text is `/clear` clears its thread's conversation (that sender's, at that tier:
+   * a forged From lands in another session) and is answered; true when it was one. Clearing only
+   * removes context, so whoever may write into a conversation may clear it.
+   */
+  async function clearCommand(verdict: MailVerdict, parsed: ParsedMail, mid: string): Promise<boolean> {
+    if (stripQuotedText(parsed.text ?? '').trim() !== CLEAR_COMMAND || !deps.gateway.clearSession) return false;
+    const { text } = await deps.gateway.clearSession(factsOf(verdict, parsed, mid), emailMessageId(mid));
+    await answer(mid, verdict.from!, parsed, text, 'clear');
+    return true;
+  }
+
   async function handleTurn(verdict: MailVerdict, parsed: ParsedMail, mid: string): Promise<InboundKind> {
     const sender = verdict.from!;
     const content = await contentOf(parsed);
@@ -190,14 +224,7 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
     }
     if (content.length === 0) return 'ignored';
     const refs = referenceList(parsed.references);
-    const root = threadRoot(mid, parsed.inReplyTo, refs);
-    const facts: ChannelFacts = {
-      name: EMAIL_CHANNEL_NAME,
-      platform: 'Email',
-      trustTier: verdict.tier,
-      sessionId: emailSessionId(root, sender, verdict.tier),
-      sender,
-    };
+    const facts = factsOf(verdict, parsed, mid);
     const message: Message = {
       id: emailMessageId(mid),
       sessionId: facts.sessionId,
@@ -272,7 +299,7 @@ export function createEmailInbound(deps: EmailInboundDeps): { handleMail(raw: Bu
         if (said !== undefined) await answer(mid, verdict.from, parsed, said, 'missions');
         kind = token
           ? await handleApproval(token, verdict, parsed, mid)
-          : said !== undefined
+          : said !== undefined || (await clearCommand(verdict, parsed, mid))
             ? 'command'
             : (await offerToMissions(verdict, parsed, mid))
               ? 'mission-event'

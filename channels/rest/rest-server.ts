@@ -5,7 +5,8 @@
  *
  *   GET  /v1/health                  {ok} (503 while a dependency is down); with the token: each dependency
  *   POST /v1/messages                {text, sessionId?, messageId?, channel?: 'cli'|'rest', oneShot?} → SSE: `turn`, stream events, `outcome`
- *                                    (oneShot: a session it opens closes when the turn ends)
+ *                                    (oneShot: a session it opens closes when the turn ends); text `/clear` runs no
+ *                                    turn: it clears the session (as below) → SSE `cleared` {sessionId, text}
  *   GET  /v1/turns?startsWith=P      {turns}: the turn ids that start with P, newest first (short ids)
  *   GET  /v1/turns/:id/events        SSE: re-attach to a turn — `turn`, its remaining events, `outcome`
  *   POST /v1/turns/:id/cancel        cancel a running turn
@@ -19,6 +20,8 @@
  *   GET  /v1/schedules               the recurring missions (paused?, next runs, last run)
  *   POST /v1/schedules/:id/pause|resume, DELETE /v1/schedules/:id   a recurring mission's schedule
  *   GET  /v1/sessions                the open conversations (session workflows Running)
+ *   POST /v1/sessions/:id/clear      {channel?: 'cli'|'rest'} → {cleared: true, sessionId, text}: the session's history
+ *                                    (the model's context, and the taint it carries) starts empty; memory stays
  *   GET  /v1/missions?state=S        missions by AivyxMissionState (visibility)
  *   GET  /v1/missions/:id            the mission's status query, with `steps` (how many its definition has)
  *   POST /v1/missions/:id/cancel     {reason?}
@@ -31,6 +34,7 @@
  */
 import type { InboxPort } from '../../activities/ports.js';
 import type { MemoryEntry, RecallResult } from '../../activities/tools/memory-port.js';
+import type { SkillSummary, StoredSkill } from '../../activities/tools/skill-port.js';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,7 +54,7 @@ import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeCause, type Health } from '../../infra/health.js';
 import { isTemporalUnreachable } from '../../infra/temporal/client-errors.js';
 import { parseMissionSpec } from '../mission-input.js';
-import type { LocalMissionPort, LocalTurnPort } from '../ports.js';
+import { CLEAR_COMMAND, type LocalMissionPort, type LocalTurnPort } from '../ports.js';
 import { ONE_SHOT_IDLE_MS } from '../turn-client.js';
 import { parseBody } from '../zod-errors.js';
 
@@ -80,6 +84,14 @@ export interface RestServerOptions {
   };
   /** Serves /v1/inbox when given: replies that could not reach the channel they were asked on. */
   inbox?: Pick<InboxPort, 'list' | 'dismiss'>;
+  /** Serves /v1/skills and /v1/graph/predicates when given: the owner's view, scope-checked like the tools (app/owner-skills.ts). */
+  skills?: {
+    list(): Promise<SkillSummary[]>;
+    show(name: string, version?: number): Promise<StoredSkill>;
+    retire(name: string): Promise<{ retired: number }>;
+    predicates(): Promise<string[]>;
+    addPredicate(predicate: string): Promise<{ predicates: string[] }>;
+  };
   /** The stack's dependencies (`temporal`, `database`, channels): reported by /v1/health; a request needing one that is down gets 503. */
   health?: Health;
   host?: string;
@@ -111,7 +123,9 @@ const gateDecisionBody = z
     reason: z.string().max(2_000).optional(),
   })
   .strict();
+const clearBody = z.object({ channel: z.enum(['cli', 'rest']).optional() }).strict();
 const cancelBody = z.object({ reason: z.string().max(2_000).optional() }).strict();
+const sessionIdParam = z.string().min(1).max(200);
 const turnsQuery = z.object({ startsWith: z.string().min(6).max(300) }).strict();
 const tailQuery = z.object({ n: z.coerce.number().int().min(1).max(10_000).default(20) });
 const verifyBody = z
@@ -125,6 +139,7 @@ const verifyBody = z
   .strict();
 const SEQ = "must be an entry's sequence number (1, 2, …)";
 const proveQuery = z.object({ seq: z.coerce.number({ error: SEQ }).int({ error: SEQ }).min(1, { error: SEQ }) });
+const predicateBody = z.object({ predicate: z.string({ error: 'must be a lower-case snake_case predicate, e.g. "mentors"' }) });
 const consistencyBody = z
   .object({
     checkpoint: z
@@ -385,6 +400,21 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   });
   app.get('/v1/memory/:id', async (c) => c.json(await memory().show(c.req.param('id'))));
   app.post('/v1/memory/:id/forget', async (c) => c.json(await memory().forget(c.req.param('id'))));
+  const skills = () => {
+    if (!d.skills) throw new AivyxError('NotFound', 'skills are not served here');
+    d.need('database');
+    return d.skills;
+  };
+  app.get('/v1/skills', async (c) => c.json({ skills: await skills().list() }));
+  app.get('/v1/skills/:name', async (c) => {
+    const v = c.req.query('version');
+    return c.json(await skills().show(c.req.param('name'), v === undefined ? undefined : Number(v)));
+  });
+  app.post('/v1/skills/:name/retire', async (c) => c.json(await skills().retire(c.req.param('name'))));
+  app.get('/v1/graph/predicates', async (c) => c.json({ predicates: await skills().predicates() }));
+  app.post('/v1/graph/predicates', async (c) =>
+    c.json(await skills().addPredicate(parseBody(predicateBody, await jsonBody(c), 'request').predicate)),
+  );
   const inbox = () => {
     if (!d.inbox) throw new AivyxError('NotFound', 'the inbox is not served here');
     d.need('database');
@@ -402,6 +432,13 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   );
   app.delete('/v1/schedules/:id', async (c) => c.json(await missions().scheduleAction(c.req.param('id'), 'delete')));
   app.get('/v1/sessions', async (c) => c.json(await d.gateway.sessions()));
+  app.post('/v1/sessions/:id/clear', async (c) => {
+    const sessionId = parseBody(sessionIdParam, c.req.param('id'), 'session id');
+    const { channel } = parseBody(clearBody, await jsonBody(c), 'request', 'fields: channel (cli or rest)');
+    d.need('database');
+    const { text } = await d.gateway.clearSession(localFacts(channel, sessionId), randomUUID());
+    return c.json({ cleared: true, sessionId, text });
+  });
   app.get('/v1/missions', async (c) => c.json(await missions().list(c.req.query('state'))));
   app.get('/v1/missions/:id', async (c) => c.json(await missions().show(c.req.param('id'))));
   app.post('/v1/missions/:id/cancel', async (c) => {
@@ -429,18 +466,28 @@ function turnId(raw: string): string {
   return raw;
 }
 
-/** POST /v1/messages: starts a turn, then streams it. Bad input, a too-large message or a dependency that is down answer before any turn starts. */
-async function postMessage(c: Context, d: RouteDeps): Promise<Response> {
-  const body = parseBody(messageBody, await jsonBody(c), 'message', 'fields: text, sessionId, messageId, channel (cli or rest), oneShot');
-  const sessionId = body.sessionId ?? `rest-${randomUUID()}`;
-  const isCli = body.channel === 'cli';
-  const facts: ChannelFacts = {
+/** The facts of a message on the local channels: `aivyx chat` (cli, local-user) or a REST client. */
+function localFacts(channel: 'cli' | 'rest' | undefined, sessionId: string): ChannelFacts {
+  const isCli = channel === 'cli';
+  return {
     name: isCli ? 'cli' : 'rest',
     platform: isCli ? 'Local' : 'Rest',
     trustTier: 'Trusted',
     sessionId,
     sender: isCli ? 'local-user' : 'rest-client',
   };
+}
+
+/** POST /v1/messages: starts a turn, then streams it. Bad input, a too-large message or a dependency that is down answer before any turn starts. */
+async function postMessage(c: Context, d: RouteDeps): Promise<Response> {
+  const body = parseBody(messageBody, await jsonBody(c), 'message', 'fields: text, sessionId, messageId, channel (cli or rest), oneShot');
+  const sessionId = body.sessionId ?? `rest-${randomUUID()}`;
+  const facts = localFacts(body.channel, sessionId);
+  if (body.text.trim() === CLEAR_COMMAND) {
+    d.need('database');
+    const { text } = await d.gateway.clearSession(facts, body.messageId ?? randomUUID());
+    return streamSSE(c, (stream) => stream.writeSSE({ event: 'cleared', data: JSON.stringify({ sessionId, text }) }));
+  }
   const message = { id: body.messageId ?? randomUUID(), sessionId, content: textContent(body.text), receivedAt: Date.now() };
   // Refuse an oversized message while we can still answer with a status code.
   assertMessageFits(message);

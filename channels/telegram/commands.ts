@@ -1,8 +1,9 @@
-/** Telegram's commands (/help, /status, /cancel, /approve, /deny) as a grammY Composer. */
+/** Telegram's commands (/help, /status, /cancel, /clear, /approve, /deny) as a grammY Composer. */
 import { Composer, type Context } from 'grammy';
 import type { DomainHandle } from '../../infra/storage/index.js';
-import type { TurnCancelPort } from '../ports.js';
+import { CLEAR_COMMAND, type SessionClearPort, type TurnCancelPort } from '../ports.js';
 import { decideGate, openGatesFor, type DeciderChat, type TelegramDecider, type TelegramMissionPort } from './approvals.js';
+import { TELEGRAM_CHANNEL_NAME, telegramMessageId, telegramSessionId } from './inbound.js';
 import { turnKey, type ChatState, type TurnRecord } from './state.js';
 import type { TelegramTier } from './trust.js';
 
@@ -10,6 +11,7 @@ const HELP = [
   'I am your aivyx assistant. Send me a message, a photo or a document.',
   '/status — what I am doing in this chat, and approvals waiting for you',
   '/cancel — stop the running request',
+  '/clear — start a new conversation: I forget what was said in this chat (not my memory)',
   '/approve <gate id>, /deny <gate id> [reason] — answer an approval request (or press its buttons)',
   '/missions — your missions, with a button to cancel each (in a private chat)',
   '/help — this text',
@@ -17,7 +19,7 @@ const HELP = [
 
 export interface CommandDeps {
   store: DomainHandle;
-  gateway: TurnCancelPort;
+  gateway: TurnCancelPort & SessionClearPort;
   missions?: TelegramMissionPort;
   /** Users who may cancel anyone's request in a group. */
   allowlist: readonly number[];
@@ -51,6 +53,21 @@ export function commandsComposer(deps: CommandDeps): Composer<Context> {
       return void (await ctx.reply('Only the person who asked can cancel that.'));
     await deps.gateway.cancel(running);
     await ctx.reply('Cancelling…');
+  });
+  // Anyone whose messages reach this chat's conversation may clear it: that only removes context (a
+  // group's shared one too), it grants nothing, and their own next message is as untrusted as before.
+  composer.command(CLEAR_COMMAND.slice(1), async (ctx) => {
+    const { id: botId } = ctx.me;
+    const { chat } = ctx;
+    const channel = {
+      name: TELEGRAM_CHANNEL_NAME,
+      platform: 'Telegram' as const,
+      trustTier: deps.tierOf(ctx),
+      sessionId: telegramSessionId(botId, chat.id),
+      sender: String(ctx.from?.id ?? chat.id),
+    };
+    const { text } = await deps.gateway.clearSession(channel, telegramMessageId(botId, chat.id, ctx.msg.message_id));
+    await ctx.reply(text);
   });
   composer.command(['approve', 'deny'], async (ctx) => {
     const kind = ctx.message?.text?.startsWith('/approve') ? 'approve' : 'deny';

@@ -27,6 +27,11 @@ export function telegramMessageId(botId: number, chatId: number, messageId: numb
   return `${botId}_${chatId}_${messageId}`;
 }
 
+/** The session of a chat with a bot: one conversation per chat (a group's is shared by its members). */
+export function telegramSessionId(botId: number, chatId: number): string {
+  return `tg-${botId}-${chatId}`;
+}
+
 /** What inbound needs from the channel. */
 export interface TelegramInboundDeps {
   bot: Bot;
@@ -240,7 +245,7 @@ export function createTelegramInbound(deps: TelegramInboundDeps): {
       name: TELEGRAM_CHANNEL_NAME,
       platform: 'Telegram',
       trustTier: tierOf(ctx),
-      sessionId: `tg-${bot.botInfo.id}-${chat.id}`,
+      sessionId: telegramSessionId(bot.botInfo.id, chat.id),
       sender,
     };
     const message: Message = { id: messageId, sessionId: facts.sessionId, content, receivedAt: m.date * 1000 };

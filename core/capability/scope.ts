@@ -10,7 +10,7 @@
 import { AivyxError } from '../errors.js';
 import { canonicalQualifier, qualifierGrants, type QualifierKind } from './qualifier.js';
 
-/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call and kernel.data_dir (27 bases). */
+/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call, kernel.data_dir, skills.* and graph.* (32 bases). */
 const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'fs.read': 'path',
   'fs.write': 'path',
@@ -42,6 +42,13 @@ const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'mcp.call': 'glob',
   // Amendment 2026-12-03-tier-policy-data-dir: what a call into the data directory needs; only Kernel holds it.
   'kernel.data_dir': 'path',
+  // Issue 35 (seed Phase 110, Chapter Lattice): learned skills and the typed knowledge graph, Trusted only.
+  // `graph.write` is ours: the seed names only graph.read; writing relations is an effect of its own.
+  'skills.propose': 'glob',
+  'skills.list': 'glob',
+  'skills.invoke': 'glob',
+  'graph.read': 'glob',
+  'graph.write': 'glob',
 });
 
 /** The scope base a tool call into the data directory resolves to (held by Kernel only, never by a channel tier). */

@@ -63,7 +63,7 @@ export const channelSendTool = defineTool({
   scope: { base: 'channel.send', qualifier: (i) => i.channel },
   idempotency: 'keyed',
   confirmFirst: true,
-  provenance: { output: 'trusted', effect: true, egressFields: ['channel', 'to'] },
+  provenance: { output: 'trusted', effect: true, egressFields: ['channel', 'to'], contentFields: ['text'] },
 });
 
 export const parseChannelSendInput = channelSendTool.parse;

@@ -18,11 +18,19 @@ import { HINT_SEPARATOR } from './fields.js';
  *   or outside the trusted roots).
  * - `effect`: the call changes something outside the turn (a write, a send, a process).
  * - `egressFields`: input fields that name where data goes (a URL, a recipient).
+ * - `contentFields`: input fields that only fill what the call carries (a message's text, a file's
+ *   content, a request body): untrusted data there steers nothing. Every other field carries
+ *   authority (a recipient, a URL, a path, argv, a key): after untrusted content an effect runs
+ *   without approval only when each of those came from the owner (core/taint.ts).
+ * - `launders`: what the call writes is later read as the owner's own (a file under the trusted
+ *   roots, a commit): untrusted data in its content fields still needs approval.
  */
 export interface ToolProvenance {
   output: 'trusted' | 'untrusted' | 'depends';
   effect: boolean;
   egressFields?: readonly string[];
+  contentFields?: readonly string[];
+  launders?: boolean;
 }
 
 /** The catalog's view of a tool: the descriptor the workflow and the model see, plus what derives from its definition. */
@@ -123,7 +131,11 @@ export function defineTool<S extends z.ZodObject, I = z.output<S>>(spec: ToolSpe
         hint: 'unknown fields must be refused, not dropped',
       });
     }
-    return (built = { input: schema, fields: Object.keys(schema.shape) });
+    const fields = Object.keys(schema.shape);
+    // A content field that is not an input field is a typo that would leave a field unclassified.
+    const stray = [...(spec.provenance.contentFields ?? []), ...(spec.provenance.egressFields ?? [])].find((f) => !fields.includes(f));
+    if (stray !== undefined) throw new AivyxError('Internal', `tool ${id}: provenance names "${stray}", which is not an input field`);
+    return (built = { input: schema, fields });
   };
   if (typeof spec.input !== 'function') input();
   const parse = (raw: unknown): I => {

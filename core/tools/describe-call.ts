@@ -21,6 +21,7 @@ import type { MissionStepSpec } from '../mission-spec.js';
 import { parseMissionCreateInput } from './mission-create.js';
 import { parseMissionListInput } from './mission-list.js';
 import { parseMissionCancelInput } from './mission-cancel.js';
+import { parseValueReadInput } from './value-read.js';
 import { parseAuditReadInput, parseConfigReadInput, parseConfigWriteInput } from './config-tools.js';
 import { parseFsDeleteInput } from './fs-delete.js';
 import { parseFsMetadataInput } from './fs-metadata.js';
@@ -28,6 +29,11 @@ import { parseGitCommitInput, parseGitDiffInput, parseGitStatusInput } from './g
 import { parseMcpCallInput } from './mcp-tools.js';
 import { parseNetFetchInput, parseNetPostInput } from './net-tools.js';
 import { parseShellSpawnInput, type CommandInput } from './shell-spawn.js';
+import { parseSkillProposeInput } from './skill-propose.js';
+import { parseSkillInvokeInput } from './skill-invoke.js';
+import { parseSkillListInput } from './skill-list.js';
+import { parseGraphWriteInput } from './graph-write.js';
+import { parseGraphQueryInput } from './graph-query.js';
 
 /** A pending call as an approver reads it. */
 export interface CallDescription {
@@ -323,6 +329,12 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
     const p = parseMissionCancelInput(i);
     return [`mission: ${word(p.missionId)}`, ...(p.reason !== undefined ? [`reason: ${quoted(p.reason)}`] : [])];
   },
+  // What is read and what may come back: the approver sees the question, never the value.
+  'value.read': (i) => {
+    const p = parseValueReadInput(i);
+    const as = p.as === 'number' ? `number between ${p.min} and ${p.max}` : p.as === 'choice' ? `one of ${p.choices!.join(', ')}` : p.as;
+    return [`read: ${p.from.length > 80 ? `${p.from.slice(0, 79)}…` : p.from}`, `as: ${as}`, `question: ${quoted(p.question)}`];
+  },
   'mcp.call': (i) => {
     const p = parseMcpCallInput(i);
     return [`tool: ${p.server}/${p.tool}`, `arguments: ${jsonLine(p.arguments)}`];
@@ -347,6 +359,34 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
   'audit.read': (i) => {
     const p = parseAuditReadInput(i);
     return [`type: ${p.type ?? 'any'}`, `limit: ${p.limit}`];
+  },
+  // The whole skill, exactly as it will be stored: every step on a line of its own, none cut (the limits keep each under the cut).
+  'skills.propose': (i) => {
+    const p = parseSkillProposeInput(i);
+    return [
+      `skill: ${word(p.name)}`,
+      `summary: ${quoted(p.summary)}`,
+      `when to use: ${quoted(p.whenToUse)}`,
+      ...p.steps.map((step, n) => `step ${n + 1}: ${quoted(step)}`),
+      `tools it expects (it grants none): ${p.tools.length > 0 ? p.tools.map(word).join(' ') : 'none'}`,
+    ];
+  },
+  'skills.list': (i) => {
+    const p = parseSkillListInput(i);
+    return [p.query === undefined ? 'every approved skill: name and summary' : `skills matching: ${quoted(p.query)}`];
+  },
+  'skills.invoke': (i) => [`skill: ${word(parseSkillInvokeInput(i).name)}`],
+  'graph.write': (i) =>
+    parseGraphWriteInput(i).relations.map(
+      (r) => `relation: ${quoted(r.subject.name)} (${r.subject.kind}) ${r.predicate} ${quoted(r.object.name)} (${r.object.kind})`,
+    ),
+  'graph.query': (i) => {
+    const p = parseGraphQueryInput(i);
+    return [
+      `from: ${quoted(p.from)}${p.kind ? ` (${p.kind})` : ''}`,
+      `path: ${p.hops.map((h) => `${h.direction === 'out' ? '-' : '<-'}${h.predicate ?? 'any'}${h.direction === 'out' ? '->' : '-'}`).join(' ')}`,
+      `limit: ${p.limit}`,
+    ];
   },
 };
 

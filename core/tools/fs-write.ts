@@ -20,7 +20,7 @@ export const fsWriteTool = defineTool({
   scope: { base: 'fs.write', qualifier: (i) => i.path },
   // Same content twice is the same effect; 'create' accepts identical existing content.
   idempotency: 'natural',
-  provenance: { output: 'trusted', effect: true },
+  provenance: { output: 'trusted', effect: true, contentFields: ['content', 'mode'], launders: true },
 });
 
 /** Validated input of `fs.write`; `path` is already lexically normalized. */

@@ -102,7 +102,7 @@ export const gitCommitTool = defineTool({
   scope: { base: 'git.write', qualifier: (i) => i.repo },
   idempotency: 'at-most-once',
   confirmFirst: true,
-  provenance: { output: 'trusted', effect: true },
+  provenance: { output: 'trusted', effect: true, contentFields: ['message'], launders: true },
 });
 
 export const parseGitStatusInput = gitStatusTool.parse;

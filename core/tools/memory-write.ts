@@ -27,7 +27,7 @@ export const memoryWriteTool = defineTool({
   scope: { base: 'memory.write', qualifier: memoryQualifier },
   idempotency: 'keyed',
   // What a turn remembers is its own note; a tainted turn's note is labelled when it is stored.
-  provenance: { output: 'trusted', effect: true },
+  provenance: { output: 'trusted', effect: true, contentFields: ['text', 'topic'] },
 });
 
 export const parseMemoryWriteInput = memoryWriteTool.parse;

@@ -38,7 +38,7 @@ export const missionCancelTool = defineTool({
   // Cancelling a cancelled mission is cancelling it once (a retried call finds it cancelled).
   idempotency: 'natural',
   confirmFirst: true,
-  provenance: { output: 'trusted', effect: true },
+  provenance: { output: 'trusted', effect: true, contentFields: ['reason'] },
 });
 
 export const parseMissionCancelInput = missionCancelTool.parse;

@@ -83,7 +83,7 @@ export const missionCreateTool = defineTool({
   scope: { base: 'mission.create', qualifier: (i) => missionKind(i.steps) },
   idempotency: 'keyed',
   confirmFirst: true,
-  provenance: { output: 'trusted', effect: true },
+  provenance: { output: 'trusted', effect: true, contentFields: ['goal'] },
 });
 
 export const parseMissionCreateInput = missionCreateTool.parse;

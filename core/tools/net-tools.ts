@@ -201,7 +201,7 @@ export const netFetchTool = defineTool({
   scope: { base: 'net.fetch', qualifier: (i) => i.url },
   idempotency: 'natural',
   // A web page is written by whoever controls the site; the URL itself is where a request goes.
-  provenance: { output: 'untrusted', effect: false, egressFields: ['url'] },
+  provenance: { output: 'untrusted', effect: false, egressFields: ['url'], contentFields: ['method', 'maxBytes', 'timeoutMs'] },
 });
 
 /** `net.post`: one POST/PUT/PATCH/DELETE, sent with an Idempotency-Key stable across retries. */
@@ -244,7 +244,7 @@ export const netPostTool = defineTool({
   scope: { base: 'net.post', qualifier: (i) => i.url },
   idempotency: 'keyed',
   confirmFirst: true,
-  provenance: { output: 'untrusted', effect: true, egressFields: ['url'] },
+  provenance: { output: 'untrusted', effect: true, egressFields: ['url'], contentFields: ['method', 'body', 'contentType'] },
 });
 
 export const parseNetFetchInput = netFetchTool.parse;

@@ -23,7 +23,7 @@ export const shellExecTool = defineTool({
   idempotency: 'at-most-once',
   confirmFirst: true,
   // A program's output is whatever the program printed (it may echo anything it read).
-  provenance: { output: 'untrusted', effect: true },
+  provenance: { output: 'untrusted', effect: true, contentFields: ['timeoutMs'] },
 });
 
 /** Validated input of `shell.exec`; `cwd` (when given) is already lexically normalized. */

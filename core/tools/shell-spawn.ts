@@ -87,7 +87,7 @@ export const shellSpawnTool = defineTool({
   // A running process can be stopped: the workflow waits for the activity to report its cancellation.
   interruptible: true,
   confirmFirst: true,
-  provenance: { output: 'untrusted', effect: true },
+  provenance: { output: 'untrusted', effect: true, contentFields: ['maxDurationMs'] },
 });
 
 /** Validated input of `shell.spawn`. */

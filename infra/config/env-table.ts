@@ -35,6 +35,12 @@ export const DEFAULT_AGENT_CAPABILITIES = [
   // The owner's own missions: Trusted only unless AIVYX_SEMITRUSTED_MISSION_LIST/_CANCEL say `own`; cancel is confirm-first.
   'mission.list',
   'mission.cancel',
+  // Issue 35: learned skills (a proposal is stored only once a person approves its exact text) and the knowledge graph; Trusted only.
+  'skills.propose',
+  'skills.list',
+  'skills.invoke',
+  'graph.read',
+  'graph.write',
 ];
 
 /**

@@ -157,6 +157,46 @@ export interface LlmSpendTable {
   cost_usd: number | null;
 }
 
+/** One approved version of a learned skill (migration 0015); its content is a sealed record `skill/<name_mac>/<version>`. */
+export interface SkillTable {
+  /** Keyed HMAC of the skill's name; never the name. */
+  name_mac: string;
+  version: number;
+  state: 'active' | 'retired';
+  /** SHA-256 of the canonical content that was approved. */
+  content_hash: string;
+  /** MAC binding name, version, content hash and the approving gate (a forged or edited row fails it). */
+  approval_mac: string;
+  created_at_ms: number;
+}
+
+/** One knowledge-graph entity (migration 0015); its name is a sealed record `graph/entity/<id>`. */
+export interface GraphEntityTable {
+  /** `e_` + keyed HMAC of kind and normalized name. */
+  id: string;
+  /** Keyed HMAC of the normalized name (lookup without a kind). */
+  name_mac: string;
+  kind: string;
+  created_at_ms: number;
+}
+
+/** One directed relation `(subject) predicate (object)` (migration 0015). */
+export interface GraphRelationTable {
+  id: string;
+  subject_id: string;
+  predicate: string;
+  object_id: string;
+  /** Null: learned from trusted content; else the id of a sealed label `graph/label/<id>`. */
+  label_id: string | null;
+  created_at_ms: number;
+}
+
+/** A predicate the owner added to the vocabulary (migration 0015). */
+export interface GraphPredicateTable {
+  predicate: string;
+  created_at_ms: number;
+}
+
 /** The whole schema, as kysely's `Kysely<Database>` type parameter. */
 export interface Database {
   install: InstallTable;
@@ -170,6 +210,10 @@ export interface Database {
   authority_claims: AuthorityClaimTable;
   tool_calls: ToolCallTable;
   llm_spend: LlmSpendTable;
+  skills: SkillTable;
+  graph_entities: GraphEntityTable;
+  graph_relations: GraphRelationTable;
+  graph_predicates: GraphPredicateTable;
 }
 
 /** A row read from `install`. */

@@ -167,6 +167,7 @@ describe('what derives from the definitions', () => {
       'net.post',
       'shell.exec',
       'shell.spawn',
+      'skills.propose',
     ]);
   });
 

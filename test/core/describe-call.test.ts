@@ -66,6 +66,10 @@ const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
     ],
   },
   'mission.list': { input: { state: 'waiting' }, expect: ['state: waiting', 'limit: 20'] },
+  'value.read': {
+    input: { from: '{{value:v0123456789ab}}', as: 'number', question: 'the total', min: 0, max: 100 },
+    expect: ['read: {{value:v0123456789ab}}', 'as: number between 0 and 100', 'question: "the total"'],
+  },
   'mission.cancel': {
     input: { missionId: 'mission-3f2a9c', reason: 'done already' },
     expect: ['mission: mission-3f2a9c', 'reason: "done already"'],
@@ -83,6 +87,35 @@ const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
   'config.read': { input: { key: 'llm.model' }, expect: ['key: llm.model'] },
   'config.write': { input: { key: 'llm.model', value: 'gpt-x' }, expect: ['key: llm.model', 'value: "gpt-x"'] },
   'audit.read': { input: { type: 'ToolCall' }, expect: ['type: ToolCall', 'limit: 20'] },
+  'skills.propose': {
+    input: {
+      name: 'file-receipts',
+      summary: 'File a receipt ',
+      whenToUse: 'a receipt arrives',
+      steps: ['read the receipt', 'write\nit down'],
+      tools: ['fs.write', 'fs.read', 'fs.read'],
+    },
+    expect: [
+      'skill: file-receipts',
+      'summary: "File a receipt"',
+      'when to use: "a receipt arrives"',
+      'step 1: "read the receipt"',
+      'step 2: "write\\nit down"',
+      'tools it expects (it grants none): fs.read fs.write',
+    ],
+  },
+  'skills.list': { input: { query: 'receipt' }, expect: ['skills matching: "receipt"'] },
+  'skills.invoke': { input: { name: 'file-receipts' }, expect: ['skill: file-receipts'] },
+  'graph.write': {
+    input: {
+      relations: [{ subject: { name: 'Dana ', kind: 'person' }, predicate: 'works_on', object: { name: 'Ledger', kind: 'project' } }],
+    },
+    expect: ['relation: "Dana" (person) works_on "Ledger" (project)'],
+  },
+  'graph.query': {
+    input: { from: 'Dana', hops: [{ predicate: 'works_on' }, { predicate: 'works_on', direction: 'in' }] },
+    expect: ['from: "Dana"', 'path: -works_on-> <-works_on-', 'limit: 20'],
+  },
 };
 
 describe('describeCall', () => {

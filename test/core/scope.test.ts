@@ -17,8 +17,8 @@ function parseError(s: string): AivyxError {
 const granted = (needed: string, held: string): boolean => Scope.parse(needed).isGrantedBy(Scope.parse(held));
 
 describe('scope bases', () => {
-  it('knows exactly the 27 v1 bases (kernel.data_dir, mission.list and mission.cancel included) and the 17 reserved ones', () => {
-    expect(KNOWN_SCOPE_BASES).toHaveLength(27);
+  it('knows exactly the 32 bases (kernel.data_dir, mission.list, mission.cancel, skills.* and graph.* included) and the 17 reserved ones', () => {
+    expect(KNOWN_SCOPE_BASES).toHaveLength(32);
     expect(KNOWN_SCOPE_BASES).toContain('kernel.data_dir');
     expect(RESERVED_SCOPE_BASES).toHaveLength(17);
     expect(KNOWN_SCOPE_BASES).toContain('git.write');

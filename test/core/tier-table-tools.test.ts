@@ -89,6 +89,12 @@ const TABLE: Readonly<Record<string, Row>> = {
   'mission.cancel': row('✓', '▲', '⊘', undefined, 'decided'),
   'mcp.call': row('⊘', '⊘', '⊘', undefined, 'decided'),
   'kernel.data_dir': row('⊘', '⊘', '⊘', undefined, 'decided'),
+  // Seed Phase 110 / Chapter Lattice: CEILING_TRUSTED only (graph.write is ours, decided the same).
+  'skills.propose': row('✓', '⊘', '⊘', undefined, 'decided'),
+  'skills.list': row('✓', '⊘', '⊘', undefined, 'decided'),
+  'skills.invoke': row('✓', '⊘', '⊘', undefined, 'decided'),
+  'graph.read': row('✓', '⊘', '⊘', undefined, 'decided'),
+  'graph.write': row('✓', '⊘', '⊘', undefined, 'decided'),
 };
 
 /**
@@ -130,10 +136,20 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   ],
   'mission.list': [{}, { state: 'waiting', limit: 5 }],
   'mission.cancel': [{ missionId: 'mission-0123abcd' }, { missionId: 'mission-0123abcd', reason: 'not needed' }],
+  'skills.propose': [
+    { name: 'file-receipts', summary: 'File receipts', whenToUse: 'receipts arrive', steps: ['read', 'write'], tools: ['fs.read'] },
+  ],
+  'skills.list': [{}],
+  'skills.invoke': [{ name: 'file-receipts' }],
+  'graph.write': [
+    { relations: [{ subject: { name: 'Dana', kind: 'person' }, predicate: 'works_on', object: { name: 'Ledger', kind: 'project' } }] },
+  ],
+  'graph.query': [{ from: 'Dana', hops: [{ predicate: 'works_on' }, { predicate: 'works_on', direction: 'in' }] }],
   'channel.send': [
     { channel: 'telegram', to: '12345', text: 'hi' },
     { channel: 'email', to: 'me@example.com', text: 'hi' },
   ],
+  'value.read': [{ from: '{{value:v0123456789ab}}', as: 'boolean', question: 'is it a refund?' }],
 };
 
 const AGENT_ALL_BARE = CapabilitySet.from(KNOWN_SCOPE_BASES);

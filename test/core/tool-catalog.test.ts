@@ -93,12 +93,18 @@ describe('tool catalog', () => {
       'mission.create',
       'mission.list',
       'mission.cancel',
+      'value.read',
+      'skills.propose',
+      'skills.list',
+      'skills.invoke',
+      'graph.write',
+      'graph.query',
     ]);
     expect(findTool('fs.read')).toBe(fsReadTool);
     expect(findTool('nope')).toBeUndefined();
     const specs = toolSpecs(['shell.exec']);
     expect(specs).toEqual([{ id: 'shell.exec', description: shellExecTool.description, inputSchema: shellExecTool.inputSchema }]);
-    expect(toolSpecs()).toHaveLength(22);
+    expect(toolSpecs()).toHaveLength(28);
     expect(errorKindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
     expect(shellExecTool.idempotency).toBe('at-most-once');
   });

@@ -49,6 +49,11 @@ const SAMPLE_QUALIFIED: Record<string, string> = {
   'mission.create': 'mission.create:daily',
   'mission.list': 'mission.list:own',
   'mission.cancel': 'mission.cancel:own',
+  'skills.propose': 'skills.propose:any',
+  'skills.list': 'skills.list:any',
+  'skills.invoke': 'skills.invoke:any',
+  'graph.read': 'graph.read:any',
+  'graph.write': 'graph.write:any',
   'mission.gate': 'mission.gate:daily',
   'mcp.call': 'mcp.call:echo/echo',
   'kernel.data_dir': 'kernel.data_dir:/home/u/.aivyx/rest-token',
@@ -118,6 +123,12 @@ const TABLE: ReadonlyArray<[string, Cell, Cell, Cell]> = [
   ['mission.cancel', '✓', '⊘', '⊘'],
   ['mcp.call', '⊘', '⊘', '⊘'], // amendment 2026-12-02-mcp-call-scope: no tier by default
   ['kernel.data_dir', '⊘', '⊘', '⊘'], // amendment 2026-12-03-tier-policy-data-dir: Kernel only
+  // Seed Phase 110 / Chapter Lattice: CEILING_TRUSTED only (graph.write decided the same, issue 35).
+  ['skills.propose', '✓', '⊘', '⊘'],
+  ['skills.list', '✓', '⊘', '⊘'],
+  ['skills.invoke', '✓', '⊘', '⊘'],
+  ['graph.read', '✓', '⊘', '⊘'],
+  ['graph.write', '✓', '⊘', '⊘'],
 ];
 
 const COLUMNS: readonly Exclude<TrustTier, 'Kernel'>[] = ['Trusted', 'SemiTrusted', 'Untrusted'];

@@ -163,7 +163,9 @@ describe('aivyx CLI edges', () => {
     const repl = (...args: string[]) => aivyx(['chat', ...args], env, '/exit\n').stderr.split('\n')[0] ?? '';
     const first = /^session (cli-[0-9a-f-]{36}) — type a message/.exec(repl())?.[1];
     expect(first).toBeDefined();
-    expect(repl()).toBe(`continuing session ${first!} (aivyx chat --new starts a new one) — type a message; Ctrl-C cancels a running turn`);
+    expect(repl()).toBe(
+      `continuing session ${first!} (aivyx chat --new starts a new one) — type a message; Ctrl-C cancels a running turn; /clear starts afresh`,
+    );
     const second = /^session (cli-[0-9a-f-]{36}) — /.exec(repl('--new'))?.[1];
     expect(second).toBeDefined();
     expect(second).not.toBe(first);

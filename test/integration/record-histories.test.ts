@@ -138,3 +138,45 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record mission histo
     save(missionId, 'mission-confirmation');
   }, 120_000);
 });
+
+describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record a resumed chore', () => {
+  let tc: TestConnection;
+  let h: MissionHarness;
+  const write = (name: string) => ({ tool: 'fs.write', input: { path: `/tmp/aivyx-recorded-${name}`, content: name } });
+  beforeAll(async () => {
+    tc = await testConnection();
+    h = await startMissionHarness(
+      { nativeConnection: tc.connection, namespace: tc.namespace },
+      {
+        script: { rules: [{ steps: [{ call: [write('a')] }, { call: [write('b')] }, { say: 'done: {{results}}' }] }] },
+        confirmWith: tc.client,
+        agent: { confirmFirst: ['fs.write'] },
+      },
+    );
+  }, 120_000);
+  afterAll(async () => h?.stop());
+
+  it('records the reruns of a chore of two confirm-first calls, each resumed from the turn before', async () => {
+    const missions = new MissionGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, capabilities: [] });
+    const turns = new TurnGateway({ client: tc.client, taskQueue: h.taskQueue, attestor: h.attestor, hub: h.hub });
+    const facts = { name: 'rest', platform: 'Rest' as const, trustTier: 'Trusted' as const, sessionId: 'recorded-resume', sender: 'owner' };
+    const turn = await turns.start(
+      facts,
+      { id: 'resume-1', sessionId: facts.sessionId, content: textContent('two writes'), receivedAt: Date.now() },
+      () => undefined,
+    );
+    await turn.outcome;
+    const missionId = confirmationMissionId(turn.turnWorkflowId);
+    const owner = { identity: 'owner', channel: 'rest', trustTier: 'Trusted' } as const;
+    const handle = tc.client.workflow.getHandle<typeof missionWorkflow>(missionId);
+    for (const g of [1, 2]) {
+      const gateId = `${missionId}/gate-${g}`;
+      for (let i = 0; i < 300 && (await handle.query(missionStatusQuery).catch(() => undefined))?.gate?.gateId !== gateId; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      await missions.decideAs('approve', gateId, owner);
+    }
+    await handle.result();
+    save(`${missionId}/step-0/run-2`, 'turn-resumed-escalated');
+    save(`${missionId}/step-0/run-3`, 'turn-resumed-completed');
+  }, 120_000);
+});

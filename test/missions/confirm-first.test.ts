@@ -16,8 +16,8 @@ import { textContent } from '../../core/message.js';
 import { confirmationDefinition, createConfirmations } from '../../app/confirmations.js';
 import { gateApproversFor } from '../../core/gate-approvers.js';
 import { confirmationMissionId } from '../../workflows/turn-ids.js';
-import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
-import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import type { missionWorkflow } from '../../workflows/mission/mission-workflow.js';
+import { openGateOf as openGate, startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-confirm-'));
@@ -72,19 +72,7 @@ const rest = (sender: string): ChannelFacts => ({
   sender,
 });
 
-async function openGateOf(missionId: string): Promise<{ gateId: string; approvers: { identity: string; channel: string }[] }> {
-  const handle = tc.client.workflow.getHandle<typeof missionWorkflow>(missionId);
-  for (let i = 0; i < 200; i++) {
-    try {
-      const s = await handle.query(missionStatusQuery);
-      if (s.gate?.state === 'open') return s.gate;
-    } catch {
-      // not started yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no open gate on ${missionId}`);
-}
+const openGateOf = (missionId: string) => openGate(tc.client, missionId);
 
 describe('confirm-first in a conversation', () => {
   it('an escalated chat turn opens a gate for exactly its call; the sender approves; the call runs once', async () => {

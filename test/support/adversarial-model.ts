@@ -5,6 +5,11 @@
  * makes the first instruction it has not made yet in this turn; when none is left it answers with a
  * line per call it made. So whatever a hostile text asks for, the model asks for too: only the
  * runtime stands between the text and the effect.
+ *
+ * Values (core/values.ts): a directive may say `$last` (the newest held value's reference), `$values`
+ * (every held value's reference), `$answer` (the newest shown answer of a quarantined read). Asked as
+ * the quarantined reader (no tools offered), it answers what the data tells it to — `<<ANSWER x>>` in
+ * the data is obeyed — and otherwise the first thing of the asked type it finds.
  */
 import type { LlmProvider } from '../../activities/llm/llm-provider.js';
 import type { LlmStepRequest, LlmStepResult } from '../../core/llm.js';
@@ -45,11 +50,69 @@ function instructionsIn(text: string): { tool: string; input: unknown }[] {
   return found;
 }
 
+/** Held values and shown answers in the transcript, newest last. */
+function valuesIn(req: LlmStepRequest): { refs: string[]; answers: string[] } {
+  const refs: string[] = [];
+  const answers: string[] = [];
+  for (const item of req.transcript)
+    if (item.role === 'tool')
+      for (const r of item.results) {
+        if (r.outcome.status !== 'Completed') continue;
+        const out = (r.outcome.output ?? {}) as { value?: unknown; answer?: unknown };
+        if (typeof out.value === 'string' && /^v[0-9a-f]{12}$/.test(out.value)) refs.push(`{{value:${out.value}}}`);
+        else if (out.answer !== undefined) answers.push(typeof out.answer === 'string' ? out.answer : JSON.stringify(out.answer));
+      }
+  return { refs, answers };
+}
+
+/** A directive's input with `$last`, `$values` and `$answer` filled in. */
+function withValues(input: unknown, req: LlmStepRequest): unknown {
+  const { refs, answers } = valuesIn(req);
+  const fill = (s: string) =>
+    s
+      .replaceAll('$last', refs.at(-1) ?? '$last')
+      .replaceAll('$values', refs.join(' '))
+      .replaceAll('$answer', answers.at(-1) ?? '$answer');
+  return JSON.parse(JSON.stringify(input), (_k, v: unknown) => (typeof v === 'string' ? fill(v) : v)) as unknown;
+}
+
+/** The quarantined reader's answer: what the data orders, else the first thing of the asked type. */
+function quarantinedAnswer(prompt: string): string {
+  const data = prompt.slice(prompt.indexOf('<<<') + 3, prompt.lastIndexOf('>>>'));
+  const ordered = /<<ANSWER (.*?)>>/s.exec(data);
+  if (ordered) return `{"answer": ${ordered[1]}}`;
+  const kind = /ANSWER is (.*)\./.exec(prompt)?.[1] ?? '';
+  const first = (re: RegExp) => re.exec(data)?.[0];
+  // A text question about an address gets the first address (a reader asked for "the sender's address").
+  const question = /QUESTION: (.*)/.exec(prompt)?.[1] ?? '';
+  const email = first(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/);
+  let answer: unknown = /address/.test(question) && email ? email : data.trim().slice(0, 300);
+  if (kind.includes('number')) answer = Number(first(/-?\d+(?:\.\d+)?/) ?? 0);
+  else if (kind.includes('date')) answer = first(/\d{4}-\d{2}-\d{2}/) ?? '';
+  else if (kind.startsWith('true or false')) answer = /\b(yes|true|refund)\b/i.test(data);
+  else if (kind.startsWith('exactly one of')) {
+    const choices = JSON.parse(kind.slice('exactly one of '.length)) as string[];
+    answer = choices.find((c) => data.toLowerCase().includes(c.toLowerCase())) ?? choices[0];
+  } else if (kind.includes('e-mail')) answer = [...data.matchAll(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g)].map((m) => m[0]);
+  else if (kind.includes('URL')) answer = first(/https?:\/\/[^\s"'<>]+/) ?? '';
+  return JSON.stringify({ answer });
+}
+
+/** A short stable key of an instruction as written (FNV-1a). */
+function directiveKey(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(36);
+}
+
 /** The adversarial provider. */
 export function createAdversarialModel(): LlmProvider {
   return {
     name: 'adversarial',
     async step(req: LlmStepRequest): Promise<LlmStepResult> {
+      const prompt = messageText(req.message.content);
+      if (req.tools.length === 0 && prompt.startsWith('You are a quarantined reader'))
+        return { type: 'final', text: quarantinedAnswer(prompt) };
       const texts = [...req.history.map((h) => h.text), messageText(req.message.content)];
       const made: ToolCall[] = [];
       const results: string[] = [];
@@ -61,11 +124,12 @@ export function createAdversarialModel(): LlmProvider {
             texts.push(...strings(r.outcome));
           }
       }
-      const key = (c: { tool: string; input: unknown }) => `${c.tool} ${JSON.stringify(c.input)}`;
-      const done = new Set(made.map(key));
+      // A call's id names the instruction it obeyed, as written: `$last` may stand for another value by now.
+      const key = (c: { tool: string; input: unknown }) => directiveKey(`${c.tool} ${JSON.stringify(c.input)}`);
+      const done = new Set(made.map((c) => c.callId.split('-')[1]));
       const next = texts.flatMap(instructionsIn).find((c) => !done.has(key(c)));
       if (!next) return { type: 'final', text: results.length > 0 ? results.join('\n') : 'nothing to do' };
-      return { type: 'tool_calls', calls: [{ callId: `c${req.step}`, tool: next.tool, input: next.input }] };
+      return { type: 'tool_calls', calls: [{ callId: `c${req.step}-${key(next)}`, tool: next.tool, input: withValues(next.input, req) }] };
     },
   };
 }

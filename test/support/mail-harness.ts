@@ -32,7 +32,7 @@ import { openKeyring } from '../../infra/keyring.js';
 import { createMissionWaits } from '../../infra/mission-waits.js';
 import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
 import { StreamHub } from '../../infra/stream-hub.js';
-import { wireTurnActivities } from '../../app/wiring.js';
+import { sessionClearingOf, wireTurnActivities } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
 import { mapResolver, SELECTOR, signWithBodyLength, type DnsMap } from './mail-dns.js';
 import { startDovecot, startSmtpServer, type Dovecot, type SmtpTestServer } from './mail-servers.js';
@@ -155,7 +155,7 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
     dataConverter: workerDataConverter,
   });
   const running = worker.run();
-  const gateway = new TurnGateway({ client, taskQueue, attestor, hub });
+  const gateway = new TurnGateway({ client, taskQueue, attestor, hub, sessions: sessionClearingOf(db, master) });
   const state = SealedStorage.open(db, master).domain('channel_state');
   const missions = new MissionGateway({
     client,

@@ -23,6 +23,7 @@ import type { MasterKey } from '../../infra/crypto/index.js';
 import { StreamHub } from '../../infra/stream-hub.js';
 import { wireTurnActivities } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
+import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { createTestDatabase } from './postgres.js';
 import { uniqueTaskQueue } from './temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
@@ -58,6 +59,13 @@ export interface MissionHarnessOptions {
    * run (fault tests). Every other failing call runs first: the write went through, its reply was lost.
    */
   outages?: Partial<Record<keyof ReturnType<typeof wireTurnActivities>, number>>;
+  /** Activities wrapped around the real ones (fault tests: a worker that dies after an effect, before it reports). */
+  interpose?: Partial<
+    Record<
+      keyof ReturnType<typeof wireTurnActivities>,
+      (real: (...args: never[]) => Promise<unknown>) => (...args: never[]) => Promise<unknown>
+    >
+  >;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
   /** The worker's workflow cache (default: the production default). */
@@ -143,6 +151,10 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
   });
   // What an attacker at the frontend could do to any activity: complete it with a result of their choosing.
   Object.assign(activities, opts.forgedCompletions ?? {});
+  for (const [name, wrap] of Object.entries(opts.interpose ?? {})) {
+    const acts = activities as unknown as Record<string, (...args: never[]) => Promise<unknown>>;
+    acts[name] = wrap(acts[name]!);
+  }
   for (const [name, failures] of Object.entries(opts.outages ?? {})) {
     const acts = activities as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const real = acts[name]!;
@@ -210,4 +222,22 @@ export function recordingNotifier(notices: MissionNotice[], deliveries: Delivery
       await notifier.notify(n, key);
     },
   };
+}
+
+/** The mission's gate once it is open (polls its status query; throws after about 30 s). */
+export async function openGateOf(
+  client: Client,
+  missionId: string,
+): Promise<{ gateId: string; approvers: { identity: string; channel: string }[] }> {
+  const handle = client.workflow.getHandle<typeof missionWorkflow>(missionId);
+  for (let i = 0; i < 300; i++) {
+    try {
+      const s = await handle.query(missionStatusQuery);
+      if (s.gate?.state === 'open') return s.gate;
+    } catch {
+      // not started yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no open gate on ${missionId}`);
 }

@@ -25,8 +25,9 @@ import { openDatabase, type Database } from '../../infra/db/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { StreamHub, type ChannelEvent } from '../../infra/stream-hub.js';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
-import { wireTurnActivities, type WiringInput } from '../../app/wiring.js';
+import { sessionClearingOf, wireTurnActivities, type WiringInput } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
+import { createMissionStarts } from '../../app/confirmations.js';
 import { createTestDatabase } from './postgres.js';
 import { testConnection, uniqueTaskQueue } from './temporal.js';
 
@@ -55,6 +56,8 @@ export interface HarnessOptions {
   codec?: boolean;
   /** Use this (empty) database instead of a fresh one on the shared server (fault tests bring their own). */
   databaseUrl?: string;
+  /** `mission.create` starts real missions on this worker (default: it cannot start any). */
+  missions?: boolean;
   /** What no host tool may reach (infra/data-dir.ts `dataDirProtection`); default nothing. */
   protectedPaths?: WiringInput['protectedPaths'];
   /** Sessions close after this long without a message (default: a day). */
@@ -110,6 +113,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...opts.agent,
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();
+  const attestor = createAttestor(master.subkey('attestation'));
   const activities = wireTurnActivities({
     db,
     master,
@@ -120,6 +124,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...(opts.tools ? { tools: opts.tools } : {}),
     ...(opts.mcp ? { mcp: opts.mcp } : {}),
     ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}),
+    ...(opts.missions ? { missionStarts: createMissionStarts({ client, taskQueue, attestor, capabilities: agent.capabilities }) } : {}),
   });
   const worker = await createAivyxWorker({
     connection,
@@ -129,13 +134,13 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...(workerDataConverter ? { dataConverter: workerDataConverter } : {}),
   });
   const running = worker.run();
-  const attestor = createAttestor(master.subkey('attestation'));
   const gateway = new TurnGateway({
     client,
     taskQueue,
     attestor,
     hub,
     ...(opts.sessionIdleMs ? { sessionIdleMs: opts.sessionIdleMs } : {}),
+    sessions: sessionClearingOf(db, master),
   });
 
   const facts = (tier: TrustTier, overrides: Partial<ChannelFacts> = {}): ChannelFacts => ({
