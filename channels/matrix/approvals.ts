@@ -21,6 +21,7 @@ const HELP = [
   '!approve <gate id>, !deny <gate id> [reason] — answer an approval request (or react ✅ / ❌ to it)',
   '!missions — your missions',
   '!cancel — stop your running request in this room',
+  '/clear (or !clear) — start a new conversation in this room',
   '!help — this text',
 ].join('\n');
 

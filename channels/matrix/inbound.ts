@@ -10,7 +10,7 @@ import type { ChannelFacts } from '../../core/channel.js';
 import { AivyxError } from '../../core/errors.js';
 import type { Message } from '../../core/message.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
-import type { TurnSubmitPort } from '../ports.js';
+import { CLEAR_COMMAND, type SessionClearPort, type TurnSubmitPort } from '../ports.js';
 import type { createApprovals } from './approvals.js';
 import { relationOf, type MatrixEvent } from './client.js';
 import { liveStream, type LiveStream, type StreamDeps } from './stream.js';
@@ -27,7 +27,7 @@ export const matrixMessageId = (eventId: string): string => eventId;
 export interface MatrixInboundDeps extends StreamDeps {
   self: string;
   policy: MatrixTrustPolicy;
-  gateway: TurnSubmitPort;
+  gateway: TurnSubmitPort & SessionClearPort;
   approvals: ReturnType<typeof createApprovals>;
 }
 
@@ -65,18 +65,36 @@ export function createMatrixInbound(deps: MatrixInboundDeps) {
     }
   }
 
+  /** The channel facts of a message: its tier from the sender and the room's members, its session the room. */
+  async function factsOf(roomId: string, ev: MatrixEvent): Promise<ChannelFacts> {
+    const members = await client.joinedMembers(roomId);
+    const origin = { roomId, sender: ev.sender, members, self };
+    const trustTier = resolveMatrixTier(origin, deps.policy);
+    // Where requests and notices for an allowlisted person go: the direct chat they write from.
+    if (isDirect(origin) && deps.policy.allowlist.includes(ev.sender)) await store.putJson(dmKey(ev.sender), { roomId });
+    return { name: MATRIX_CHANNEL_NAME, platform: 'Matrix', trustTier, sessionId: `mx-${roomId}`, sender: ev.sender };
+  }
+
+  /** `/clear` (or `!clear`): the room's session starts empty; audited once per event. */
+  async function onClear(roomId: string, ev: MatrixEvent): Promise<void> {
+    let text: string;
+    try {
+      text = (await deps.gateway.clearSession(await factsOf(roomId, ev), matrixMessageId(ev.event_id))).text;
+    } catch (err) {
+      // A refusal will not heal by fetching the event again: say it (an outage still retries).
+      if (!(err instanceof AivyxError)) throw err;
+      text = `Sorry, I could not clear this conversation: ${err.message}`;
+    }
+    await client.sendText(roomId, text, `reply/${ev.event_id}`, ev.event_id);
+  }
+
   /** A text message from someone else: a durable turn record, then its turn. */
   async function onText(roomId: string, ev: MatrixEvent, body: string): Promise<void> {
     const turnId = turnWorkflowId(MATRIX_CHANNEL_NAME, matrixMessageId(ev.event_id));
     const known = await store.getJson<MatrixTurnRecord>(turnKey(turnId));
     if (known?.delivered) return;
     if (known?.message) return follow(turnId, known);
-    const members = await client.joinedMembers(roomId);
-    const origin = { roomId, sender: ev.sender, members, self };
-    const trustTier = resolveMatrixTier(origin, deps.policy);
-    // Where requests and notices for an allowlisted person go: the direct chat they write from.
-    if (isDirect(origin) && deps.policy.allowlist.includes(ev.sender)) await store.putJson(dmKey(ev.sender), { roomId });
-    const facts: ChannelFacts = { name: MATRIX_CHANNEL_NAME, platform: 'Matrix', trustTier, sessionId: `mx-${roomId}`, sender: ev.sender };
+    const facts = await factsOf(roomId, ev);
     const message: Message = {
       id: matrixMessageId(ev.event_id),
       sessionId: facts.sessionId,
@@ -102,7 +120,9 @@ export function createMatrixInbound(deps: MatrixInboundDeps) {
     if (ev.type !== 'm.room.message' || ev.content.msgtype !== 'm.text' || typeof ev.content.body !== 'string') return;
     // An edit is neither a new request nor a change to one already made (or approved).
     if (rel?.rel_type === 'm.replace') return log(`an edit in ${roomId} was ignored`);
-    if (ev.content.body.startsWith('!')) return deps.approvals.onCommand(roomId, ev, ev.content.body);
+    const body = ev.content.body.trim();
+    if (body === CLEAR_COMMAND || body === '!clear') return onClear(roomId, ev);
+    if (body.startsWith('!')) return deps.approvals.onCommand(roomId, ev, body);
     return onText(roomId, ev, ev.content.body);
   }
 

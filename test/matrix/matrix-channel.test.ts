@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { MissionGateway } from '../../channels/mission-gateway.js';
+import { SESSION_CLEARED_TEXT } from '../../channels/ports.js';
 import { MatrixClient } from '../../channels/matrix/client.js';
 import { startMatrixChannel, startMatrixOutbound, type RunningMatrix } from '../../channels/matrix/matrix-channel.js';
 import { matrixMessageId } from '../../channels/matrix/inbound.js';
@@ -31,6 +32,7 @@ import { startMissionHarness, type MissionHarness } from '../support/mission-har
 import { startSynapse, synapseAvailable, type Synapse, type SynapseUser } from '../support/synapse.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
+import { sessionClearingOf } from '../../app/wiring.js';
 
 const NOTES = mkdtempSync(join(tmpdir(), 'aivyx-mx-notes-'));
 const remindAt = new Date(Date.now() + 30_000).toISOString().slice(0, 19);
@@ -276,6 +278,7 @@ describeMatrix('Matrix channel (real Synapse)', () => {
       taskQueue: mh.taskQueue,
       attestor: createAttestor(master.subkey('attestation')),
       hub: mh.hub,
+      sessions: sessionClearingOf(mh.db, master),
     });
     await start();
     aliceDm = await alice.dmWith(bot.userId);
@@ -302,6 +305,9 @@ describeMatrix('Matrix channel (real Synapse)', () => {
 
     const next = await alice.say(aliceDm, 'what else');
     await botMessage(alice, aliceDm, (m) => m.replyTo === next && m.body === 'step done', 'the second reply');
+    // `/clear`, as on every channel: the room's session starts again, audited once.
+    const clear = await alice.say(aliceDm, '/clear');
+    expect((await botMessage(alice, aliceDm, (m) => m.replyTo === clear, 'the /clear answer')).body).toBe(SESSION_CLEARED_TEXT);
   });
 
   it('a confirm-first call approved by a reaction runs once; someone else reacting (wearing the owner’s display name), an edit after approval, and a replayed sync run nothing', async () => {
