@@ -4,7 +4,7 @@ import type { AuthorityProof, AuthorityPurpose, ProofVerdict, ToolCallFacts } fr
 import type { TierPolicy } from '../core/capability/tier-policy.js';
 import type { HistoryEntry, TurnRequest } from '../core/channel.js';
 import type { TurnOutcome } from '../core/outcomes.js';
-import type { TaintPolicy } from '../core/taint.js';
+import type { McpClassification, TaintPolicy } from '../core/taint.js';
 import type { TranscriptItem } from '../core/llm.js';
 import type { ToolCall } from '../core/tools.js';
 import type { PriceTable, Spend, SpendBudget, TokenUsage } from '../core/spend.js';
@@ -150,6 +150,29 @@ export interface SessionHistoryPort {
   load(sessionKey: string, limit: number): Promise<HistoryEntry[]>;
   /** Records one turn's exchange; recording the same turn again overwrites it (idempotent). */
   record(sessionKey: string, turn: { turnId: string; receivedAt: number; entries: HistoryEntry[] }): Promise<void>;
+  /** The session's summary and every turn after it, oldest first (the token window's input; activities/llm/history-window.ts). */
+  loadTurns?(sessionKey: string): Promise<StoredHistory>;
+  /** Replaces the session's summary (compaction); `load` and `loadTurns` then skip the turns it stands for. */
+  saveSummary?(sessionKey: string, summary: HistorySummary): Promise<void>;
+}
+
+/** One turn's entries as stored, with the key that orders them. */
+export interface StoredTurn {
+  key: string;
+  entries: HistoryEntry[];
+}
+
+/** A compacted span of a session: one entry standing for every turn up to and including `through`. */
+export interface HistorySummary {
+  through: string;
+  /** A `user` entry; `untrusted` names the sources of everything it summarises (core/taint.ts flatLabel). */
+  entry: HistoryEntry;
+}
+
+/** A session's history as the token window reads it. */
+export interface StoredHistory {
+  summary?: HistorySummary;
+  turns: StoredTurn[];
 }
 
 /** A channel turn that ended `Escalated`, as the confirmation port receives it. */
@@ -253,6 +276,12 @@ export interface AgentConfig {
    * (`AIVYX_SHOW_UNTRUSTED`); every other untrusted result is held as a value (core/values.ts).
    */
   showUntrusted?: string[];
+  /** How the owner classified MCP tools: reads, or which arguments carry only content (`AIVYX_MCP_TOOLS`). */
+  mcpTools?: McpClassification;
+  /** Tokens the history and the new message may take in one prompt (default DEFAULT_HISTORY_TOKENS); older turns are compacted. */
+  historyTokens?: number;
+  /** The owner's IANA time zone, for the date and time each turn is told (default: the worker's). */
+  timeZone?: string;
 }
 
 /** The worker's spend budgets; an absent one is no limit. */

@@ -11,6 +11,7 @@
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
  *   aivyx sessions [--json]
  *   aivyx approvals
+ *   aivyx app [--no-open]         a single-use sign-in link for the owner's app in a browser
  *   aivyx memory list [--query Q] [--topic T] [--limit N] | show ID | forget ID
  *   aivyx inbox [--json] | dismiss ID
  *   aivyx passphrase change
@@ -73,6 +74,7 @@ const COMMANDS = [
   'mission',
   'sessions',
   'approvals',
+  'app',
   'approve',
   'deny',
   'memory',
@@ -104,6 +106,7 @@ const USAGE = `usage:
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
   aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
   aivyx approvals                        the gates waiting for you, each with the call it would run
+  aivyx app [--no-open]                  sign in to the owner's app in a browser: a link that works once (docs/APP.md)
 ${DECIDE_USAGE}
   aivyx memory list|show ID|forget ID    what the assistant remembers (scope-checked and audited like its tools)
   aivyx skills list|show NAME|retire NAME
@@ -262,6 +265,7 @@ async function up(config: AivyxConfig): Promise<number> {
       `  Temporal UI:  ${stack.uiUrl ?? `(external cluster at ${stack.temporalAddress})`}${stack.uiUrl && stack.uiUrl === stack.codecUrl ? `  (shows payloads decoded once you sign in with the token in ${config.home}/codec-token; docs/OPERATOR-UI.md)` : ''}`,
       `  Temporal:     ${stack.temporalAddress}  (namespace ${config.namespace}, task queue ${stack.taskQueue}, install ${stack.installId})`,
       `  REST channel: ${stack.restUrl}  (bearer token in ${config.home}/rest-token)`,
+      ...(stack.appUrl ? [`  App:          ${stack.appUrl}  (sign in with the link \`aivyx app\` prints)`] : []),
       ...(stack.codecUrl
         ? [`  Codec server: ${stack.codecUrl}  (also for temporal --codec-endpoint; token in ${config.home}/codec-token)`]
         : []),
@@ -456,6 +460,19 @@ async function main(argv: string[]): Promise<number> {
       return overRest(config, args, runSessionsCommand);
     case 'approvals':
       return overRest(config, args, (_rest, t, out) => runApprovalsCommand(t, out));
+    case 'app': {
+      const { values } = parseArgs({ args, options: { 'no-open': { type: 'boolean' } } });
+      const found = inspectHome(config.home);
+      if (found.state !== 'running')
+        throw new AivyxError('Config', `no aivyx up is running on ${config.home}: the app is served by it`, {
+          hint: 'start aivyx up (in another terminal) and run aivyx app again',
+        });
+      const { runAppCommand } = await import('../channels/app/app-command.js');
+      return runAppCommand(
+        { appUrl: found.stack.appUrl, restToken: restToken(config.home) },
+        { open: !values['no-open'] && process.stdout.isTTY === true, out: (s) => process.stdout.write(s), env: process.env },
+      );
+    }
     case 'memory':
       return overRest(config, args, runMemoryCommand);
     case 'skills':

@@ -29,6 +29,7 @@ import type { ChannelContext } from '../channels/contract.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { createMissionWaits } from '../infra/mission-waits.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
+import { startAppServer } from '../channels/app/index.js';
 import { CHANNELS } from '../channels/registry.js';
 import { AivyxError } from '../core/errors.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
@@ -76,6 +77,8 @@ export interface Stack {
   /** The REST channel (none in the `worker` role). */
   restUrl: string | undefined;
   restToken: string;
+  /** The owner's app (none in the `worker` role or for a headless stack). */
+  appUrl: string | undefined;
   temporalAddress: string;
   /** The install's public identity (MasterKey.installId): it names the default task queue and marks the namespace. */
   installId: string;
@@ -153,6 +156,7 @@ function portsToBind(config: AivyxConfig, role: StackRole, opts: Pick<StackOptio
     ...(devServer && !opts.headless ? [{ port: config.uiPort, setting: 'AIVYX_UI_PORT', what: 'the Temporal UI' }] : []),
     ...(codec ? [{ port: config.codecPort, setting: 'AIVYX_CODEC_PORT', what: "the UI's codec server" }] : []),
     ...(runsChannels(role) ? [restPortOf(config, opts)] : []),
+    ...(runsChannels(role) && !opts.headless ? [{ port: config.appPort, setting: 'AIVYX_APP_PORT', what: "the owner's app" }] : []),
   ];
 }
 
@@ -281,12 +285,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     let uiUrl: string | undefined;
     let codecServer: CodecServer | undefined;
     let devServer: SupervisedDevServer | undefined;
-    const rest: { url?: string } = {};
+    const rest: { url?: string; appUrl?: string } = {};
     // What other commands find in running.json; republished when the dev server gets a new pid.
     const publish = () => {
       if (rest.url)
         lock?.publish({
           restUrl: rest.url,
+          ...(rest.appUrl ? { appUrl: rest.appUrl } : {}),
           temporalAddress: address,
           ...(devServer ? { devServerPid: devServer.current().pid } : {}),
           ...(uiUrl ? { uiUrl } : {}),
@@ -505,9 +510,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           confirmFirst: config.confirmFirst,
           tierPolicy: config.tierPolicy,
           taintPolicy: config.taintPolicy,
+          showUntrusted: config.showUntrusted,
+          mcpTools: config.mcpTools,
           trustedPlaces: config.trustedPlaces,
           prices: config.prices,
           spendBudgets: config.spendBudgets,
+          historyTokens: config.historyTokens,
+          ...(config.env.AIVYX_TIME_ZONE ? { timeZone: config.env.AIVYX_TIME_ZONE } : {}),
           ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
         },
         // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
@@ -562,7 +571,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         log(`audit: wrote ${reconciled.written} owed tool-call entr${reconciled.written === 1 ? 'y' : 'ies'} left by an earlier crash`);
     }
     const common = { temporalAddress: address, installId, taskQueue, uiUrl, client, health, failed, stop };
-    if (!runsChannels(role)) return { ...common, restUrl: undefined, restToken: '', codecUrl: undefined };
+    if (!runsChannels(role)) return { ...common, restUrl: undefined, restToken: '', appUrl: undefined, codecUrl: undefined };
 
     // Every chat channel the registry knows that is configured (Telegram: a bot token secret; email: AIVYX_EMAIL_ADDRESS),
     // each under its lease: with several gateways exactly one polls, and another takes over when it dies.
@@ -597,8 +606,21 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     cleanups.push(() => restServer.stop());
     health.register('channel:rest', { label: `the REST channel at ${restServer.url}`, kind: 'Channel', hint: 'restart aivyx up' });
     rest.url = restServer.url;
+    // The owner's app in a browser (docs/APP.md): pages in front of this REST channel, behind a sign-in.
+    if (!opts.headless) {
+      const appPort = { port: config.appPort, setting: 'AIVYX_APP_PORT', what: "the owner's app" };
+      const appServer = await startAppServer({
+        rest: { url: restServer.url, token },
+        port: appPort.port,
+        timeZone: opts.env.AIVYX_TIME_ZONE ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+      }).catch((err: unknown) => {
+        throw portTakenError(err, appPort) ?? err;
+      });
+      cleanups.push(() => appServer.stop());
+      rest.appUrl = appServer.url;
+    }
     publish();
-    return { ...common, restUrl: restServer.url, restToken: token, codecUrl: codecServer?.url };
+    return { ...common, restUrl: restServer.url, restToken: token, appUrl: rest.appUrl, codecUrl: codecServer?.url };
   } catch (err) {
     await stop();
     throw err;

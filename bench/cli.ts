@@ -61,7 +61,7 @@ export async function benchCli(root: string, runs: number): Promise<CliFigures> 
     const turn: number[] = [];
     for (let i = 0; i <= runs; i++) {
       const r = timed(['chat', '-m', 'hello'], env, root);
-      const ms = /\[Completed · \d+ tool call\(s\) · (\d+) ms[\] ·]/.exec(r.stderr)?.[1];
+      const ms = /\[Completed · (?:no tool ran|\d+ tool call\(s\))[^·\]]* · (\d+) ms[\] ·]/.exec(r.stderr)?.[1];
       if (ms === undefined) throw new Error(`chat printed no turn time: ${r.stderr}`);
       if (i > 0) {
         wall.push(r.ms);

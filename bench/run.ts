@@ -7,7 +7,8 @@
  *     prompt tokens of learned skills (bench/graph.ts);
  *  5. scope checks per second;
  *  6. 1,000 missions waiting at gates at once: worker RSS and the approval round trip (bench/missions.ts);
- *  7. the CLI as whole processes: `aivyx --help` and `aivyx chat -m hello` against `aivyx up` (bench/cli.ts).
+ *  7. the CLI as whole processes: `aivyx --help` and `aivyx chat -m hello` against `aivyx up` (bench/cli.ts);
+ *  8. what a turn costs in tokens with a hosted model: prompt size, cache hits, the history budget (bench/tokens.ts).
  * Every latency is also given as a ratio to the floor: the bare activity round trip on an in-memory
  * dev server started in the same run (and to the same on `aivyx up`'s own dev server: SQLite, WAL).
  *
@@ -15,6 +16,7 @@
  * with fewer steps and the CLI, printed only; docs/BENCHMARKS.md is left as it is.
  * `npm run bench -- --missions`: the same, then the missions-at-gates section (about 5–10 minutes at
  * 1,000 missions), printed only — for a change to the worker's memory or the mission workflow.
+ * `npm run bench -- --tokens`: section 8 alone (seconds, no servers), printed only.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,7 @@ import { benchMemoryRecall } from './memory.js';
 import { benchGraphQuery, benchSkillTokens } from './graph.js';
 import { benchMissions } from './missions.js';
 import { benchScopeCheck } from './scope-check.js';
+import { benchTokens } from './tokens.js';
 import { awaitTurnOutcome, buildTurnRequest, submitTurn } from '../channels/turn-client.js';
 import { textContent } from '../core/message.js';
 import { createAttestor } from '../infra/attestation.js';
@@ -64,6 +67,7 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
 }
 
 const quick = process.argv.includes('--quick');
+const tokens = process.argv.includes('--tokens');
 
 /** Median ms of one no-op activity round trip (a workflow running `k` of them in sequence), on `address`. */
 async function bareRoundTrip(address: string, k: number, runs: number): Promise<number> {
@@ -89,6 +93,11 @@ async function bareRoundTrip(address: string, k: number, runs: number): Promise<
 }
 
 async function main(): Promise<void> {
+  // `-- --tokens`: the token bench alone (no servers; bench/tokens.ts), printed only.
+  if (tokens) {
+    process.stdout.write(`${(await benchTokens()).join('\n')}\n`);
+    return;
+  }
   const home = mkdtempSync(join(tmpdir(), 'aivyx-bench-'));
   const cliPath = findTemporalCli({ env: process.env, projectRoot: root });
   // The floor: the same CLI's dev server with nothing on disk.
@@ -113,14 +122,30 @@ async function main(): Promise<void> {
     const file = join(home, 'small.txt');
     writeFileSync(file, 'benchmark');
     const steps = [...Array.from({ length: K }, () => ({ call: [{ tool: 'fs.read', input: { path: file } }] })), { say: 'done' }];
-    const llm = createScriptedProvider({ rules: [{ match: 'tools', steps }, { steps: [{ say: 'done' }] }] });
+    // Quarantined reads (value.read): the planner's step, then the reader's own tool-less model call.
+    const read = { tool: 'value.read', input: { from: 'benchmark text', as: 'boolean', question: 'does it say benchmark?' } };
+    const readSteps = [...Array.from({ length: K }, () => ({ call: [read] })), { say: 'done' }];
+    const llm = createScriptedProvider({
+      rules: [
+        { match: 'You are a quarantined reader', steps: [{ say: '{"answer": true}' }] },
+        { match: 'tools', steps },
+        { match: 'reads', steps: readSteps },
+        { steps: [{ say: 'done' }] },
+      ],
+    });
     const queue = `bench-turn-${randomUUID()}`;
     const hub = new StreamHub();
     const worker = await createAivyxWorker({
       connection: native,
       namespace: 'default',
       taskQueue: queue,
-      activities: wireTurnActivities({ db, master, hub, llm, agent: { capabilities: ['fs.read'], budgetMs: 600_000, confirmFirst: [] } }),
+      activities: wireTurnActivities({
+        db,
+        master,
+        hub,
+        llm,
+        agent: { capabilities: ['fs.read', 'llm.call'], budgetMs: 600_000, confirmFirst: [] },
+      }),
     });
     const attestor = createAttestor(master.subkey('attestation'));
     const runTurn = async (text: string) => {
@@ -145,16 +170,20 @@ async function main(): Promise<void> {
     };
     const turn = await worker.runUntil(async () => {
       const withTools: number[] = [];
+      const withReads: number[] = [];
       const without: number[] = [];
       for (let r = 0; r <= RUNS; r++) {
         const a = await runTurn('tools');
         const b = await runTurn('none');
+        const c = await runTurn('reads');
         if (r > 0) {
           withTools.push(a);
           without.push(b);
+          withReads.push(c);
         }
       }
-      return { perCall: (median(withTools) - median(without)) / K, empty: median(without) };
+      const empty = median(without);
+      return { perCall: (median(withTools) - empty) / K, perRead: (median(withReads) - empty) / K, empty };
     });
 
     // 7. The CLI as whole processes (its own aivyx up, after this process's workers are idle).
@@ -172,6 +201,7 @@ async function main(): Promise<void> {
       `| bare activity round trip, aivyx up's dev server | ${bare.toFixed(2)} ms | ${x(bare)} | 1.00× | ≤ 1.3× |`,
       `| empty chat turn (update-with-start → outcome) | ${turn.empty.toFixed(1)} ms | ${x(turn.empty)} | ${y(turn.empty)} | ≤ 5× |`,
       `| per tool call inside a turn (LLM step + tool) | ${turn.perCall.toFixed(2)} ms | ${x(turn.perCall)} | ${y(turn.perCall)} | ≤ 2× |`,
+      `| per quarantined read inside a turn (LLM step + \`value.read\`, whose tool-less model call is a second step) | ${turn.perRead.toFixed(2)} ms (${(turn.perRead / turn.perCall).toFixed(2)}× a tool call) | ${x(turn.perRead)} | ${y(turn.perRead)} | |`,
       `| \`aivyx --help\`, whole process | ${cli.help.toFixed(0)} ms | ${x(cli.help)} | | ≤ 300 ms |`,
       `| \`aivyx chat -m hello\`, whole process | ${cli.chatWall.toFixed(0)} ms (the turn inside: ${cli.chatTurn.toFixed(0)} ms) | ${x(cli.chatWall)} | | ≤ turn + 500 ms (here + ${(cli.chatWall - cli.chatTurn).toFixed(0)} ms) |`,
     ];
@@ -259,6 +289,8 @@ async function main(): Promise<void> {
       ...benchScopeCheck(),
       '',
       ...missionLines,
+      '',
+      ...(await benchTokens()),
     );
     writeFileSync(join(root, 'docs/BENCHMARKS.md'), lines.join('\n'));
     process.stdout.write(lines.join('\n'));

@@ -34,6 +34,13 @@ export interface LlmStepRequest {
   message: Message;
   transcript: TranscriptItem[];
   tools: ToolSpec[];
+  /**
+   * The system prompt: the same bytes on every step of every session of a worker, so the provider
+   * can serve it (and the tools before it) from its prompt cache. Absent: the provider's own, if any.
+   */
+  system?: string;
+  /** What changes between turns (the owner's date and time): sent after the message, outside the cached prefix. */
+  context?: string;
 }
 
 /** What a step cost: tokens from the provider, cost added by the `llmStep` activity from the price table. */

@@ -7,8 +7,13 @@ import { z } from 'zod';
 
 /** Tokens one model step used, as its provider reported (or, for the scripted model, estimated) them. */
 export interface TokenUsage {
+  /** Every input token, cached or not. */
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those served from the provider's prompt cache (billed at a fraction), when it says. */
+  cachedInputTokens?: number;
+  /** Of `inputTokens`, those written to the prompt cache this step (Anthropic bills them at a premium). */
+  cacheWriteTokens?: number;
 }
 
 /** Running totals: tokens, and the cost of the steps whose model has a price. */
@@ -59,6 +64,10 @@ export const modelPriceSchema = z.lazy(() =>
   z.strictObject({
     inputPerMTok: z.number().nonnegative().finite(),
     outputPerMTok: z.number().nonnegative().finite(),
+    /** Input tokens read from the prompt cache (Anthropic: 0.1× input; OpenAI: 0.5× or less); default the input price. */
+    cachedInputPerMTok: z.number().nonnegative().finite().optional(),
+    /** Input tokens written to the prompt cache (Anthropic: 1.25× input); default the input price. */
+    cacheWritePerMTok: z.number().nonnegative().finite().optional(),
   }),
 );
 
@@ -79,7 +88,13 @@ export function spendTokens(s: TokenUsage): number {
 /** The cost of `usage` at `price`, or undefined when the model has no price. */
 export function priceOf(usage: TokenUsage, price: z.infer<typeof modelPriceSchema> | undefined): number | undefined {
   if (!price) return undefined;
-  return (usage.inputTokens * price.inputPerMTok + usage.outputTokens * price.outputPerMTok) / 1_000_000;
+  const cached = usage.cachedInputTokens ?? 0;
+  const written = usage.cacheWriteTokens ?? 0;
+  const input =
+    (usage.inputTokens - cached - written) * price.inputPerMTok +
+    cached * (price.cachedInputPerMTok ?? price.inputPerMTok) +
+    written * (price.cacheWritePerMTok ?? price.inputPerMTok);
+  return (input + usage.outputTokens * price.outputPerMTok) / 1_000_000;
 }
 
 /** The spend of one step: its usage and cost; missing usage (histories older than budgets) counts as nothing. */

@@ -26,6 +26,16 @@ export interface CallTaint {
   field?: string;
 }
 
+/**
+ * How the owner classified an MCP server's tool (`AIVYX_MCP_TOOLS`): a read (its calls are never
+ * stopped), or the argument names that only carry content (every other argument carries authority).
+ * An unclassified MCP tool is an effect whose every argument carries authority.
+ */
+export type McpToolClass = 'read' | { content: readonly string[] };
+
+/** Classifications by `server/tool`. */
+export type McpClassification = Readonly<Record<string, McpToolClass>>;
+
 /** How many sources a decision names (the rest are counted): an approval request stays readable. */
 const MAX_SOURCES = 5;
 
@@ -61,7 +71,11 @@ export class TurnTaint {
   /** Typed answers of quarantined reads the model was shown (a number, a date): chosen by untrusted data. */
   private readonly derived: { value: string; source: string }[] = [];
 
-  constructor(sources: readonly string[], trustedText: string) {
+  constructor(
+    sources: readonly string[],
+    trustedText: string,
+    private readonly mcpTools: McpClassification = {},
+  ) {
     for (const s of sources) this.add(s);
     this.trustedText = trustedText;
   }
@@ -94,6 +108,13 @@ export class TurnTaint {
 
   /** What a call of `tool` with this (parsed, canonical) input needs now. */
   decide(tool: ToolDefinition, input: unknown, policy: TaintPolicy): CallTaint | undefined {
+    const classified = mcpView(tool, input, this.mcpTools);
+    if (classified === 'read') return this.tainted ? { sources: this.sources, action: 'free' } : undefined;
+    return classified ? this.decideCall(classified.tool, classified.input, policy) : this.decideCall(tool, input, policy);
+  }
+
+  /** The decision for a call as the rule reads it (an MCP call with its arguments as fields). */
+  private decideCall(tool: ToolDefinition, input: unknown, policy: TaintPolicy): CallTaint | undefined {
     if (!this.tainted) return this.decideDerived(tool, input, policy);
     const sources = this.sources;
     if (!taintGoverns(tool)) return { sources, action: 'free' };
@@ -115,6 +136,46 @@ export class TurnTaint {
     if (field === undefined || source === undefined) return undefined;
     return { sources: [source], action: policyAction(tool.id, policy), field };
   }
+}
+
+/**
+ * An `mcp.call` as its classification makes it: `read`, or the call with each argument as its own
+ * field (`arguments.<name>`) and the content arguments marked so; undefined for an unclassified tool.
+ */
+function mcpView(
+  tool: ToolDefinition,
+  input: unknown,
+  classes: McpClassification,
+): 'read' | { tool: ToolDefinition; input: Record<string, unknown> } | undefined {
+  if (tool.id !== 'mcp.call') return undefined;
+  const { server, tool: name, arguments: args } = (input ?? {}) as { server?: unknown; tool?: unknown; arguments?: unknown };
+  const cls = classes[`${String(server)}/${String(name)}`];
+  if (cls === undefined) return undefined;
+  if (cls === 'read') return 'read';
+  const flat = Object.fromEntries(Object.entries((args ?? {}) as Record<string, unknown>).map(([k, v]) => [`arguments.${k}`, v]));
+  const contentFields = cls.content.map((c) => `arguments.${c}`);
+  return { tool: { ...tool, id: 'mcp.call', provenance: { ...tool.provenance, contentFields } }, input: { server, tool: name, ...flat } };
+}
+
+/**
+ * Parses `AIVYX_MCP_TOOLS`: `server/tool=read` or `server/tool=content:arg1+arg2`, comma-separated,
+ * e.g. `mail/search=read,mail/send=content:body+subject`. A typo must not silently classify nothing.
+ */
+export function parseMcpClassification(raw: string): McpClassification {
+  const out: Record<string, McpToolClass> = {};
+  const hint = 'write server/tool=read or server/tool=content:arg+arg, comma-separated';
+  for (const part of raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [key, cls, ...rest] = part.split('=').map((s) => s.trim());
+    if (!key || !/^[A-Za-z0-9_-]+\/[A-Za-z0-9_.-]+$/.test(key) || cls === undefined || rest.length > 0)
+      throw new AivyxError('Config', `AIVYX_MCP_TOOLS: "${part}" is not server/tool=class`, { hint });
+    if (cls === 'read') out[key] = 'read';
+    else if (/^content:[A-Za-z0-9_-]+(\+[A-Za-z0-9_-]+)*$/.test(cls)) out[key] = { content: cls.slice('content:'.length).split('+') };
+    else throw new AivyxError('Config', `AIVYX_MCP_TOOLS: "${cls}" is not read or content:<args> for ${key}`, { hint });
+  }
+  return Object.freeze(out);
 }
 
 /** The input fields of `tool` that carry authority: all but its content fields. */

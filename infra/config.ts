@@ -7,7 +7,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TrustedPlaces } from '../activities/taint-labels.js';
-import type { TaintPolicy } from '../core/taint.js';
+import type { McpClassification, TaintPolicy } from '../core/taint.js';
 import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
 import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import type { PriceTable, SpendBudget } from '../core/spend.js';
@@ -45,6 +45,8 @@ export interface AivyxConfig {
   temporalPort: number;
   uiPort: number;
   restPort: number;
+  /** The owner's app (channels/app); 0: any free port. */
+  appPort: number;
   /** The codec server the Temporal UI decodes payloads through (a stable port: its sign-in page is bookmarkable). */
   codecPort: number;
   turnBudgetMs: number;
@@ -53,11 +55,17 @@ export interface AivyxConfig {
   spendBudgets: SpendBudgets;
   /** A session closes after this long without a message. */
   sessionIdleMs: number;
+  /** Tokens the history and the new message may take in one prompt (AIVYX_HISTORY_TOKENS). */
+  historyTokens: number;
   /** The agent's own capability set, before tier ceilings. */
   capabilities: string[];
   confirmFirst: string[];
   /** After untrusted content: each effect or egress tool's action (AIVYX_TAINT_POLICY; docs/SECURITY.md). */
   taintPolicy: TaintPolicy;
+  /** Tools whose untrusted results the model is shown (AIVYX_SHOW_UNTRUSTED); the rest are held as values. */
+  showUntrusted: string[];
+  /** MCP tools the owner classified (AIVYX_MCP_TOOLS). */
+  mcpTools: McpClassification;
   /** The owner's own files (AIVYX_TRUSTED_ROOTS, canonical paths) and vouched-for MCP servers (AIVYX_MCP_TRUSTED). */
   trustedPlaces: TrustedPlaces;
   /** MCP servers (AIVYX_MCP_SERVERS, JSON) and the tiers opted in to their tools (AIVYX_MCP_TIERS). */
@@ -119,14 +127,18 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     temporalPort: v.AIVYX_TEMPORAL_PORT,
     uiPort: v.AIVYX_UI_PORT,
     restPort: v.AIVYX_REST_PORT,
+    appPort: v.AIVYX_APP_PORT,
     codecPort: v.AIVYX_CODEC_PORT,
     turnBudgetMs: v.AIVYX_TURN_BUDGET_MS,
     prices: v.AIVYX_PRICES,
     spendBudgets: spendBudgetsOf(v),
     sessionIdleMs: v.AIVYX_SESSION_IDLE_MS,
+    historyTokens: v.AIVYX_HISTORY_TOKENS,
     capabilities: v.AIVYX_CAPABILITIES,
     confirmFirst: confirmFirstOf(v),
     taintPolicy: v.AIVYX_TAINT_POLICY,
+    showUntrusted: v.AIVYX_SHOW_UNTRUSTED,
+    mcpTools: v.AIVYX_MCP_TOOLS,
     trustedPlaces: {
       roots: v.AIVYX_TRUSTED_ROOTS.map((r) => canonicalRoot(r, env.HOME || homedir())),
       mcpServers: v.AIVYX_MCP_TRUSTED,

@@ -16,6 +16,8 @@ export type HomeRole = 'up' | 'standalone' | 'command';
 export interface RunningStack {
   pid: number;
   restUrl: string;
+  /** The owner's app, when this stack serves it (`aivyx app` mints its sign-in links there). */
+  appUrl?: string;
   uiUrl?: string;
   temporalAddress: string;
   /** Our dev server's pid (absent with TEMPORAL_ADDRESS); updated when it is restarted. */

@@ -33,6 +33,8 @@ export function createSpendLedger(db: Kysely<Database>): SpendLedgerPort {
         model: r.model,
         input_tokens: r.usage.inputTokens,
         output_tokens: r.usage.outputTokens,
+        cached_input_tokens: r.usage.cachedInputTokens ?? 0,
+        cache_write_tokens: r.usage.cacheWriteTokens ?? 0,
         cost_usd: r.costUsd ?? null,
       };
       // One row per call of the model: a retried attempt or a reset run spent again and adds; the same

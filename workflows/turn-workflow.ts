@@ -126,7 +126,7 @@ async function runTurn(turn: TurnRun): Promise<TurnOutcome> {
 function openLoop(turn: TurnRun, opened: OpenedTurn): TurnLoop {
   // Untrusted content in context (core/taint.ts): decided here, on what this workflow holds. Histories
   // older than taint have no `opened.taint` and replay unchanged.
-  turn.taint = opened.taint ? new TurnTaint(opened.taint.sources, trustedText(turn, opened.taint)) : undefined;
+  turn.taint = opened.taint ? new TurnTaint(opened.taint.sources, trustedText(turn, opened.taint), opened.taint.mcpTools) : undefined;
   return {
     opened,
     effective: CapabilitySet.fromJSON(opened.effective),

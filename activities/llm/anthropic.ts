@@ -34,6 +34,8 @@ export interface AnthropicOptions {
   system?: string;
   /** Abort a stream silent for this long (default 120 s). */
   idleTimeoutMs?: number;
+  /** Mark the stable prefix for the prompt cache (default true). */
+  promptCache?: boolean;
 }
 
 type Block = Record<string, unknown>;
@@ -73,11 +75,31 @@ function push(messages: AnthropicMessage[], role: AnthropicMessage['role'], cont
   else messages.push({ role, content });
 }
 
-/** The request body for one step (exported for tests and debugging). */
-export function anthropicRequestBody(req: LlmStepRequest, model: string, maxTokens: number, system?: string): Record<string, unknown> {
+/** Marks the end of a prefix the API may cache (reads bill at a tenth of the input price; docs/LLM-PROVIDERS.md). */
+const EPHEMERAL = Object.freeze({ type: 'ephemeral' });
+
+/**
+ * The request body for one step (exported for tests and debugging). Order is tools, system,
+ * history, the message, then the turn's transcript; with `promptCache` (the default) cache
+ * breakpoints mark the end of the system prompt (tools and system), of the history, of the
+ * message (the next turn's history starts with it) and of the transcript (the next step's).
+ * The volatile `context` goes after the message's breakpoint, so it never breaks a cached prefix.
+ */
+export function anthropicRequestBody(
+  req: LlmStepRequest,
+  model: string,
+  maxTokens: number,
+  system?: string,
+  promptCache = true,
+): Record<string, unknown> {
   const messages: AnthropicMessage[] = [];
-  for (const h of req.history) if (h.text !== '') push(messages, h.role, [{ type: 'text', text: h.text }]);
-  push(messages, 'user', req.message.content.filter((p) => p.type !== 'text' || p.text !== '').map(contentBlock));
+  const marks: Block[] = [];
+  const history = req.history.filter((h) => h.text !== '').map((h) => ({ role: h.role, block: { type: 'text', text: h.text } as Block }));
+  for (const h of history) push(messages, h.role, [h.block]);
+  if (history.length > 0) marks.push(history[history.length - 1]!.block);
+  const said = req.message.content.filter((p) => p.type !== 'text' || p.text !== '').map(contentBlock);
+  if (said.length > 0) marks.push(said[said.length - 1]!);
+  push(messages, 'user', [...said, ...(req.context ? [{ type: 'text', text: req.context }] : [])]);
   for (const item of req.transcript) {
     if (item.role === 'assistant') {
       const blocks: Block[] = item.text ? [{ type: 'text', text: item.text }] : [];
@@ -99,10 +121,18 @@ export function anthropicRequestBody(req: LlmStepRequest, model: string, maxToke
       );
     }
   }
+  const lastBlock = messages.at(-1)?.content.at(-1);
+  if (req.transcript.length > 0 && lastBlock) marks.push(lastBlock);
   const body: Record<string, unknown> = { model, max_tokens: maxTokens, stream: true, messages };
-  if (system) body.system = system;
-  if (req.tools.length > 0)
-    body.tools = req.tools.map((t) => ({ name: wireToolName(t.id), description: t.description, input_schema: t.inputSchema }));
+  const prompt = req.system ?? system;
+  if (prompt) body.system = promptCache ? [{ type: 'text', text: prompt, cache_control: EPHEMERAL }] : prompt;
+  if (req.tools.length > 0) {
+    const tools: Block[] = req.tools.map((t) => ({ name: wireToolName(t.id), description: t.description, input_schema: t.inputSchema }));
+    if (!prompt && promptCache) tools[tools.length - 1]!.cache_control = EPHEMERAL;
+    body.tools = tools;
+  }
+  // At most four breakpoints per request: the system prompt's (or the last tool's) and these three.
+  if (promptCache) for (const b of marks.slice(-3)) b.cache_control = EPHEMERAL;
   return body;
 }
 
@@ -132,6 +162,9 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
         const u = raw as Record<string, unknown>;
         const input = [u.input_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens].map(tokenCount);
         if (input.some((n) => n !== undefined)) usage.inputTokens = input.reduce<number>((a, n) => a + (n ?? 0), 0);
+        const [, written, read] = input;
+        if (read) usage.cachedInputTokens = read;
+        if (written) usage.cacheWriteTokens = written;
         const output = tokenCount(u.output_tokens);
         if (output !== undefined) usage.outputTokens = output;
         usageSeen ||= input.some((n) => n !== undefined) || output !== undefined;
@@ -140,7 +173,7 @@ export function createAnthropicProvider(opts: AnthropicOptions): LlmProvider {
         provider: name,
         url,
         headers,
-        body: anthropicRequestBody(req, opts.model, maxTokens, opts.system),
+        body: anthropicRequestBody(req, opts.model, maxTokens, opts.system, opts.promptCache ?? true),
         fetch: fetchImpl,
         sink,
         apiKey: opts.apiKey,

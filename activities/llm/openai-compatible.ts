@@ -104,12 +104,20 @@ function userContent(parts: readonly ContentPart[]): OpenAiContent {
   });
 }
 
+/** The message with the turn's volatile context after it: the next turn's history (the message alone) shares its prefix. */
+function withContext(content: OpenAiContent, context: string | undefined): OpenAiContent {
+  if (!context) return content;
+  return typeof content === 'string' ? `${content}\n\n${context}` : [...content, { type: 'text', text: context }];
+}
+
 /** The request body for one step (exported for tests and debugging). */
 export function openAiRequestBody(req: LlmStepRequest, model: string, system?: string): Record<string, unknown> {
   const messages: OpenAiMessage[] = [];
-  if (system) messages.push({ role: 'system', content: system });
+  // System prompt and tools first, then history: servers cache a byte-identical prefix (docs/LLM-PROVIDERS.md).
+  const prompt = req.system ?? system;
+  if (prompt) messages.push({ role: 'system', content: prompt });
   for (const h of req.history) messages.push({ role: h.role, content: h.text });
-  messages.push({ role: 'user', content: userContent(req.message.content) });
+  messages.push({ role: 'user', content: withContext(userContent(req.message.content), req.context) });
   for (const item of req.transcript) {
     if (item.role === 'assistant') {
       messages.push({
@@ -227,5 +235,8 @@ function openAiUsage(raw: unknown): TokenUsage | undefined {
   const inputTokens = tokenCount(u.prompt_tokens);
   const outputTokens = tokenCount(u.completion_tokens);
   if (inputTokens === undefined && outputTokens === undefined) return undefined;
-  return { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0 };
+  // Automatic prefix caching reports its hits here (OpenAI; other servers may leave it out).
+  const details = (typeof u.prompt_tokens_details === 'object' && u.prompt_tokens_details) || {};
+  const cached = tokenCount((details as Record<string, unknown>).cached_tokens);
+  return { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0, ...(cached ? { cachedInputTokens: cached } : {}) };
 }

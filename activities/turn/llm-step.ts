@@ -6,20 +6,35 @@
 import { Context } from '@temporalio/activity';
 import { toolCallProofBody, type AuthorityProof } from '../../core/authority.js';
 import { AivyxError } from '../../core/errors.js';
-import type { HistoryEntry } from '../../core/channel.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../../core/llm.js';
 import { budgetUsedUp, priceOf, spendDay } from '../../core/spend.js';
+import type { HistoryEntry } from '../../core/channel.js';
+import { messageText } from '../../core/message.js';
+import type { TokenUsage } from '../../core/spend.js';
 import { findTool, toolSpecs } from '../../core/tool-catalog.js';
 import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
+import { compactedHistory } from '../llm/compaction.js';
+import { DEFAULT_HISTORY_TOKENS } from '../llm/history-window.js';
+import type { LlmStepSink } from '../llm/llm-provider.js';
+import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, wireSpec } from '../llm/step-prompt.js';
+import { SYSTEM_PROMPT, turnContext } from '../llm/system-prompt.js';
+import { countTokens, loadTokenizer, tokenFamilyOf } from '../llm/token-count.js';
 import { currentExecution, withHeartbeat } from '../execution.js';
 import { toApplicationFailure } from '../failure.js';
-import { historyLabels } from '../taint-labels.js';
 import type { TurnContext } from './context.js';
 import { SESSION_HISTORY_LIMIT } from './types.js';
+import { historyLabels } from '../taint-labels.js';
 
 /** The activity that runs one LLM step. */
 export function llmStepActivities(ctx: TurnContext) {
   const { deps } = ctx;
+  const family = tokenFamilyOf(deps.llm.name);
+  const countEntry = entryCounter(family);
+  const historyBudget = deps.agent.historyTokens ?? DEFAULT_HISTORY_TOKENS;
+  const timeZone = deps.agent.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  // Loading starts with the worker (about a second), not inside the first turn's budget.
+  const tokenizer = loadTokenizer();
+  tokenizer.catch(() => undefined);
   const budgets = deps.agent.spendBudgets ?? {};
   // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
   const modelKey = deps.llm.model ? `${deps.llm.name}:${deps.llm.model}` : deps.llm.name;
@@ -65,19 +80,6 @@ export function llmStepActivities(ctx: TurnContext) {
     return { ...result, ...(costUsd !== undefined ? { costUsd } : {}) };
   }
 
-  /**
-   * The window the model is shown: the session's newest entries (the same window `openTurn` took the
-   * turn's starting taint from), less any labelled with a source the turn did not start with — an
-   * exchange another turn of the session (a mission's step, an approved call's re-run) recorded since
-   * this one opened. Untrusted text reaches the model only if it counted towards this turn's taint.
-   */
-  async function shownHistory(turnId: string, sessionKey: string): Promise<HistoryEntry[]> {
-    const history = await deps.history.load(sessionKey, SESSION_HISTORY_LIMIT);
-    if (!history.some((e) => e.untrusted)) return history;
-    const counted = new Set((await ctx.turnAuthority(turnId))?.taint ?? []);
-    return history.filter((e) => historyLabels([e]).every((source) => counted.has(source)));
-  }
-
   // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
   let mcpSpec: Promise<ToolSpec> | undefined;
   /** The tool specs the model is offered: `specs`, with the configured MCP servers' tools in `mcp.call`'s. */
@@ -92,24 +94,71 @@ export function llmStepActivities(ctx: TurnContext) {
     return specs.map((t) => (t.id === 'mcp.call' ? spec : t));
   }
 
+  /**
+   * Of the window, what the model may be shown: entries labelled with a source the turn did not start
+   * with are withheld — an exchange another turn of the session (a mission's step, an approved call's
+   * re-run) recorded since this one opened. Untrusted text reaches the model only if it counted
+   * towards this turn's taint; the next turn counts it.
+   */
+  async function counted(turnId: string, entries: HistoryEntry[]): Promise<HistoryEntry[]> {
+    if (!entries.some((e) => e.untrusted)) return entries;
+    const sources = new Set((await ctx.turnAuthority(turnId))?.taint ?? []);
+    return entries.filter((e) => historyLabels([e]).every((source) => sources.has(source)));
+  }
+
+  /**
+   * The history the step sends: the session's token window, compacted first when it outgrew the
+   * budget (with what compacting cost); the model sees who said what, not the taint labels
+   * (those are the runtime's, core/taint.ts).
+   */
+  async function stepHistory(
+    input: LlmStepInput,
+    context: string,
+    sink: LlmStepSink,
+  ): Promise<{ history: HistoryEntry[]; usage?: TokenUsage }> {
+    const { loadTurns, saveSummary } = deps.history;
+    if (!loadTurns || !saveSummary) {
+      const entries = await counted(input.turnId, await deps.history.load(input.sessionKey, SESSION_HISTORY_LIMIT));
+      return { history: entries.map(({ role, text }) => ({ role, text })) };
+    }
+    await tokenizer;
+    const messageTokens = countTokens(`${messageText(input.message.content)}\n\n${context}`, family) + MESSAGE_FRAMING_TOKENS;
+    const { window, usage } = await compactedHistory({ loadTurns, saveSummary }, deps.llm, sink, {
+      sessionKey: input.sessionKey,
+      budget: historyBudget,
+      messageTokens,
+      count: countEntry,
+      turnId: input.turnId,
+      step: input.step,
+    });
+    const shown = await counted(input.turnId, window.entries);
+    return { history: shown.map(({ role, text }) => ({ role, text })), ...(usage ? { usage } : {}) };
+  }
+
+  /** The specs the step offers: the tools `openTurn` chose for the turn's capabilities (offeredToolIds), as the model sees them. */
+  async function offeredTools(input: LlmStepInput): Promise<ToolSpec[]> {
+    if (!input.toolIds) return input.tools ?? [];
+    return (await modelTools(toolSpecs(input.toolIds.filter((id) => findTool(id) !== undefined)))).map(wireSpec);
+  }
+
   /** Calls the model for one step, streaming its text to the channel as it arrives. */
   async function callModel(input: LlmStepInput): Promise<LlmStepResult> {
     const ctx = Context.current();
-    const { sessionKey, ...rest } = input;
+    const { sessionKey, toolIds: _ids, tools: _specs, ...step } = input;
+    const sink: LlmStepSink = {
+      text: (chunk) => deps.stream.publish(input.turnId, { type: 'text', text: chunk }),
+      heartbeat: () => ctx.heartbeat(),
+      signal: ctx.cancellationSignal,
+    };
     try {
-      // The model sees who said what, not the taint labels (those are the runtime's, core/taint.ts).
       await refuseOverBudget(input, sessionKey);
-      const history = (await shownHistory(input.turnId, sessionKey)).map(({ role, text }) => ({ role, text }));
-      const { toolIds, tools: specs, ...step } = rest;
-      const offered = toolIds ? toolSpecs(toolIds.filter((id) => findTool(id) !== undefined)) : (specs ?? []);
-      const req = { ...step, tools: await modelTools(offered), history };
-      return await withHeartbeat(() =>
-        deps.llm.step(req, {
-          text: (chunk) => deps.stream.publish(req.turnId, { type: 'text', text: chunk }),
-          heartbeat: () => ctx.heartbeat(),
-          signal: ctx.cancellationSignal,
-        }),
-      );
+      // The owner's clock when the message arrived: the same line on every step and retry of the turn.
+      const context = turnContext(input.message.receivedAt, timeZone);
+      const tools = await offeredTools(input);
+      const { history, usage } = await withHeartbeat(() => stepHistory(input, context, sink));
+      const req = { ...step, system: SYSTEM_PROMPT, context, tools, history };
+      const result = await withHeartbeat(() => deps.llm.step(req, sink));
+      return usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result;
     } catch (err) {
       throw toApplicationFailure(err);
     } finally {

@@ -11,6 +11,7 @@ import { mcpCeiling } from '../../core/tools/mcp-tools.js';
 import { sessionWorkflowId } from '../../workflows/turn-ids.js';
 import { bookkeepingKey, currentExecution } from '../execution.js';
 import { errorData } from '../failure.js';
+import { offeredToolIds } from '../llm/step-prompt.js';
 import { historyLabels, messageLabel } from '../taint-labels.js';
 import type { TurnContext } from './context.js';
 import { claimResume, openedResume, resumeRecordFor } from './resume.js';
@@ -133,12 +134,14 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
         effective: claim.data.effective,
         budgetMs: deps.agent.budgetMs,
         ...(spend ? { spend } : {}),
-        toolIds: [...toolsById.keys()],
+        // Only the tools this turn could ever run: the others cost tokens on every step and invite refusals.
+        toolIds: offeredToolIds([...toolsById.keys()], claim.data.effective),
         taint: {
           sources: claim.data.taint ?? [],
           messageTrusted: fromMessage === undefined,
           policy: deps.agent.taintPolicy ?? {},
           ...(places.owners?.length ? { owners: [...places.owners] } : {}),
+          ...(deps.agent.mcpTools && Object.keys(deps.agent.mcpTools).length > 0 ? { mcpTools: deps.agent.mcpTools } : {}),
         },
         ...(deps.agent.hostQueue ? { hostQueue: deps.agent.hostQueue } : {}),
         ...(record ? { resume: openedResume(deps, record, req.turnId, runId) } : {}),

@@ -158,7 +158,7 @@ export function runToolActivities(ctx: TurnContext) {
       if ('outcome' in resolved) return result(facts, resolved.outcome);
       const checked = await callTaint(authority, input);
       if ('refused' in checked) return reject(input, facts, checked.refused);
-      const taint = values.withValues(call.tool, used, checked);
+      const taint = values.withValues(call, used, checked);
 
       // The row comes before any effect: with the database down nothing runs (the activity is retried).
       facts = { ...facts, scope: resolved.scope, ...(taint.sources.length > 0 ? { taintedBy: taint.sources } : {}) };

@@ -5,7 +5,7 @@ import type { ChannelFacts, OneShotGrant, ReplyRoute, TurnRequest } from '../../
 import type { AivyxErrorData } from '../../core/errors.js';
 import type { ToolOutcome, TurnOutcome } from '../../core/outcomes.js';
 import type { Spend, SpendBudget } from '../../core/spend.js';
-import type { CallTaint, TaintPolicy } from '../../core/taint.js';
+import type { CallTaint, McpClassification, TaintPolicy } from '../../core/taint.js';
 import type { TranscriptItem } from '../../core/llm.js';
 import type { ToolCall } from '../../core/tools.js';
 import type { McpTierGrants } from '../../core/tools/mcp-tools.js';
@@ -114,6 +114,8 @@ export interface OpenedTaint {
   messageTrusted: boolean;
   /** The owner's own identities from configuration (`<channel>:<sender>`): a recipient named there is the owner's. */
   owners?: string[];
+  /** How the owner classified MCP tools (`AIVYX_MCP_TOOLS`); absent: none is. */
+  mcpTools?: McpClassification;
   policy: TaintPolicy;
 }
 

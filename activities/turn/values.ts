@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import type { ToolOutcome } from '../../core/outcomes.js';
-import { policyAction, stricter, taintGoverns } from '../../core/taint.js';
+import { policyAction, stricter, taintGoverns, type McpClassification } from '../../core/taint.js';
 import { authorityFields } from '../../core/taint.js';
 import { findTool } from '../../core/tool-catalog.js';
 import type { ToolCall } from '../../core/tools.js';
@@ -38,6 +38,7 @@ export function valueIdOf(idemKey: string): string {
 export function valueHolding({ deps }: TurnContext) {
   const shown = new Set(deps.agent.showUntrusted ?? []);
   const policy = deps.agent.taintPolicy ?? {};
+  const mcpTools = deps.agent.mcpTools ?? {};
   const now = deps.now ?? Date.now;
 
   /** The values `ids` if this turn may use them: read by it, or by a call in its verified context. */
@@ -71,11 +72,11 @@ export function valueHolding({ deps }: TurnContext) {
      * keeps the page's label); and an effect whose authority field holds one is the policy's to decide
      * (gate by default), naming the field — even in a turn that never saw untrusted text.
      */
-    withValues(tool: string, used: UsedValue[], taint: WorkerTaint): WorkerTaint {
+    withValues(call: ToolCall, used: UsedValue[], taint: WorkerTaint): WorkerTaint {
       if (used.length === 0) return taint;
       const sources = [...new Set([...taint.sources, ...used.map((u) => u.label)])];
-      const def = findTool(tool);
-      if (!def || !taintGoverns(def)) return { ...taint, sources };
+      const def = findTool(call.tool);
+      if (!def || !taintGoverns(def) || isMcpRead(call, mcpTools)) return { ...taint, sources };
       const authority = new Set(authorityFields(def, Object.fromEntries(used.map((u) => [u.field, true]))));
       const steering = used.find((u) => authority.has(u.field));
       const field = steering?.field ?? (def.provenance.launders ? 'content' : undefined);
@@ -107,6 +108,12 @@ export function valueHolding({ deps }: TurnContext) {
       return substituteRefs(text, (id) => values.get(id)) as string;
     },
   };
+}
+
+/** True for an MCP call of a tool the owner classified as a read (`AIVYX_MCP_TOOLS`): a value in its arguments steers no effect. */
+function isMcpRead(call: ToolCall, classes: McpClassification): boolean {
+  const { server, tool } = (call.input ?? {}) as { server?: unknown; tool?: unknown };
+  return call.tool === 'mcp.call' && classes[`${String(server)}/${String(tool)}`] === 'read';
 }
 
 /** True when the owner chose to show this call's untrusted results to the model (`AIVYX_SHOW_UNTRUSTED`). */

@@ -90,17 +90,17 @@ export const configWriteTool = defineTool({
 /** `audit.read`: recent audit entries of this conversation (or, with allSessions, of all), optionally of one event type. */
 export const auditReadTool = defineTool({
   id: 'audit.read',
-  description: `Read recent audit log entries (newest last) of this conversation's session, optionally only one event type; allSessions:true reads every session's entries (needs a wider grant). Returns {entries: [{seq, type, turnId, recordedAt, event}], truncated}; at most ${AUDIT_READ_MAX_LIMIT}.`,
+  description: `Read this conversation's recent audit entries, newest last (allSessions: every session's). Returns {entries: [{seq, type, turnId, recordedAt, event}], truncated}.`,
   input: () =>
     z.strictObject({
       type: patternField(
         'type',
         AUDIT_EVENT_TYPE,
         'must be an audit event type such as ToolCall or TurnStarted',
-        'Event type, e.g. ToolCall, TurnStarted, ScopeDenied.',
+        'e.g. ToolCall, ScopeDenied',
       ).optional(),
-      limit: positiveIntField('limit', AUDIT_READ_MAX_LIMIT, `How many entries at most (default ${AUDIT_READ_DEFAULT_LIMIT}).`).optional(),
-      allSessions: booleanField('allSessions', "Read every session's entries, not only this conversation's.").default(false),
+      limit: positiveIntField('limit', AUDIT_READ_MAX_LIMIT, `Default ${AUDIT_READ_DEFAULT_LIMIT}.`).optional(),
+      allSessions: booleanField('allSessions', "Every session's entries.").default(false),
     }),
   canonical: ({ type, limit, allSessions }): AuditReadInput => ({
     limit: limit ?? AUDIT_READ_DEFAULT_LIMIT,

@@ -5,8 +5,7 @@ import { absolutePathField } from './fields.js';
 
 export const fsMetadataTool = defineTool({
   id: 'fs.metadata',
-  description:
-    'Describe a path without reading it: {path, exists, type (file|directory|symlink|other), size, mode (octal), mtime (ISO-8601), realPath}. A symlink is described itself (lstat) and realPath names its target.',
+  description: 'Describe a path without reading it: {exists, type, size, mode, mtime, realPath} (a symlink itself, lstat).',
   input: () => z.strictObject({ path: absolutePathField('path', 'Absolute path.') }),
   scope: { base: 'fs.metadata', qualifier: (i) => i.path },
   idempotency: 'natural',

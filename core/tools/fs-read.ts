@@ -5,10 +5,10 @@ import { absolutePathField, positiveIntField } from './fields.js';
 
 export const fsReadTool = defineTool({
   id: 'fs.read',
-  description: 'Read a UTF-8 text file. Returns {path, content, bytes, truncated}; content is cut at maxBytes (default and ceiling 1 MiB).',
+  description: 'Read a UTF-8 text file (at most 1 MiB). Returns {path, content, bytes, truncated}.',
   input: () =>
     z.strictObject({
-      path: absolutePathField('path', 'Absolute path of the file.'),
+      path: absolutePathField('path', 'Absolute path.'),
       maxBytes: positiveIntField('maxBytes', Number.MAX_SAFE_INTEGER, 'Read at most this many bytes.').optional(),
     }),
   scope: { base: 'fs.read', qualifier: (i) => i.path },

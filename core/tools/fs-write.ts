@@ -5,12 +5,11 @@ import { absolutePathField, says } from './fields.js';
 
 export const fsWriteTool = defineTool({
   id: 'fs.write',
-  description:
-    'Write text to a file atomically (temp file + rename) and verify it by reading it back. mode "create" refuses to replace a file with different content.',
+  description: 'Write a whole text file atomically. mode "create" refuses to replace a different file.',
   input: () =>
     z.strictObject({
-      path: absolutePathField('path', 'Absolute path of the file.'),
-      content: z.string({ error: says('"content" must be a string') }).describe('The complete new content (UTF-8).'),
+      path: absolutePathField('path', 'Absolute path.'),
+      content: z.string({ error: says('"content" must be a string') }).describe('The whole new content.'),
       mode: z.enum(['overwrite', 'create'], { error: says('"mode" must be "overwrite" or "create"') }).default('overwrite'),
     }),
   canonical: (i) => {

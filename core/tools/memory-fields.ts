@@ -37,9 +37,9 @@ const name = (field: string, description: string) =>
 
 /** The filter fields, in the order the model is shown them (built when a definition's input is). */
 export const memoryFilterFields = () => ({
-  session: name('session', 'Session id (letters, digits, . _ -).'),
-  topic: name('topic', 'Topic tag (case-insensitive).'),
-  public: booleanField('public', 'Public entries only (filed under a topic, never a session).').optional(),
+  session: name('session', 'Letters, digits, . _ -'),
+  topic: name('topic', 'Letters, digits, . _ -'),
+  public: booleanField('public', 'Public notes (no session).').optional(),
 });
 
 /** Epoch milliseconds or an ISO-8601 time, as epoch ms. */
@@ -59,8 +59,8 @@ function instantField(field: string, description: string) {
 
 /** The time-range fields: `from` inclusive, `to` exclusive. */
 export const memoryRangeFields = () => ({
-  from: instantField('from', 'Start of the time range, inclusive: epoch ms or ISO-8601.'),
-  to: instantField('to', 'End of the time range, exclusive: epoch ms or ISO-8601.'),
+  from: instantField('from', 'From (inclusive): epoch ms or ISO-8601.'),
+  to: instantField('to', 'To (exclusive): epoch ms or ISO-8601.'),
 });
 
 /** The canonical filter: topics lower-cased; a public entry has no session. */

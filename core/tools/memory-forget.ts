@@ -21,8 +21,7 @@ export interface MemoryForgetInput extends MemoryFilter {
 
 export const memoryForgetTool = defineTool({
   id: 'memory.forget',
-  description:
-    'Forget notes: one by id, or all matching session/topic/public and a time range. With an id and a filter, the note is forgotten only if it matches the filter. Returns {forgotten}.',
+  description: 'Forget one note by id, or all notes matching the filter and time range. Returns {forgotten}.',
   input: () =>
     z.strictObject({
       id: patternField(

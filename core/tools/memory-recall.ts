@@ -23,18 +23,17 @@ export interface MemoryRecallInput extends MemoryFilter {
 
 export const memoryRecallTool = defineTool({
   id: 'memory.recall',
-  description:
-    'Recall remembered notes. With a query, notes sharing its words rank first, newest first among equals; without, the newest notes in the range. Returns {entries: [{id, at, text, session?, topic?, public?}], more}.',
+  description: 'Recall notes: best match for the query, then newest. Returns {entries: [{id, at, text, topic?}], more}.',
   input: () =>
     z.strictObject({
       query: z
         .string({ error: says('"query" must be a string of at most 1000 characters') })
         .max(1000, { error: says('"query" must be a string of at most 1000 characters') })
-        .describe('Words to look for (optional).')
+        .describe('Words to look for.')
         .optional(),
       ...memoryFilterFields(),
       ...memoryRangeFields(),
-      limit: positiveIntField('limit', MEMORY_MAX_LIMIT, `How many notes at most (default ${MEMORY_DEFAULT_LIMIT}).`).optional(),
+      limit: positiveIntField('limit', MEMORY_MAX_LIMIT, `Default ${MEMORY_DEFAULT_LIMIT}.`).optional(),
     }),
   canonical: ({ query, from, to, limit, ...rest }): MemoryRecallInput => ({
     ...memoryFilter(rest),

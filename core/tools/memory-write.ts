@@ -11,8 +11,7 @@ export interface MemoryWriteInput extends MemoryFilter {
 
 export const memoryWriteTool = defineTool({
   id: 'memory.write',
-  description:
-    'Remember a note for later recall. Optional session/topic tags; public:true (needs a topic) makes it readable from untrusted channels. Returns {id, at}.',
+  description: 'Remember a note. public:true (with a topic) makes it readable from untrusted channels. Returns {id, at}.',
   input: () =>
     z.strictObject({
       text: textField('text', MEMORY_MAX_TEXT, 'What to remember.', { longHint: 'store a summary, or split it into several entries' }),

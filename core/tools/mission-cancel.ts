@@ -20,18 +20,11 @@ export interface MissionCancelInput {
 /** `mission.cancel`: cancel one of the asker's own missions. */
 export const missionCancelTool = defineTool({
   id: 'mission.cancel',
-  description:
-    'Cancel one mission of the person you are talking to (see mission.list for ids): its pending approval is withdrawn and no further step runs. Cancelling a recurring run does not stop later runs.',
+  description: 'Cancel a mission of the person you talk to (ids from mission.list); no further step runs.',
   input: () =>
     z.strictObject({
-      missionId: patternField(
-        'missionId',
-        MISSION_ID_PATTERN,
-        'must be a mission id',
-        'The mission, e.g. mission-3f2a….',
-        'see mission.list',
-      ),
-      reason: textField('reason', 200, 'Why, in a few words (shown to its approvers).').optional(),
+      missionId: patternField('missionId', MISSION_ID_PATTERN, 'must be a mission id', 'e.g. mission-3f2a…', 'see mission.list'),
+      reason: textField('reason', 200, 'Why, in a few words.').optional(),
     }),
   canonical: (p): MissionCancelInput => ({ missionId: p.missionId, ...(p.reason ? { reason: p.reason } : {}) }),
   scope: { base: 'mission.cancel', qualifier: () => 'own' },

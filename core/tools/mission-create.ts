@@ -39,32 +39,21 @@ export const missionKind = (steps: readonly MissionStepSpec[]): 'turns' | 'notif
 export const missionCreateTool = defineTool({
   id: 'mission.create',
   description:
-    'Start a long-running mission for the owner, e.g. a reminder or a recurring check. The owner approves the whole mission first. ' +
-    'Steps run in order; each is a task for the assistant ("summarise my inbox"), {"wait": "3d"}, ' +
-    '{"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"}, {"notify": "text for the owner"} ' +
-    '(or to others: {"notify": "text", "to": ["email:bob@example.com"]}), or ' +
-    '{"waitFor": {"email": {"from": "bob@example.com", "thread": "<message-id>"}} | {"telegram": {"from": "@bob", "contains": "done"}} | {"approval": "question for the owner"}, ' +
-    '"within": "5d", "onEvent": "continue"|"end", "onTimeout": "continue"|"end"}. ' +
-    'A reminder is [{"waitUntil": …, "timeZone": …}, {"notify": …}]. For a recurring mission add ' +
-    '"schedule": {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}. Returns {missionId} or {scheduleId}.',
+    'Start a mission the owner approves first: a reminder, a recurring check, a follow-up. Steps run in order: a task ' +
+    'for you (string), {"wait": "3d"}, {"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"}, {"notify": "text", "to"?: ["email:bob@x.org"]}, ' +
+    '{"waitFor": {"email"|"telegram"|"approval": …}, "within": "5d"}. A reminder: [waitUntil, notify]. Returns {missionId} or {scheduleId}.',
   input: () =>
     z.strictObject({
-      goal: textField('goal', 500, 'What the mission is for, in one sentence.'),
-      steps: z
-        .array(missionStepSpecSchema)
-        .min(1)
-        .max(MISSION_MAX_STEPS)
-        .describe(
-          'The steps in order: a task (string), {wait}, {waitUntil, timeZone}, {notify, to?} or {waitFor, within, onEvent?, onTimeout?}.',
-        ),
+      goal: textField('goal', 500, 'One sentence.'),
+      steps: z.array(missionStepSpecSchema).min(1).max(MISSION_MAX_STEPS).describe('In order.'),
       capabilities: z
         .array(z.string().max(2048))
         .max(32)
         .optional()
-        .describe('Scopes the task steps may use, e.g. "fs.read:/home/me/notes/**"; omit for a reminder.'),
+        .describe('Scopes task steps may use, e.g. "fs.read:/home/me/notes/**".'),
       schedule: missionScheduleSpecSchema
         .optional()
-        .describe('For a recurring mission: {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}.'),
+        .describe('Recurring: {"cron": "0 8 * * MON", "timeZone": "Europe/Berlin"} or {"every": "7d"}.'),
     }),
   canonical: (p): MissionCreateInput => {
     const capabilities = (p.capabilities ?? []).map((c) => {

@@ -24,10 +24,10 @@ export interface MissionListInput {
 export const missionListTool = defineTool({
   id: 'mission.list',
   description:
-    'List the missions of the person you are talking to (reminders, recurring checks, approvals they started), newest first: id, goal, state and what it is waiting for. Filter with state: running, waiting, completed, failed, cancelled or expired.',
+    'List the missions (reminders, recurring checks) of the person you talk to, newest first: id, goal, state, what it waits for.',
   input: () =>
     z.strictObject({
-      state: z.enum(MISSION_STATES).optional().describe('Only missions in this state.'),
+      state: z.enum(MISSION_STATES).optional().describe('Only this state.'),
       limit: positiveIntField('limit', MISSION_LIST_MAX, `At most this many (default 20, at most ${MISSION_LIST_MAX}).`).optional(),
     }),
   canonical: (p): MissionListInput => ({ ...(p.state ? { state: p.state } : {}), limit: p.limit ?? 20 }),

@@ -10,13 +10,12 @@ export const SHELL_MAX_TIMEOUT_MS = 10 * 60_000;
 
 export const shellExecTool = defineTool({
   id: 'shell.exec',
-  description:
-    'Run a program with literal arguments (no shell: quotes, pipes, $() and globs are not interpreted). Returns {exitCode, signal, stdout, stderr, truncated, timedOut}. Not re-run if interrupted.',
+  description: 'Run a program with literal arguments (no shell: no pipes, quotes or globs). Returns {exitCode, stdout, stderr, timedOut}.',
   input: () =>
     z.strictObject({
       argv: argvField('["ls", "-la", "/tmp"]'),
       cwd: cwdField(),
-      timeoutMs: positiveIntField('timeoutMs', SHELL_MAX_TIMEOUT_MS, 'Stop the program after this long (default 30000).').optional(),
+      timeoutMs: positiveIntField('timeoutMs', SHELL_MAX_TIMEOUT_MS, 'Default 30000.').optional(),
     }),
   // The command and its leading plain words; bare shell.exec when the argv executes its arguments (shell-argv.ts).
   scope: { base: 'shell.exec', of: (i) => commandScope('shell.exec', i.argv) },

@@ -6,7 +6,7 @@
  */
 import { parseMcpServers } from '../../activities/mcp/mcp-servers.js';
 import { DEFAULT_CONFIRM_FIRST, TOOL_CATALOG } from '../../core/tool-catalog.js';
-import { parseTaintPolicy } from '../../core/taint.js';
+import { parseMcpClassification, parseTaintPolicy } from '../../core/taint.js';
 import { priceTableSchema, type PriceTable } from '../../core/spend.js';
 import { Scope } from '../../core/capability/scope.js';
 import { TRUST_TIERS } from '../../core/capability/trust-tier.js';
@@ -89,6 +89,12 @@ function scope(s: string): string {
 function toolId(s: string): string {
   if (!findTool(s)) throw new AivyxError('Config', `"${s}" is not a tool id (e.g. shell.exec, fs.delete; docs/TOOLS.md)`);
   return s;
+}
+
+/** An `AIVYX_SHOW_UNTRUSTED` entry: a catalog tool, or `mcp.call:<server>`. */
+function shownSource(s: string): string {
+  if (/^mcp\.call:[A-Za-z0-9_-]+$/.test(s)) return s;
+  return toolId(s);
 }
 
 function telegramId(s: string): number {
@@ -277,6 +283,13 @@ export const ENV_TABLE = {
     meaning: "the local REST channel's port on 127.0.0.1 (0: any free port)",
     schema: port(8787, 0),
   }),
+  AIVYX_APP_PORT: envVar({
+    group: 'temporal',
+    default: '`8788`',
+    meaning:
+      "the owner's app (chat, approvals, inbox, missions, memory, audit in a browser) on 127.0.0.1; `aivyx app` prints its sign-in link (docs/APP.md) (0: any free port)",
+    schema: port(8788, 0),
+  }),
   // --- the model
   AIVYX_LLM: envVar({
     group: 'model',
@@ -372,6 +385,13 @@ export const ENV_TABLE = {
     meaning: 'a conversation closes after this many milliseconds without a message (the next one re-opens it, with its history)',
     schema: integer(86_400_000, 1000, 'a number of milliseconds'),
   }),
+  AIVYX_HISTORY_TOKENS: envVar({
+    group: 'agent',
+    default: '`8000`',
+    meaning:
+      'tokens the conversation history and the new message may take in one prompt; past it, older turns are summarised (docs/LLM-PROVIDERS.md)',
+    schema: integer(8000, 500, 'a number of tokens'),
+  }),
   AIVYX_CAPABILITIES: envVar({
     group: 'agent',
     default: DEFAULT_AGENT_CAPABILITIES.map((c) => `\`${c}\``).join(', '),
@@ -421,6 +441,20 @@ export const ENV_TABLE = {
       checkTimeZone(raw);
       return raw;
     }),
+  }),
+  AIVYX_SHOW_UNTRUSTED: envVar({
+    group: 'agent',
+    default: 'none',
+    meaning:
+      'tools (or `mcp.call:<server>`) whose untrusted results the model is shown as they are (comma-separated); every other untrusted result is held as a value the model passes on by reference and reads only through `value.read` (docs/SECURITY.md)',
+    schema: list([], shownSource),
+  }),
+  AIVYX_MCP_TOOLS: envVar({
+    group: 'mcp',
+    default: 'none',
+    meaning:
+      'how you classify MCP tools: `server/tool=read` (never stopped) or `server/tool=content:arg+arg` (those arguments carry only content; the rest must come from you after untrusted content), comma-separated; an unclassified MCP tool is an effect',
+    schema: parsedBy({}, parseMcpClassification),
   }),
   AIVYX_MCP_TRUSTED: envVar({
     group: 'mcp',

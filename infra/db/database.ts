@@ -153,6 +153,9 @@ export interface LlmSpendTable {
   model: string;
   input_tokens: number;
   output_tokens: number;
+  /** Of `input_tokens`, read from the provider's prompt cache / written to it (0 when it did not say). */
+  cached_input_tokens: Generated<number>;
+  cache_write_tokens: Generated<number>;
   /** Null when the model has no price. */
   cost_usd: number | null;
 }

@@ -40,7 +40,8 @@ const provider = (url: string, extra: Partial<Parameters<typeof createAnthropicP
 describe('Anthropic provider: request mapping', () => {
   it('POSTs /v1/messages with the version header, image and document blocks, tool_use/tool_result turns and mapped tool names', async () => {
     const srv = await replayAt([{ body: fixture('anthropic-text.sse') }]);
-    await provider(srv.url, { maxTokens: 1000, system: 'You are aivyx.' }).step(
+    // The cache breakpoints this mapping adds by default are test/activities/prompt-cache.test.ts's subject.
+    await provider(srv.url, { maxTokens: 1000, system: 'You are aivyx.', promptCache: false }).step(
       req({
         history: [
           { role: 'user', text: 'earlier question' },
@@ -131,7 +132,7 @@ describe('Anthropic provider: request mapping', () => {
 
   it('defaults max_tokens to 4096, omits system and tools when there are none, and merges same-role neighbours', async () => {
     const srv = await replayAt([{ body: fixture('anthropic-text.sse') }]);
-    await provider(srv.url).step(req({ tools: [], history: [{ role: 'user', text: 'unanswered' }] }), sink());
+    await provider(srv.url, { promptCache: false }).step(req({ tools: [], history: [{ role: 'user', text: 'unanswered' }] }), sink());
     const body = srv.seen[0]?.body;
     expect(body?.max_tokens).toBe(4096);
     expect(body).not.toHaveProperty('system');

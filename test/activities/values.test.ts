@@ -88,30 +88,31 @@ describe('using a value', () => {
 
 describe('what a call that uses values needs', () => {
   const free = { sources: [], action: 'free' as const };
+  const c = (tool: string) => ({ callId: 'c0', tool, input: {} });
   const used = (field: string) => [{ field, id: 'v0123456789ab', label: 'a page from evil.example' }];
 
   it('a value in an authority field is gated, naming the field and its source', () => {
-    expect(setup().holding.withValues('channel.send', used('to'), free)).toEqual({
+    expect(setup().holding.withValues(c('channel.send'), used('to'), free)).toEqual({
       sources: ['a page from evil.example'],
       action: 'gate',
       field: 'to',
     });
-    expect(setup().holding.withValues('net.fetch', used('url'), free)).toMatchObject({ action: 'gate', field: 'url' });
+    expect(setup().holding.withValues(c('net.fetch'), used('url'), free)).toMatchObject({ action: 'gate', field: 'url' });
   });
 
   it('a value in a content field runs free but carries its source (a memory written from it keeps the label)', () => {
-    expect(setup().holding.withValues('channel.send', used('text'), free)).toEqual({
+    expect(setup().holding.withValues(c('channel.send'), used('text'), free)).toEqual({
       sources: ['a page from evil.example'],
       action: 'free',
     });
-    expect(setup().holding.withValues('memory.write', used('text'), free)).toEqual({
+    expect(setup().holding.withValues(c('memory.write'), used('text'), free)).toEqual({
       sources: ['a page from evil.example'],
       action: 'free',
     });
   });
 
   it("a tool that launders what it writes into the owner's data is gated for a value in its content", () => {
-    expect(setup().holding.withValues('fs.write', used('content'), free)).toMatchObject({ action: 'gate', field: 'content' });
+    expect(setup().holding.withValues(c('fs.write'), used('content'), free)).toMatchObject({ action: 'gate', field: 'content' });
   });
 });
 

@@ -48,13 +48,16 @@ const script: ScriptedScript = {
       match: 'read and remember',
       steps: [
         { call: [{ tool: 'fs.read', input: { path: page } }] },
-        { delayMs: 1500, call: [{ tool: 'memory.write', input: { text: 'same turn' } }] },
+        { delayMs: 1500, call: [{ tool: 'memory.write', input: { text: 'same turn', public: true, topic: 'notes' } }] },
         { say: 'saved', sayOnFailure: 'not saved' },
       ],
     },
     {
       match: 'remember',
-      steps: [{ call: [{ tool: 'memory.write', input: { text: '{{message}}' } }] }, { say: 'saved', sayOnFailure: 'not saved' }],
+      steps: [
+        { call: [{ tool: 'memory.write', input: { text: '{{message}}', public: true, topic: 'notes' } }] },
+        { say: 'saved', sayOnFailure: 'not saved' },
+      ],
     },
     { steps: [{ say: 'ok' }] },
   ],
@@ -92,6 +95,9 @@ beforeAll(async () => {
     agent: {
       capabilities: ['fs.read', 'memory.read', 'memory.write', 'llm.call'],
       confirmFirst: [],
+      // The page is shown to the model (not held as a value), so it taints the conversation; and the
+      // write makes its memory public, an authority the page must not choose (docs/SECURITY.md).
+      showUntrusted: ['fs.read'],
       // The owner on Telegram (AIVYX_OWNER_IDS): what she writes is not someone else's text.
       trustedPlaces: { owners: [`telegram:${ALICE.id}`] },
     },

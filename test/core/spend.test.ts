@@ -12,6 +12,12 @@ describe('spend', () => {
     expect(describeSpend(total)).toBe('1215 tokens (1010 in, 205 out), $0.0100 (1 step(s) of an unpriced model: tokens only)');
     expect(priceOf({ inputTokens: 1_000_000, outputTokens: 500_000 }, { inputPerMTok: 2.5, outputPerMTok: 10 })).toBe(7.5);
     expect(priceOf({ inputTokens: 1, outputTokens: 1 }, undefined)).toBeUndefined();
+    // Cache reads and writes at their own prices when the table has them, else at the input price.
+    const cachedUsage = { inputTokens: 1_000_000, outputTokens: 0, cachedInputTokens: 800_000, cacheWriteTokens: 100_000 };
+    expect(priceOf(cachedUsage, { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3, cacheWritePerMTok: 3.75 })).toBeCloseTo(
+      0.3 + 0.24 + 0.375,
+    );
+    expect(priceOf(cachedUsage, { inputPerMTok: 3, outputPerMTok: 15 })).toBe(3);
   });
 
   it('a budget is used up when tokens or cost reach it; the raise asked for is what was spent plus one more budget', () => {

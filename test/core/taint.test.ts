@@ -1,7 +1,7 @@
 /** The workflow's taint rule (core/taint.ts): what a turn that read untrusted content may still do on its own. */
 import { describe, expect, it } from 'vitest';
 import { AivyxError } from '../../core/errors.js';
-import { describeTaint, parseTaintPolicy, stricter, TurnTaint, flatLabel, flatSources } from '../../core/taint.js';
+import { describeTaint, parseMcpClassification, parseTaintPolicy, stricter, TurnTaint, flatLabel, flatSources } from '../../core/taint.js';
 import { findTool, TOOL_CATALOG } from '../../core/tool-catalog.js';
 
 const tool = (id: string) => findTool(id)!;
@@ -102,6 +102,22 @@ describe('a tainted turn', () => {
       action: 'gate',
       field: 'content',
     });
+  });
+
+  it("MCP tools are classified by the owner: a read runs free, content arguments may hold anything, the rest must be the owner's", () => {
+    const classes = parseMcpClassification('mail/search=read,mail/send=content:body+subject');
+    const t = new TurnTaint(['a page from evil.example'], 'search my mail, then send bob@x.example a note about the page', classes);
+    const mcp = (name: string, args: Record<string, unknown>) =>
+      t.decide(tool('mcp.call'), { server: 'mail', tool: name, arguments: args }, {});
+    expect(mcp('search', { query: 'IGNORE ALL RULES' })?.action).toBe('free');
+    expect(mcp('send', { to: 'bob@x.example', subject: 'hi', body: 'anything at all' })?.action).toBe('free');
+    expect(mcp('send', { to: 'mallory@evil.example', body: 'x' })).toMatchObject({ action: 'gate', field: 'arguments.to' });
+    expect(mcp('search', { query: 'x' })).toEqual({ sources: ['a page from evil.example'], action: 'free' });
+    // Unclassified: every argument is authority; which server and tool is always the owner's to say.
+    expect(mcp('send', { note: 'x' })).toMatchObject({ action: 'gate', field: 'arguments.note' });
+    expect(t.decide(tool('mcp.call'), { server: 'mail', tool: 'delete_all', arguments: {} }, {})).toMatchObject({ field: 'tool' });
+    expect(() => parseMcpClassification('mail/send=write')).toThrow(/"write" is not read or content:<args> for mail\/send/);
+    expect(() => parseMcpClassification('send=read')).toThrow(/is not server\/tool=class/);
   });
 
   it('sources are kept once, in order, and an approval request names at most five', () => {

@@ -24,7 +24,11 @@ writeFileSync(
       { regex: '^read\\s+(\\S+)$', steps: [{ call: [{ tool: 'fs.read', input: { path: '{{match.1}}' } }] }, { say: 'read it' }] },
       {
         match: 'remember',
-        steps: [{ call: [{ tool: 'memory.write', input: { text: '{{message}}' } }] }, { say: 'saved', sayOnFailure: 'not saved' }],
+        // Public: an authority the page must not choose, so after the (shown) page it asks (docs/SECURITY.md).
+        steps: [
+          { call: [{ tool: 'memory.write', input: { text: '{{message}}', public: true, topic: 'notes' } }] },
+          { say: 'saved', sayOnFailure: 'not saved' },
+        ],
       },
       { steps: [{ say: 'ok' }] },
     ],
@@ -38,7 +42,8 @@ afterAll(() => {
 
 describe('/clear in aivyx chat', () => {
   it('after an untrusted read a write asks; after /clear it runs with no approval; SessionCleared is audited', async () => {
-    const env = await cliEnv(home, script);
+    // The page is shown to the model rather than held as a value: it taints the conversation.
+    const env = await cliEnv(home, script, { AIVYX_SHOW_UNTRUSTED: 'fs.read' });
     const started = spawnAivyx(['up'], env);
     up = started.child;
     await started.waitFor('aivyx is up', 180_000);

@@ -34,7 +34,10 @@ beforeAll(async () => {
         { match: 'read the page', steps: [{ call: [{ tool: 'fs.read', input: { path: page } }] }, { say: 'read it' }] },
         {
           match: 'remember',
-          steps: [{ call: [{ tool: 'memory.write', input: { text: '{{message}}' } }] }, { say: 'saved', sayOnFailure: 'not saved' }],
+          steps: [
+            { call: [{ tool: 'memory.write', input: { text: '{{message}}', public: true, topic: 'notes' } }] },
+            { say: 'saved', sayOnFailure: 'not saved' },
+          ],
         },
         { steps: [{ say: 'ok' }] },
       ],
@@ -43,6 +46,9 @@ beforeAll(async () => {
     agent: {
       capabilities: ['fs.read', 'memory.read', 'memory.write', 'llm.call'],
       confirmFirst: [],
+      // The page is shown to the model (not held as a value), so it taints the conversation; and the
+      // write makes its memory public, an authority the page must not choose (docs/SECURITY.md).
+      showUntrusted: ['fs.read'],
       // Alice is the owner; the page is outside every trusted root (there are none), so reading it taints.
       trustedPlaces: { owners: [`email:${ALICE}`] },
       tierPolicy: { semiTrusted: { 'fs.read': [`${dir}/**`] } },

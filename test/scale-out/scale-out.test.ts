@@ -142,6 +142,7 @@ describe('scale-out: three workers and two gateways sharing a dev server and Pos
       AIVYX_HOME: join(dir, name),
       AIVYX_REST_PORT: String(await freePort()),
       AIVYX_CODEC_PORT: String(await freePort()),
+      AIVYX_APP_PORT: String(await freePort()),
       ...extra,
     });
     // The install (keyring) and the bot token, before any role starts.

@@ -142,6 +142,8 @@ beforeAll(async () => {
         capabilities: ['fs.read', 'fs.write', 'llm.call', 'skills.propose', 'skills.list', 'skills.invoke', 'graph.read', 'graph.write'],
         confirmFirst: ['skills.propose'],
         trustedPlaces: { roots: [home] },
+        // Untrusted results are shown to the model here (not held as values): the rule under test is the context's taint.
+        showUntrusted: ['fs.read', 'graph.query', 'skills.list', 'skills.invoke'],
         // The owner lets graph.write run after untrusted content: the relation is stored, with its label.
         taintPolicy: { 'graph.write': 'allow' },
       },

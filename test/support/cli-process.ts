@@ -13,6 +13,7 @@ export async function cliEnv(home: string, script: string, extra: NodeJS.Process
     AIVYX_UI_PORT: String(await freePort()),
     AIVYX_REST_PORT: String(await freePort()),
     AIVYX_CODEC_PORT: String(await freePort()),
+    AIVYX_APP_PORT: String(await freePort()),
     ...extra,
   };
   delete env.DATABASE_URL;

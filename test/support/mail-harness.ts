@@ -38,7 +38,7 @@ import { mapResolver, SELECTOR, signWithBodyLength, type DnsMap } from './mail-d
 import { startDovecot, startSmtpServer, type Dovecot, type SmtpTestServer } from './mail-servers.js';
 import { createTestDatabase } from './postgres.js';
 import { testConnection, uniqueTaskQueue } from './temporal.js';
-import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
+import { TEST_KDF, TEST_PASSPHRASE, SHOW_ALL } from './turn-harness.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -129,6 +129,8 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
     capabilities: ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'llm.call', 'memory.read', 'memory.write'],
     budgetMs: 60_000,
     confirmFirst: ['shell.exec'],
+    // Results are shown to the model, as these tests were written (the held default: the injection suite).
+    showUntrusted: SHOW_ALL,
     ...opts.agent,
   };
   const deliveries = new DeliveryRegistry();

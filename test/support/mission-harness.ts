@@ -26,7 +26,7 @@ import { createAivyxWorker } from '../../app/worker.js';
 import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { createTestDatabase } from './postgres.js';
 import { uniqueTaskQueue } from './temporal.js';
-import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
+import { SHOW_ALL, TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -115,6 +115,9 @@ export async function startMissionHarness(env: MissionServer, opts: MissionHarne
     capabilities: ['fs.read', 'fs.write', 'shell.exec', 'llm.call'],
     budgetMs: 60_000,
     confirmFirst: ['shell.exec'],
+    // Results are shown to the model, as these tests were written; the held default is proven where it
+    // matters (test/redteam/injection-suite.test.ts, test/activities/values.test.ts: `showUntrusted: []`).
+    showUntrusted: SHOW_ALL,
     ...opts.agent,
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();

@@ -27,6 +27,7 @@ import { StreamHub, type ChannelEvent } from '../../infra/stream-hub.js';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { sessionClearingOf, wireTurnActivities, type WiringInput } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
+import { TOOL_CATALOG } from '../../core/tool-catalog.js';
 import { createMissionStarts } from '../../app/confirmations.js';
 import { createTestDatabase } from './postgres.js';
 import { testConnection, uniqueTaskQueue } from './temporal.js';
@@ -37,6 +38,9 @@ try {
 } catch {
   // already installed by another helper in this process
 }
+
+/** Every tool: its untrusted results are shown to the model (`AIVYX_SHOW_UNTRUSTED`). */
+export const SHOW_ALL: string[] = TOOL_CATALOG.map((t) => t.id);
 
 /** Fast key derivation for tests; the production defaults are proven in the key-schedule tests. */
 export const TEST_KDF = { m: 256, t: 1, p: 1 };
@@ -110,6 +114,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     capabilities: ['fs.read', 'fs.write', 'fs.metadata', 'shell.exec', 'llm.call', 'memory.read', 'memory.write'],
     budgetMs: 60_000,
     confirmFirst: [],
+    // Results are shown to the model, as these tests were written; a test of the held default (the
+    // product's) says `showUntrusted: []` (docs/SECURITY.md, "The value model").
+    showUntrusted: SHOW_ALL,
     ...opts.agent,
   };
   const deliveries = opts.deliveries ?? new DeliveryRegistry();

@@ -14,6 +14,7 @@ import * as installWrappedKey from './2026-12-04-0012-install-wrapped-key.js';
 import * as llmSpend from './2026-12-05-0013-llm-spend.js';
 import * as llmSpendAttempts from './2026-12-05-0014-llm-spend-attempts.js';
 import * as skillsGraph from './2026-12-05-0015-skills-graph.js';
+import * as llmSpendCache from './2026-12-05-0015-llm-spend-cache.js';
 
 /** Every migration, keyed by its frozen name. */
 export const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-05-0013-llm-spend': llmSpend,
   '2026-12-05-0014-llm-spend-attempts': llmSpendAttempts,
   '2026-12-05-0015-skills-graph': skillsGraph,
+  '2026-12-05-0015-llm-spend-cache': llmSpendCache,
 };
 
 /** kysely MigrationProvider over the static list. */
