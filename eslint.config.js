@@ -43,6 +43,7 @@ export default tseslint.config(
     ignores: [
       'node_modules/**',
       '.venv/**',
+      '.venv-synapse/**',
       '.aivyx/**',
       'dist/**',
       'eslint.config.js',

@@ -6,10 +6,12 @@
  */
 import type { ChatChannel } from './contract.js';
 import { emailChannel } from './email/channel.js';
+import { matrixChannel } from './matrix/channel.js';
 import { telegramChannel } from './telegram/channel.js';
 
 export const CHANNELS: readonly ChatChannel[] = Object.freeze([
   telegramChannel,
   emailChannel,
+  matrixChannel,
   // New channels go above this line (docs/CONTRIBUTING.md, "Adding a channel").
 ]);

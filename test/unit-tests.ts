@@ -34,6 +34,8 @@ export const UNIT_TESTS = [
   'test/email/config.test.ts',
   'test/email/threading.test.ts',
   'test/email/trust.test.ts',
+  'test/matrix/config-trust.test.ts',
+  'test/contributing/matrix-footprint.test.ts',
   'test/infra/codec-server.test.ts',
   'test/infra/config-doc.test.ts',
   'test/infra/free-port.test.ts',

@@ -110,6 +110,22 @@ function chatTier(pair: string): [string, string] {
   return [chat, tier];
 }
 
+/** A Matrix user id, `@local:server` (identity is this id, never a display name). */
+function matrixId(s: string): string {
+  if (!/^@[a-z0-9._=\-/+]+:[A-Za-z0-9.-]+(:\d+)?$/.test(s)) throw new Error(`"${s}" is not a Matrix user id (@name:server)`);
+  return s;
+}
+
+/** `<room id>:<tier>`, split at the last colon (room ids hold colons). */
+function roomTier(pair: string): [string, string] {
+  const cut = pair.lastIndexOf(':');
+  const [room, tier] = [pair.slice(0, cut), pair.slice(cut + 1)];
+  if (cut < 0 || !/^!.+:.+$/.test(room)) throw new Error(`"${pair}" is not <room id>:<tier>`);
+  if (tier !== 'SemiTrusted' && tier !== 'Untrusted')
+    throw new Error(`"${tier}" is not SemiTrusted or Untrusted (a Matrix room is at most SemiTrusted)`);
+  return [room, tier];
+}
+
 function hopMta(raw: string): 'postfix' | 'exim' {
   const v = raw.trim().toLowerCase();
   if (v !== 'postfix' && v !== 'exim') throw new Error('must be postfix or exim');
@@ -670,6 +686,37 @@ export const ENV_TABLE = {
     default: 'the IMAP secret',
     meaning: 'the name of the secret holding the SMTP password',
     schema: text(),
+  }),
+  // --- Matrix (docs/MATRIX.md)
+  AIVYX_MATRIX_HOMESERVER: envVar({
+    group: 'channels',
+    default: 'unset → no Matrix',
+    meaning: 'Matrix: the homeserver URL',
+    schema: httpUrl(),
+  }),
+  AIVYX_MATRIX_USER_ID: envVar({
+    group: 'channels',
+    default: 'unset',
+    meaning: "Matrix: the assistant's user id (`@bot:example.org`)",
+    schema: parsedBy(undefined, matrixId),
+  }),
+  AIVYX_MATRIX_TOKEN_SECRET: envVar({
+    group: 'channels',
+    default: 'unset',
+    meaning: 'Matrix: the name of the secret holding the access token',
+    schema: text(),
+  }),
+  AIVYX_MATRIX_ALLOWLIST: envVar({
+    group: 'channels',
+    default: 'none',
+    meaning: 'Matrix user ids whose direct chats are SemiTrusted (comma-separated)',
+    schema: list([], matrixId),
+  }),
+  AIVYX_MATRIX_ROOM_TIERS: envVar({
+    group: 'channels',
+    default: 'none',
+    meaning: 'Matrix per-room tiers, e.g. `!abc:example.org:SemiTrusted` (at most SemiTrusted)',
+    schema: list([], roomTier),
   }),
   // New channels go above this line (docs/CONTRIBUTING.md, "Adding a channel"): one line per variable, group `channels`.
   // --- logs and traces (docs/OBSERVABILITY.md)

@@ -1,0 +1,143 @@
+/**
+ * Matrix inbound: each timeline event is handled once (its id is recorded in sealed state, so an
+ * event the homeserver sends again — a replayed sync, a restart before the sync token was stored —
+ * runs nothing twice; the turn id comes from the event id too). A text message becomes a turn whose
+ * reply the workflow delivers; an edit (`m.replace`) is never a new request and never changes one;
+ * reactions and `!` commands go to approvals.ts. Identity is the sender's user id as the homeserver
+ * set it, never a display name.
+ */
+import type { ChannelFacts } from '../../core/channel.js';
+import { AivyxError } from '../../core/errors.js';
+import type { Message } from '../../core/message.js';
+import { turnWorkflowId } from '../../workflows/turn-ids.js';
+import { CLEAR_COMMAND, type SessionClearPort, type TurnSubmitPort } from '../ports.js';
+import type { createApprovals } from './approvals.js';
+import { relationOf, type MatrixEvent } from './client.js';
+import { liveStream, type LiveStream, type StreamDeps } from './stream.js';
+import { dmKey, markDelivered, seenKey, turnKey, type MatrixTurnRecord } from './state.js';
+import { isDirect, resolveMatrixTier, type MatrixTier, type MatrixTrustPolicy } from './trust.js';
+
+/** Channel instance name used in turn and session ids (and the delivery registry). */
+export const MATRIX_CHANNEL_NAME = 'matrix';
+
+/** The aivyx message id of a Matrix event (event ids are unique per homeserver's view of a room). */
+export const matrixMessageId = (eventId: string): string => eventId;
+
+/** What inbound needs from the channel. */
+export interface MatrixInboundDeps extends StreamDeps {
+  self: string;
+  policy: MatrixTrustPolicy;
+  gateway: TurnSubmitPort & SessionClearPort;
+  approvals: ReturnType<typeof createApprovals>;
+}
+
+export function createMatrixInbound(deps: MatrixInboundDeps) {
+  const { client, store, self, log } = deps;
+  /** Turns this process follows, with their room and sender (for `!cancel`). */
+  const active = new Map<string, { roomId: string; sender: string }>();
+  const streams = new Map<string, LiveStream>();
+
+  async function tierOf(roomId: string, sender: string): Promise<MatrixTier> {
+    const members = await client.joinedMembers(roomId);
+    return resolveMatrixTier({ roomId, sender, members, self }, deps.policy);
+  }
+
+  async function follow(turnId: string, rec: MatrixTurnRecord): Promise<void> {
+    if (active.has(turnId) || deps.isStopped()) return;
+    active.set(turnId, { roomId: rec.roomId, sender: rec.sender });
+    const stream = liveStream(deps, turnId, rec);
+    streams.set(turnId, stream);
+    const done = (): void => {
+      active.delete(turnId);
+      if (streams.get(turnId) === stream) streams.delete(turnId);
+      void stream.close();
+    };
+    try {
+      const turn = await deps.gateway.start(rec.facts, rec.message!, (e) => stream.onEvent(e), {
+        self,
+        roomId: rec.roomId,
+        replyTo: rec.replyTo,
+      });
+      void turn.outcome.catch((err: unknown) => !deps.isStopped() && log(`turn ${turnId}: ${(err as Error).message}`)).finally(done);
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+
+  /** The channel facts of a message: its tier from the sender and the room's members, its session the room. */
+  async function factsOf(roomId: string, ev: MatrixEvent): Promise<ChannelFacts> {
+    const members = await client.joinedMembers(roomId);
+    const origin = { roomId, sender: ev.sender, members, self };
+    const trustTier = resolveMatrixTier(origin, deps.policy);
+    // Where requests and notices for an allowlisted person go: the direct chat they write from.
+    if (isDirect(origin) && deps.policy.allowlist.includes(ev.sender)) await store.putJson(dmKey(ev.sender), { roomId });
+    return { name: MATRIX_CHANNEL_NAME, platform: 'Matrix', trustTier, sessionId: `mx-${roomId}`, sender: ev.sender };
+  }
+
+  /** `/clear` (or `!clear`): the room's session starts empty; audited once per event. */
+  async function onClear(roomId: string, ev: MatrixEvent): Promise<void> {
+    let text: string;
+    try {
+      text = (await deps.gateway.clearSession(await factsOf(roomId, ev), matrixMessageId(ev.event_id))).text;
+    } catch (err) {
+      // A refusal will not heal by fetching the event again: say it (an outage still retries).
+      if (!(err instanceof AivyxError)) throw err;
+      text = `Sorry, I could not clear this conversation: ${err.message}`;
+    }
+    await client.sendText(roomId, text, `reply/${ev.event_id}`, ev.event_id);
+  }
+
+  /** A text message from someone else: a durable turn record, then its turn. */
+  async function onText(roomId: string, ev: MatrixEvent, body: string): Promise<void> {
+    const turnId = turnWorkflowId(MATRIX_CHANNEL_NAME, matrixMessageId(ev.event_id));
+    const known = await store.getJson<MatrixTurnRecord>(turnKey(turnId));
+    if (known?.delivered) return;
+    if (known?.message) return follow(turnId, known);
+    const facts = await factsOf(roomId, ev);
+    const message: Message = {
+      id: matrixMessageId(ev.event_id),
+      sessionId: facts.sessionId,
+      content: [{ type: 'text', text: body }],
+      receivedAt: ev.origin_server_ts,
+    };
+    const rec: MatrixTurnRecord = { roomId, replyTo: ev.event_id, sender: ev.sender, facts, message };
+    await store.putJson(turnKey(turnId), rec);
+    try {
+      await follow(turnId, rec);
+    } catch (err) {
+      // Refused before any workflow started (too large): say so, count it as answered.
+      if (!(err instanceof AivyxError && err.kind === 'Channel')) throw err;
+      await client.sendText(roomId, `Sorry, I cannot take that: ${err.message}`, `refused/${ev.event_id}`, ev.event_id);
+      await markDelivered(store, turnId, rec);
+    }
+  }
+
+  async function dispatch(roomId: string, ev: MatrixEvent): Promise<void> {
+    const rel = relationOf(ev.content);
+    if (ev.type === 'm.reaction') return rel?.rel_type === 'm.annotation' ? deps.approvals.onReaction(roomId, ev, rel) : undefined;
+    if (ev.type === 'm.room.encrypted') return log(`an encrypted event in ${roomId} was not read (end-to-end encryption is not supported)`);
+    if (ev.type !== 'm.room.message' || ev.content.msgtype !== 'm.text' || typeof ev.content.body !== 'string') return;
+    // An edit is neither a new request nor a change to one already made (or approved).
+    if (rel?.rel_type === 'm.replace') return log(`an edit in ${roomId} was ignored`);
+    const body = ev.content.body.trim();
+    if (body === CLEAR_COMMAND || body === '!clear') return onClear(roomId, ev);
+    if (body.startsWith('!')) return deps.approvals.onCommand(roomId, ev, body);
+    return onText(roomId, ev, ev.content.body);
+  }
+
+  /** Handles one timeline event at most once. A throw leaves it unseen: the sync batch is fetched again. */
+  async function handle(roomId: string, ev: MatrixEvent): Promise<void> {
+    if (ev.sender === self) return;
+    if (await store.getJson(seenKey(ev.event_id))) return;
+    await dispatch(roomId, ev);
+    await store.putJson(seenKey(ev.event_id), { at: Date.now() });
+  }
+
+  return {
+    handle,
+    tierOf,
+    runningTurn: (roomId: string, sender: string) => [...active.entries()].find(([, t]) => t.roomId === roomId && t.sender === sender)?.[0],
+    closeStream: async (turnId: string) => streams.get(turnId)?.close(),
+  };
+}

@@ -1,0 +1,60 @@
+/** Matrix configuration from AIVYX_MATRIX_* and sealed secrets, and the tier of a Matrix sender. */
+import { describe, expect, it } from 'vitest';
+import { matrixConfigFromEnv } from '../../channels/matrix/config.js';
+import { resolveMatrixTier } from '../../channels/matrix/trust.js';
+
+const secret = async (n: string) => ({ 'mx-token': 'syt_abc' })[n];
+const base = {
+  AIVYX_MATRIX_HOMESERVER: 'https://matrix.example.org',
+  AIVYX_MATRIX_USER_ID: '@aivyx:example.org',
+  AIVYX_MATRIX_TOKEN_SECRET: 'mx-token',
+};
+
+describe('matrixConfigFromEnv', () => {
+  it('is off without AIVYX_MATRIX_HOMESERVER', async () => {
+    expect(await matrixConfigFromEnv({}, secret)).toBeUndefined();
+  });
+
+  it('reads the token from the named secret, the allowlist and per-room tiers (room ids hold colons)', async () => {
+    const c = await matrixConfigFromEnv(
+      { ...base, AIVYX_MATRIX_ALLOWLIST: '@alice:example.org', AIVYX_MATRIX_ROOM_TIERS: '!fam:example.org:SemiTrusted' },
+      secret,
+    );
+    expect(c).toEqual({
+      homeserver: 'https://matrix.example.org',
+      userId: '@aivyx:example.org',
+      accessToken: 'syt_abc',
+      allowlist: ['@alice:example.org'],
+      roomTiers: { '!fam:example.org': 'SemiTrusted' },
+    });
+  });
+
+  it('refuses a missing secret, a display name in the allowlist, and a room above SemiTrusted', async () => {
+    await expect(matrixConfigFromEnv({ ...base, AIVYX_MATRIX_TOKEN_SECRET: 'nope' }, secret)).rejects.toThrow(/"nope" is not set/);
+    await expect(matrixConfigFromEnv({ ...base, AIVYX_MATRIX_ALLOWLIST: 'Alice' }, secret)).rejects.toThrow(/not a Matrix user id/);
+    await expect(matrixConfigFromEnv({ ...base, AIVYX_MATRIX_ROOM_TIERS: '!a:example.org:Trusted' }, secret)).rejects.toThrow(
+      /at most SemiTrusted/,
+    );
+    await expect(matrixConfigFromEnv({ AIVYX_MATRIX_HOMESERVER: 'https://m.example.org' }, secret)).rejects.toThrow(/AIVYX_MATRIX_USER_ID/);
+  });
+});
+
+describe('resolveMatrixTier', () => {
+  const self = '@aivyx:example.org';
+  const alice = '@alice:example.org';
+  const policy = { allowlist: [alice], roomTiers: { '!fam:x': 'SemiTrusted', '!bad:x': 'Untrusted' } as const };
+  const tier = (roomId: string, sender: string, members: string[]) => resolveMatrixTier({ roomId, sender, members, self }, policy);
+
+  it('an allowlisted user alone with the assistant is SemiTrusted; anyone else, or a third member, makes it Untrusted', () => {
+    expect(tier('!dm:x', alice, [self, alice])).toBe('SemiTrusted');
+    expect(tier('!dm:x', '@mallory:example.org', [self, '@mallory:example.org'])).toBe('Untrusted');
+    expect(tier('!dm:x', alice, [self, alice, '@mallory:example.org'])).toBe('Untrusted');
+    // The sender must be a member: a relayed claim to be Alice in a room she is not in is nothing.
+    expect(tier('!dm:x', alice, [self, '@mallory:example.org'])).toBe('Untrusted');
+  });
+
+  it('per-room tiers: a SemiTrusted room lifts everyone in it to SemiTrusted at most; an Untrusted room lowers even the owner', () => {
+    expect(tier('!fam:x', '@bob:example.org', [self, alice, '@bob:example.org'])).toBe('SemiTrusted');
+    expect(tier('!bad:x', alice, [self, alice])).toBe('Untrusted');
+  });
+});
