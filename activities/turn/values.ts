@@ -8,8 +8,7 @@
 import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import type { ToolOutcome } from '../../core/outcomes.js';
-import { policyAction, stricter, taintGoverns, type McpClassification } from '../../core/taint.js';
-import { authorityFields } from '../../core/taint.js';
+import { authorityFields, policyAction, stricter, taintGoverns, type McpClassification } from '../../core/taint.js';
 import { findTool } from '../../core/tool-catalog.js';
 import type { ToolCall } from '../../core/tools.js';
 import { refsByField, substituteRefs, valueHandle, valueRefusal, valueText, VALUE_TTL_MS } from '../../core/values.js';
