@@ -11,16 +11,28 @@ import { CapabilitySet, tierCeiling } from '../core/capability/index.js';
 import type { TierPolicy } from '../core/capability/tier-policy.js';
 import { AivyxError } from '../core/errors.js';
 import { SKILL_NAME } from '../core/tools/skill-fields.js';
+import type { AuditPort } from '../activities/ports.js';
+import { randomUUID } from 'node:crypto';
 
 /** The owner's view of skills and the graph's vocabulary. */
 export interface OwnerSkills {
   list(): Promise<SkillSummary[]>;
   /** One skill's latest version (or `version`); NotFound when none, CapabilityDenied when it does not verify. */
   show(name: string, version?: number): Promise<StoredSkill>;
-  retire(name: string): Promise<{ retired: number }>;
+  /** Retires every version of `name`, audited as done `by` (default: the owner at the CLI or REST). */
+  retire(name: string, by?: OwnerActor): Promise<{ retired: number }>;
   predicates(): Promise<string[]>;
-  addPredicate(predicate: string): Promise<{ predicates: string[] }>;
+  addPredicate(predicate: string, by?: OwnerActor): Promise<{ predicates: string[] }>;
 }
+
+/** Who changed the owner's skills or vocabulary, as their channel authenticated them. */
+export interface OwnerActor {
+  identity: string;
+  channel: string;
+}
+
+/** The owner at a local channel (the CLI goes through REST). */
+const LOCAL: OwnerActor = { identity: 'local-user', channel: 'rest' };
 
 /** The owner's skills and graph vocabulary over the stores, checked like the tools. */
 export function createOwnerSkills(deps: {
@@ -28,7 +40,20 @@ export function createOwnerSkills(deps: {
   graph: GraphStore;
   capabilities: readonly string[];
   tierPolicy?: TierPolicy;
+  /** Where retiring a skill and adding a predicate are recorded. */
+  audit?: AuditPort;
 }): OwnerSkills {
+  const record = async (action: 'retire' | 'add-predicate', subject: string, by: OwnerActor, versions?: number): Promise<void> => {
+    await deps.audit?.append(`owner/skills/${action}/${subject}/${randomUUID()}`, {
+      type: 'OwnerSkillsChanged',
+      turnId: 'owner/skills',
+      action,
+      subject,
+      ...(versions !== undefined ? { versions } : {}),
+      by: by.identity,
+      channel: by.channel,
+    });
+  };
   const held = CapabilitySet.from([...deps.capabilities]).intersect(tierCeiling('Trusted', deps.tierPolicy));
   const need = (scope: string, what: string): void => {
     if (!held.grants(scope))
@@ -52,18 +77,21 @@ export function createOwnerSkills(deps: {
       if (!skill) throw new AivyxError('NotFound', `no approved skill named "${name}"`, { detail: { kind: 'skill', id: name } });
       return skill;
     },
-    async retire(name) {
+    async retire(name, by = LOCAL) {
       // Retiring changes what the assistant is shown: the same authority as proposing.
       need('skills.propose', 'retiring a skill');
-      return { retired: await deps.skills.retire(named(name)) };
+      const retired = await deps.skills.retire(named(name));
+      if (retired > 0) await record('retire', name, by, retired);
+      return { retired };
     },
     async predicates() {
       need('graph.read', 'listing predicates');
       return deps.graph.predicates();
     },
-    async addPredicate(predicate) {
+    async addPredicate(predicate, by = LOCAL) {
       need('graph.write', 'adding a predicate');
       await deps.graph.addPredicate(predicate);
+      await record('add-predicate', predicate, by);
       return { predicates: await deps.graph.predicates() };
     },
   };

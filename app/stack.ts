@@ -457,7 +457,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // `/clear` on every channel (docs/USING.md).
       sessions: sessionClearingOf(db.db, master, storage),
     });
-    const channels: ChannelContext = { gateway, deliveries, missions, gateTokens, storage: channelState, log };
+    // The owner's surfaces on the chat channels (Telegram's /skills): their ids, and what only they see.
+    const owner = {
+      ids: config.trustedPlaces.owners ?? [],
+      skills: ownerSkillsOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
+    };
+    const channels: ChannelContext = { gateway, deliveries, missions, gateTokens, storage: channelState, owner, log };
     // Leases between the processes of a scale-out install; `up` is the only process of its install.
     const shared = role === 'worker' || role === 'gateway' ? config.databaseUrl : undefined;
 

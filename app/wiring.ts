@@ -161,6 +161,7 @@ export function ownerSkillsOf(
     graph: graphStoreOf(db, master, storage),
     capabilities: agent.capabilities,
     ...(agent.tierPolicy ? { tierPolicy: agent.tierPolicy } : {}),
+    audit: createAuditPort(db, master.subkey('audit')),
   });
 }
 

@@ -11,7 +11,7 @@
  * id, DKIM/SPF) — never from text.
  */
 import type { DomainHandle } from '../infra/storage/index.js';
-import type { ChatMissionPort, ChatTurnPort, DelivererRegistry, GateTokenPort } from './ports.js';
+import type { ChatMissionPort, ChatTurnPort, DelivererRegistry, GateTokenPort, OwnerSurfaces } from './ports.js';
 
 /** The capabilities a channel gets when it starts: ports (channels/ports.ts), never the classes behind them. */
 export interface ChannelContext {
@@ -25,6 +25,8 @@ export interface ChannelContext {
   storage: DomainHandle;
   /** MACed single-use approval tokens over `storage`. */
   gateTokens: GateTokenPort;
+  /** The owner's identities and what only they may see (their skills); absent: nothing owner-only here. */
+  owner?: OwnerSurfaces;
   log: (line: string) => void;
 }
 

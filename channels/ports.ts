@@ -8,6 +8,7 @@
  *                                               ChatMissionPort, DelivererRegistry, GateTokenPort
  *   the local REST channel                      LocalTurnPort, LocalMissionPort
  */
+import type { SkillSummary, StoredSkill } from '../activities/tools/skill-port.js';
 import type { ChannelDeliverer } from '../activities/delivery-activities.js';
 import type { MissionControlPort, ScheduleControlPort } from '../activities/ports.js';
 import type { ChannelFacts, ReplyRoute } from '../core/channel.js';
@@ -187,4 +188,22 @@ export interface GateTokenPort {
   check(token: string): Promise<GateTokenCheck>;
   /** Marks a token used once its decision is sent. */
   markUsed(token: string, decision: string): Promise<void>;
+}
+
+// --- the owner's own surfaces
+
+/** The owner's view of the assistant's approved skills (app/owner-skills.ts), scope-checked like the tools. */
+export interface OwnerSkillsPort {
+  list(): Promise<SkillSummary[]>;
+  /** NotFound when there is none; CapabilityDenied when it does not verify. */
+  show(name: string): Promise<StoredSkill>;
+  /** Audited as done by `by` (the person the channel authenticated). */
+  retire(name: string, by: { identity: string; channel: string }): Promise<{ retired: number }>;
+}
+
+/** What a channel knows of the install's owner: their identities, and what only they may see and change. */
+export interface OwnerSurfaces {
+  /** `<channel>:<sender>` (AIVYX_OWNER_IDS). */
+  ids: readonly string[];
+  skills?: OwnerSkillsPort;
 }

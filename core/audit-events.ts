@@ -177,6 +177,20 @@ export type AuditEvent =
       clearedBy: string;
       trustTier: TrustTier;
     }
+  /**
+   * The owner changed what the assistant learned (issue 35): retired a skill (every version), or added
+   * a predicate to the graph's vocabulary. Indexed under `owner/skills`; who, on which channel.
+   */
+  | {
+      type: 'OwnerSkillsChanged';
+      turnId: string;
+      action: 'retire' | 'add-predicate';
+      /** The skill's name or the predicate (identifiers the owner chose, never free text). */
+      subject: string;
+      versions?: number;
+      by: string;
+      channel: string;
+    }
   | ({ type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string } & Partial<SpendTotals>);
 
 /** What model steps spent, as `TurnEnded` and `MissionEnded` record it (absent when nothing was reported). */

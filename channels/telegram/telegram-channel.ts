@@ -15,11 +15,12 @@ import type { Update } from 'grammy/types';
 import { AivyxError } from '../../core/errors.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import { startCursorLoop } from '../kit/cursor-loop.js';
-import type { ChatTurnPort, DelivererRegistry, GateTokenPort } from '../ports.js';
+import type { ChatTurnPort, DelivererRegistry, GateTokenPort, OwnerSurfaces } from '../ports.js';
 import { deciderOf, type DeciderChat, type TelegramMissionPort } from './approvals.js';
 import { buttonsComposer } from './buttons.js';
 import { commandsComposer } from './commands.js';
 import { missionsComposer } from './missions.js';
+import { skillsComposer } from './skills.js';
 import type { MissionControlPort, ScheduleControlPort } from '../../activities/ports.js';
 import { createTelegramInbound, TELEGRAM_CHANNEL_NAME } from './inbound.js';
 import { createTelegramDeliverer, type GrammySignal } from './delivery.js';
@@ -46,6 +47,8 @@ export interface TelegramChannelOptions {
   missions?: TelegramMissionPort;
   /** The sender's own missions for `/missions` and its Cancel / Pause / Resume buttons; without it `/missions` says it is not available. */
   missionControl?: MissionControlPort & ScheduleControlPort;
+  /** The owner's identities and skills: `/skills`, `/skill`, `/retire` for the owner in a private chat. */
+  owner?: OwnerSurfaces;
   /** MACed single-use button tokens (over the same `channel_state` domain); without them requests have no buttons. */
   gateTokens?: GateTokenPort;
   /** Minimum gap between streamed edits of one reply (default 1,000 ms). */
@@ -162,6 +165,7 @@ export async function startTelegramChannel(opts: TelegramChannelOptions): Promis
   );
   // Before the approval buttons: they answer every other callback as unrecognised.
   bot.use(missionsComposer({ store, decider, log, ...(opts.missionControl ? { control: opts.missionControl } : {}) }));
+  bot.use(skillsComposer({ owners: opts.owner?.ids ?? [], ...(opts.owner?.skills ? { skills: opts.owner.skills } : {}) }));
   bot.use(
     buttonsComposer({
       decider,
