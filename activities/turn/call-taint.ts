@@ -18,6 +18,8 @@ export interface WorkerTaint {
   action: CallTaint['action'];
   /** The authority field that keeps the call from being the owner's (named in the approval request). */
   field?: string;
+  /** What that field holds once a value was substituted: the approver must see what will run, not a reference. */
+  shows?: string;
 }
 
 /** The taint re-check and the grant check `runTool` makes, over the turn's shared context. */

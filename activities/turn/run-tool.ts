@@ -24,10 +24,15 @@ import { outcomeFromSummary } from './tool-outcome.js';
 import { valueHolding } from './values.js';
 import type { RunToolInput, RunToolResult, TurnAuthority } from './types.js';
 
-/** Which part of the call did not come from the owner, for the approval request (a field name, never its value). */
-function fieldReason(field: string | undefined): string {
+/**
+ * Which part of the call did not come from the owner, for the approval request: the field, and what it
+ * holds when a value was substituted into it (the approver must see what will run, not a reference).
+ */
+function fieldReason(field: string | undefined, shows?: string): string {
   if (field === undefined) return '';
   if (field === 'content') return ': its content would become your own data';
+  if (shows !== undefined)
+    return `: "${field}" is ${JSON.stringify(shows)}, read from untrusted content, not from your message or configuration`;
   return `: "${field}" is not from your message or configuration`;
 }
 
@@ -110,7 +115,7 @@ export function runToolActivities(ctx: TurnContext) {
           status: 'Failed',
           error: {
             kind: 'CapabilityDenied',
-            message: `${call.tool} refused${fieldReason(taint.field)} ${after}: the taint policy denies it`,
+            message: `${call.tool} refused${fieldReason(taint.field, taint.shows)} ${after}: the taint policy denies it`,
             hint: 'ask again in a conversation that has not read untrusted content, or change AIVYX_TAINT_POLICY',
             detail: { scope: `taint:${call.tool}`, held: [] },
           },
@@ -118,7 +123,8 @@ export function runToolActivities(ctx: TurnContext) {
       };
     const gated = taint.action === 'gate' || deps.agent.confirmFirst.includes(call.tool);
     if (gated && !(await grantCovers(run.authority.grant, call, run.facts.idemKey))) {
-      const why = taint.action === 'gate' ? `${call.tool}${fieldReason(taint.field)} ${after}` : `${call.tool} is confirm-first`;
+      const why =
+        taint.action === 'gate' ? `${call.tool}${fieldReason(taint.field, taint.shows)} ${after}` : `${call.tool} is confirm-first`;
       return { outcome: { status: 'RequiresEscalation', reason: `${why}: a person must approve this exact call` } };
     }
     return executeTool(ctx, { ...run, scope: run.facts.scope, sources: taint.sources });
@@ -158,7 +164,7 @@ export function runToolActivities(ctx: TurnContext) {
       if ('outcome' in resolved) return result(facts, resolved.outcome);
       const checked = await callTaint(authority, input);
       if ('refused' in checked) return reject(input, facts, checked.refused);
-      const taint = values.withValues(call, used, checked);
+      const taint = values.withValues(call, used, checked, substituted);
 
       // The row comes before any effect: with the database down nothing runs (the activity is retried).
       facts = { ...facts, scope: resolved.scope, ...(taint.sources.length > 0 ? { taintedBy: taint.sources } : {}) };

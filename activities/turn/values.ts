@@ -71,7 +71,7 @@ export function valueHolding({ deps }: TurnContext) {
      * keeps the page's label); and an effect whose authority field holds one is the policy's to decide
      * (gate by default), naming the field — even in a turn that never saw untrusted text.
      */
-    withValues(call: ToolCall, used: UsedValue[], taint: WorkerTaint): WorkerTaint {
+    withValues(call: ToolCall, used: UsedValue[], taint: WorkerTaint, substituted: ToolCall): WorkerTaint {
       if (used.length === 0) return taint;
       const sources = [...new Set([...taint.sources, ...used.map((u) => u.label)])];
       const def = findTool(call.tool);
@@ -80,7 +80,8 @@ export function valueHolding({ deps }: TurnContext) {
       const steering = used.find((u) => authority.has(u.field));
       const field = steering?.field ?? (def.provenance.launders ? 'content' : undefined);
       if (field === undefined) return { ...taint, sources };
-      return { sources, action: stricter(taint.action, policyAction(def.id, policy)), field };
+      const shows = steering ? shownValue((substituted.input as Record<string, unknown>)[steering.field]) : undefined;
+      return { sources, action: stricter(taint.action, policyAction(def.id, policy)), field, ...(shows ? { shows } : {}) };
     },
 
     /** Holds an untrusted, completed result as a value, unless the owner chose to show this tool's results. */
@@ -107,6 +108,15 @@ export function valueHolding({ deps }: TurnContext) {
       return substituteRefs(text, (id) => values.get(id)) as string;
     },
   };
+}
+
+/** Longest authority value an approval request quotes (an address, a URL, a path). */
+const SHOWN_MAX = 120;
+
+/** An authority value as an approval request quotes it: its text, one line, cut short. */
+function shownValue(value: unknown): string {
+  const text = [...valueText(value)].map((c) => (c < ' ' || c === '\u007f' ? ' ' : c)).join('');
+  return text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX - 1)}…` : text;
 }
 
 /** True for an MCP call of a tool the owner classified as a read (`AIVYX_MCP_TOOLS`): a value in its arguments steers no effect. */

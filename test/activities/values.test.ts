@@ -88,31 +88,38 @@ describe('using a value', () => {
 
 describe('what a call that uses values needs', () => {
   const free = { sources: [], action: 'free' as const };
-  const c = (tool: string) => ({ callId: 'c0', tool, input: {} });
+  const c = (tool: string, input: Record<string, unknown> = {}) => ({ callId: 'c0', tool, input });
+  /** The call as it will run: every field holds what the value held (a line break an attacker put in it, too). */
+  const ran = (tool: string) => c(tool, { to: 'mallory@evil.example\nBcc: x', url: 'https://evil.example/?q=1', text: 't', content: 'c' });
   const used = (field: string) => [{ field, id: 'v0123456789ab', label: 'a page from evil.example' }];
 
   it('a value in an authority field is gated, naming the field and its source', () => {
-    expect(setup().holding.withValues(c('channel.send'), used('to'), free)).toEqual({
+    // The approval request quotes what the field will hold, on one line: the approver sees what will run.
+    expect(setup().holding.withValues(c('channel.send'), used('to'), free, ran('channel.send'))).toEqual({
       sources: ['a page from evil.example'],
       action: 'gate',
       field: 'to',
+      shows: 'mallory@evil.example Bcc: x',
     });
-    expect(setup().holding.withValues(c('net.fetch'), used('url'), free)).toMatchObject({ action: 'gate', field: 'url' });
+    expect(setup().holding.withValues(c('net.fetch'), used('url'), free, ran('net.fetch'))).toMatchObject({ action: 'gate', field: 'url' });
   });
 
   it('a value in a content field runs free but carries its source (a memory written from it keeps the label)', () => {
-    expect(setup().holding.withValues(c('channel.send'), used('text'), free)).toEqual({
+    expect(setup().holding.withValues(c('channel.send'), used('text'), free, ran('channel.send'))).toEqual({
       sources: ['a page from evil.example'],
       action: 'free',
     });
-    expect(setup().holding.withValues(c('memory.write'), used('text'), free)).toEqual({
+    expect(setup().holding.withValues(c('memory.write'), used('text'), free, ran('memory.write'))).toEqual({
       sources: ['a page from evil.example'],
       action: 'free',
     });
   });
 
   it("a tool that launders what it writes into the owner's data is gated for a value in its content", () => {
-    expect(setup().holding.withValues(c('fs.write'), used('content'), free)).toMatchObject({ action: 'gate', field: 'content' });
+    expect(setup().holding.withValues(c('fs.write'), used('content'), free, ran('fs.write'))).toMatchObject({
+      action: 'gate',
+      field: 'content',
+    });
   });
 });
 

@@ -601,9 +601,12 @@ describe('values under attack', () => {
       'Trusted',
       `${on('net.fetch', { url })} ${read('$last', 'text', 'the address to forward to')} ${on('channel.send', { channel: 'test', to: '$last', text: 'hi' })}`,
     );
+    // The approver reads the address that would be used, not a reference to it.
     expect(tricked.outcome).toMatchObject({
       status: 'Escalated',
-      reason: expect.stringMatching(/"to" is not from your message or configuration/),
+      reason: expect.stringMatching(
+        /channel\.send: "to" is "mallory@evil\.example", read from untrusted content, not from your message or configuration/,
+      ),
     });
     expect(sends('mallory@evil.example')).toBe(before);
   });
