@@ -91,6 +91,13 @@ function toolId(s: string): string {
   return s;
 }
 
+/**
+ * What the model is shown by default: the output of the owner's own programs and logs on their own
+ * machine (a command's output is what they asked to see; it still taints the conversation). Pages,
+ * files outside the trusted roots, MCP servers' output and memories written from them are held.
+ */
+export const DEFAULT_SHOWN_UNTRUSTED: readonly string[] = ['shell.exec', 'shell.spawn', 'git.status', 'git.diff', 'audit.read'];
+
 /** An `AIVYX_SHOW_UNTRUSTED` entry: a catalog tool, or `mcp.call:<server>`. */
 function shownSource(s: string): string {
   if (/^mcp\.call:[A-Za-z0-9_-]+$/.test(s)) return s;
@@ -444,10 +451,10 @@ export const ENV_TABLE = {
   }),
   AIVYX_SHOW_UNTRUSTED: envVar({
     group: 'agent',
-    default: 'none',
+    default: "`shell.exec`, `shell.spawn`, `git.status`, `git.diff`, `audit.read` (your own machine's programs and logs)",
     meaning:
-      'tools (or `mcp.call:<server>`) whose untrusted results the model is shown as they are (comma-separated); every other untrusted result is held as a value the model passes on by reference and reads only through `value.read` (docs/SECURITY.md)',
-    schema: list([], shownSource),
+      "tools (or `mcp.call:<server>`) whose untrusted results the model is shown as they are (comma-separated; empty: none), tainting the conversation; every other untrusted result (a page, a file outside the trusted roots, an MCP server's output, a memory written from those) is held as a value the model passes on by reference and reads only through `value.read` (docs/SECURITY.md)",
+    schema: list(DEFAULT_SHOWN_UNTRUSTED, shownSource),
   }),
   AIVYX_MCP_TOOLS: envVar({
     group: 'mcp',
