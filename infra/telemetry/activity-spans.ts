@@ -32,9 +32,11 @@ function toolOutcomeAttributes(result: unknown): Attributes {
   return {
     'aivyx.tool.outcome': status,
     ...(status === 'Failed' ? { 'error.type': errorKind(field(field(outcome, 'error'), 'kind')) } : {}),
-    // Whether the call was made after untrusted content, and whether its output is untrusted (core/taint.ts): yes/no, never the sources.
+    // Whether the call was made after untrusted content, whether its output is untrusted (core/taint.ts),
+    // and whether that output was held as a value the model never saw (core/values.ts): yes/no, never the sources.
     'aivyx.tool.tainted': Array.isArray(tainted) && tainted.length > 0,
-    'aivyx.tool.untrusted_output': field(facts, 'untrustedOutput') !== undefined,
+    'aivyx.tool.untrusted_output': field(facts, 'untrustedOutput') !== undefined || field(facts, 'heldAs') !== undefined,
+    'aivyx.tool.held': field(facts, 'heldAs') !== undefined,
   };
 }
 

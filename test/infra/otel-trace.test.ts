@@ -223,9 +223,11 @@ it('puts each turn in one trace across the gateway and worker processes, without
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'fs.read',
       'aivyx.tool.outcome': 'Completed',
-      // The first turn read untrusted content (a file outside the trusted roots); the second was made after it.
+      // Each turn read untrusted content (a file outside the trusted roots), held as a value the model
+      // never saw (docs/SECURITY.md, "The value model"): so the second turn's call follows no untrusted text.
       'aivyx.tool.untrusted_output': true,
-      'aivyx.tool.tainted': i === 1,
+      'aivyx.tool.held': true,
+      'aivyx.tool.tainted': false,
     });
     expect(trace.find((s) => s.name === 'RunActivity:finalizeTurn')!.attributes).toMatchObject({
       'aivyx.turn.outcome': 'Completed',
