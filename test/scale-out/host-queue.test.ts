@@ -71,7 +71,7 @@ describe('a host-bound tool waits for its host', () => {
         master: h.master,
         hub: new StreamHub(),
         llm: createScriptedProvider(script),
-        agent: { capabilities: ['fs.read', 'llm.call'], budgetMs: 60_000, confirmFirst: [], hostQueue },
+        agent: { capabilities: ['fs.read', 'llm.call'], budgetMs: 60_000, confirmFirst: [], hostQueue, showUntrusted: ['fs.read'] },
       }),
       dataConverter: aivyxDataConverter(createPayloadCodec(h.master.subkey('payload'), { unencrypted: 'refuse' })),
     });

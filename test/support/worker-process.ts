@@ -13,6 +13,7 @@ import { StreamHub } from '../../infra/stream-hub.js';
 import { startTracing, tracingSettingsFromEnv } from '../../infra/telemetry/index.js';
 import { wireTurnActivities } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
+import { TOOL_CATALOG } from '../../core/tool-catalog.js';
 import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
 
 const env = process.env;
@@ -26,7 +27,12 @@ const activities = wireTurnActivities({
   master,
   hub: new StreamHub(),
   llm,
-  agent: { capabilities: ['fs.read', 'fs.write', 'shell.exec'], budgetMs: 120_000, confirmFirst: [] },
+  agent: {
+    capabilities: ['fs.read', 'fs.write', 'shell.exec'],
+    budgetMs: 120_000,
+    confirmFirst: [],
+    showUntrusted: TOOL_CATALOG.map((t) => t.id),
+  },
 });
 const connection = await NativeConnection.connect({ address: env.AIVYX_TEST_TEMPORAL_ADDRESS ?? '' });
 const dataConverter = aivyxDataConverter(createPayloadCodec(master.subkey('payload')));
