@@ -223,11 +223,11 @@ it('puts each turn in one trace across the gateway and worker processes, without
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'fs.read',
       'aivyx.tool.outcome': 'Completed',
-      // Each turn read untrusted content (a file outside the trusted roots), held as a value the model
-      // never saw (docs/SECURITY.md, "The value model"): so the second turn's call follows no untrusted text.
+      // The first turn read untrusted content (a file outside the trusted roots), shown to the model (this
+      // worker shows results: test/support/worker-process.ts); the second was made after it.
       'aivyx.tool.untrusted_output': true,
-      'aivyx.tool.held': true,
-      'aivyx.tool.tainted': false,
+      'aivyx.tool.held': false,
+      'aivyx.tool.tainted': i === 1,
     });
     expect(trace.find((s) => s.name === 'RunActivity:finalizeTurn')!.attributes).toMatchObject({
       'aivyx.turn.outcome': 'Completed',
