@@ -7,6 +7,7 @@
  * the chat the button sits in), never from the token or the text; the mission's Update validator
  * checks both again.
  */
+import { approvalRequestLines } from '../approval-text.js';
 import type { MissionNotice } from '../../activities/mission-activities.js';
 import { AivyxError } from '../../core/errors.js';
 import { inputDigest } from '../../core/tools/describe-call.js';
@@ -62,30 +63,12 @@ export function utc(ms: number): string {
 
 export { inputDigest };
 
-const HEADLINE: Partial<Record<MissionNotice['kind'], string>> = {
-  opened: 'Approval needed',
-  reminder: 'Reminder: approval still needed',
-  escalated: 'Escalated to you: approval needed',
-};
-
 /**
  * The text of an approval request (opened, reminder, escalated): the call as it will run (its
  * canonical input, secrets redacted), why, who asked where, and the digest tying it to the audit log.
  */
 export function requestText(n: MissionNotice): string {
-  return fitMessage([
-    `${HEADLINE[n.kind] ?? 'Approval needed'} — mission ${n.missionId}`,
-    `What: ${n.goal ?? '(no goal given)'}`,
-    `Why: ${n.why ?? n.text}`,
-    `Asked by: ${n.askedBy ? `${n.askedBy.identity} on ${n.askedBy.channel}` : '?'}`,
-    `Tool: ${n.tool ?? '?'}`,
-    ...(n.call ?? []).map((line) => `  ${line}`),
-    `Input digest: ${inputDigest(n.inputHash)}`,
-    `Deadline: ${n.deadline !== undefined ? new Date(n.deadline).toISOString() : 'none'}`,
-    `Gate: ${n.gateId}`,
-    '',
-    `Press a button, or reply /approve ${n.gateId} or /deny ${n.gateId} <reason>.`,
-  ]);
+  return fitMessage([...approvalRequestLines(n), '', `Press a button, or reply /approve ${n.gateId} or /deny ${n.gateId} <reason>.`]);
 }
 
 /** `lines` joined, the longest ones cut until the whole fits one Telegram message (a request cannot be split: it carries the buttons). */
