@@ -52,12 +52,25 @@ function flags(opts: RenderOptions, profile: string): string[] {
   ];
 }
 
+/**
+ * Removes a Chromium profile. Chromium's helper processes can still be flushing the disk cache
+ * for a moment after the browser exits (ENOTEMPTY), so removal retries; a profile that still
+ * cannot go is left in the temp dir rather than failing the test that used it.
+ */
+function removeProfile(profile: string): void {
+  try {
+    rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
+  } catch (e) {
+    console.warn(`left Chromium profile ${profile}: ${(e as Error).message}`);
+  }
+}
+
 async function withProfile<T>(fn: (profile: string) => Promise<T>): Promise<T> {
   const profile = mkdtempSync(join(tmpdir(), 'aivyx-chromium-'));
   try {
     return await fn(profile);
   } finally {
-    rmSync(profile, { recursive: true, force: true });
+    removeProfile(profile);
   }
 }
 
@@ -121,7 +134,7 @@ export async function openBrowser(chromium: string, opts: RenderOptions = {}): P
       await Promise.race([gone, new Promise((r) => setTimeout(r, 5_000))]);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
-    rmSync(profile, { recursive: true, force: true });
+    removeProfile(profile);
   };
   try {
     const wsUrl = await new Promise<string>((resolve, reject) => {
