@@ -60,16 +60,18 @@ export interface SkillEditDeps {
  * REST are), so `skills.propose` — Trusted only — is in reach; the mission's capability set is that
  * one scope, so the rerun can do nothing else.
  */
-const OWNER_SURFACE = (by: EditAuthor): ChannelFacts => ({
+const OWNER_SURFACE = (by: EditAuthor, editId: string): ChannelFacts => ({
   name: 'owner-skills',
   platform: 'Custom',
   trustTier: 'Trusted',
-  sessionId: 'owner-skill-edits',
+  // A conversation of its own per edit: one edit's rerun reads no other's history.
+  sessionId: `skill-edit-${editId}`,
   sender: `${by.identity}@${by.channel}`,
 });
 
 /** The mission definition of an edit's gate: one step whose rerun stores exactly `call`. */
-function editDefinition(turnId: string, call: ToolCall, current: StoredSkill, by: EditAuthor, deps: SkillEditDeps): MissionDefinition {
+function editDefinition(editId: string, call: ToolCall, current: StoredSkill, by: EditAuthor, deps: SkillEditDeps): MissionDefinition {
+  const turnId = editTurnId(editId);
   const next = current.version + 1;
   return {
     missionId: confirmationMissionId(turnId),
@@ -78,7 +80,7 @@ function editDefinition(turnId: string, call: ToolCall, current: StoredSkill, by
     approvers: ownerRefs(deps.owners),
     onExpire: 'fail',
     capabilities: ['skills.propose'],
-    channel: OWNER_SURFACE(by),
+    channel: OWNER_SURFACE(by, editId),
     pendingGate: {
       turnId,
       tool: call.tool,
@@ -90,19 +92,23 @@ function editDefinition(turnId: string, call: ToolCall, current: StoredSkill, by
   };
 }
 
+/** The "turn" an edit stands for: the id its resume record and confirmation mission derive from. */
+const editTurnId = (editId: string): string => `owner-skill-edit/${editId}`;
+
 /** Edits' gates over the Temporal client. */
 export function createSkillEditGates(deps: SkillEditDeps): SkillEditGates {
   return {
     async open(content, current, by) {
       // A fresh id per edit: two edits of one skill are two gates, each approving its own text.
-      const turnId = `owner-skill-edit/${randomUUID()}`;
+      const editId = randomUUID();
+      const turnId = editTurnId(editId);
       const call: ToolCall = { callId: 'owner-edit', tool: skillProposeTool.id, input: content };
       // Written before the gate opens, as finalizeTurn writes a turn's: an approval always finds it. The
       // transcript holds the call, so the model the rerun reports to sees a call before its result.
       const transcript = [{ role: 'assistant' as const, calls: [call] }];
       await deps.resumes.save({ turnId, runId: 'owner-edit', step: 0, call, transcript, context: [], taint: [], trusted: [] });
       try {
-        await startMission(deps, editDefinition(turnId, call, current, by, deps), 'REJECT_DUPLICATE');
+        await startMission(deps, editDefinition(editId, call, current, by, deps), 'REJECT_DUPLICATE');
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }
