@@ -6,7 +6,7 @@
  * resume record holds the call itself, so the approved rerun runs exactly that call first (with the
  * one-shot grant `skills.propose` insists on) and stores it, then ends.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ResumeRecordPort } from '../activities/ports.js';
 import type { StoredSkill } from '../activities/tools/skill-port.js';
@@ -37,7 +37,8 @@ export interface OpenedEdit {
 
 /** Opens the approval gate of an owner's edit. */
 export interface SkillEditGates {
-  open(content: SkillContent, current: StoredSkill, by: EditAuthor): Promise<OpenedEdit>;
+  /** `requestKey`: the platform's id of the asking message, so a redelivered one opens the same gate once. */
+  open(content: SkillContent, current: StoredSkill, by: EditAuthor, requestKey?: string): Promise<OpenedEdit>;
 }
 
 /** What opening an edit's gate needs. */
@@ -98,9 +99,9 @@ const editTurnId = (editId: string): string => `owner-skill-edit/${editId}`;
 /** Edits' gates over the Temporal client. */
 export function createSkillEditGates(deps: SkillEditDeps): SkillEditGates {
   return {
-    async open(content, current, by) {
-      // A fresh id per edit: two edits of one skill are two gates, each approving its own text.
-      const editId = randomUUID();
+    async open(content, current, by, requestKey) {
+      // One id per asking message (or a fresh one): two edits of one skill are two gates, each approving its own text.
+      const editId = requestKey ? createHash('sha256').update(`${by.channel}\0${requestKey}`).digest('hex').slice(0, 32) : randomUUID();
       const turnId = editTurnId(editId);
       const call: ToolCall = { callId: 'owner-edit', tool: skillProposeTool.id, input: content };
       // Written before the gate opens, as finalizeTurn writes a turn's: an approval always finds it. The

@@ -28,8 +28,9 @@ export interface OwnerSkills {
   /**
    * Asks for a new version of an active skill: `changes` replace those parts of its latest version,
    * and the whole result waits at an approval gate like a proposal. Stores nothing by itself.
+   * `requestKey` (the asking message's platform id): a redelivered message opens that gate once.
    */
-  edit(name: string, changes: SkillChanges, by?: OwnerActor): Promise<OpenedEdit>;
+  edit(name: string, changes: SkillChanges, by?: OwnerActor, requestKey?: string): Promise<OpenedEdit>;
   predicates(): Promise<string[]>;
   addPredicate(predicate: string, by?: OwnerActor): Promise<{ predicates: string[] }>;
 }
@@ -57,8 +58,9 @@ export function createOwnerSkills(deps: {
   /** Where an edit waits for approval; none: edits are refused here. */
   edits?: SkillEditGates;
 }): OwnerSkills {
-  const record = async (action: 'retire' | 'add-predicate' | 'edit', subject: string, by: OwnerActor, versions?: number): Promise<void> => {
-    await deps.audit?.append(`owner/skills/${action}/${subject}/${randomUUID()}`, {
+  // `once`: a key the change is recorded under once (an edit's gate); otherwise every change is its own.
+  const record = async (action: 'retire' | 'add-predicate' | 'edit', subject: string, by: OwnerActor, versions?: number, once?: string) => {
+    await deps.audit?.append(`owner/skills/${action}/${subject}/${once ?? randomUUID()}`, {
       type: 'OwnerSkillsChanged',
       turnId: 'owner/skills',
       action,
@@ -98,7 +100,7 @@ export function createOwnerSkills(deps: {
       if (retired > 0) await record('retire', name, by, retired);
       return { retired };
     },
-    async edit(name, changes, by = LOCAL) {
+    async edit(name, changes, by = LOCAL, requestKey) {
       need('skills.propose', 'editing a skill');
       if (!deps.edits)
         throw new AivyxError('NotFound', 'editing skills is not available here', { hint: 'use `aivyx skills edit` on the install' });
@@ -111,8 +113,8 @@ export function createOwnerSkills(deps: {
       const content = nextContent(current, changes);
       if (canonicalJson(content) === canonicalJson(contentOf(current)))
         throw new AivyxError('InvalidScope', `the edit of "${name}" changes nothing`, { hint: `v${current.version} stays as it is` });
-      const opened = await deps.edits.open(content, current, by);
-      await record('edit', name, by, opened.version);
+      const opened = await deps.edits.open(content, current, by, requestKey);
+      await record('edit', name, by, opened.version, opened.missionId);
       return opened;
     },
     async predicates() {

@@ -208,6 +208,8 @@ export interface OwnerSkillsPort {
     name: string,
     changes: { summary?: string; whenToUse?: string; steps?: string[]; tools?: string[] },
     by: { identity: string; channel: string },
+    /** The asking message's platform id: a redelivered message opens the same gate once. */
+    requestKey?: string,
   ): Promise<{ name: string; version: number; missionId: string; gateId: string }>;
 }
 

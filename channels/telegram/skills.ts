@@ -77,7 +77,9 @@ export function skillsComposer(deps: SkillCommandDeps): Composer<Context> {
     const parsed = parseSkillEdit(body);
     if ('problem' in parsed) return void (await ctx.reply(`${parsed.problem}\n${SKILL_EDIT_FORMAT}`));
     const by = { identity: String(ctx.from!.id), channel: TELEGRAM_CHANNEL_NAME };
-    const opened = await deps.skills!.edit(name, parsed.changes, by).catch(said);
+    // Keyed by the message, like a turn: a redelivered update opens the same gate, once.
+    const key = ctx.msg?.message_id === undefined ? undefined : `${ctx.chat!.id}_${ctx.msg.message_id}`;
+    const opened = await deps.skills!.edit(name, parsed.changes, by, key).catch(said);
     if (typeof opened === 'string') return void (await ctx.reply(opened));
     await ctx.reply(
       `Version ${opened.version} of ${opened.name} waits for approval: the request shows the whole skill. Nothing changes until an owner approves it.`,

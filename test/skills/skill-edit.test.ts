@@ -172,9 +172,18 @@ describe('the owner edits a skill on Telegram', () => {
 
   it('the edit waits at a gate showing the whole new procedure and who wrote it; an unlisted person’s approval is refused; the owner’s stores v2', async () => {
     const before = messagesIn(ALICE.id).length;
-    expect(await command(ALICE, EDIT)).toBe(
+    const asked = tg.textUpdate(ALICE, EDIT);
+    const replied = (n: number) =>
+      messagesIn(ALICE.id)
+        .slice(before)
+        .filter((m) => m.text.startsWith('Version 2 of file-receipts')).length >= n;
+    await tg.waitFor(() => replied(1), 20_000, 'reply to /skilledit');
+    expect(messagesIn(ALICE.id)[before]!.text).toBe(
       'Version 2 of file-receipts waits for approval: the request shows the whole skill. Nothing changes until an owner approves it.',
     );
+    // Telegram delivers the same message again (under a new update id): the same gate, opened once.
+    tg.pushUpdate({ message: asked.message });
+    await tg.waitFor(() => replied(2), 20_000, 'reply to the redelivered /skilledit');
     const req = await request(ALICE.id, 'skills.propose', before);
     for (const part of [
       'file-receipts',
@@ -214,15 +223,18 @@ describe('the owner edits a skill on Telegram', () => {
       .filter((e) => e.type === 'ToolCall')
       .map((e) => [e.toolId, e.outcome]);
     expect(calls).toEqual([['skills.propose', 'Completed(Verified)']]);
-    expect((await auditEntriesForTurn(h.db, 'owner/skills')).map((r) => r.event)).toContainEqual({
-      type: 'OwnerSkillsChanged',
-      turnId: 'owner/skills',
-      action: 'edit',
-      subject: 'file-receipts',
-      versions: 2,
-      by: String(ALICE.id),
-      channel: 'telegram',
-    });
+    expect(h.notices.filter((n) => n.kind === 'opened').map((n) => n.missionId)).toEqual([missionId]);
+    expect((await auditEntriesForTurn(h.db, 'owner/skills')).map((r) => r.event)).toEqual([
+      {
+        type: 'OwnerSkillsChanged',
+        turnId: 'owner/skills',
+        action: 'edit',
+        subject: 'file-receipts',
+        versions: 2,
+        by: String(ALICE.id),
+        channel: 'telegram',
+      },
+    ]);
   }, 180_000);
 
   it('an approved edit cannot be replayed to install a different body, and a body swapped after the approver saw it is refused', async () => {
