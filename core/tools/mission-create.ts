@@ -38,6 +38,7 @@ export const missionKind = (steps: readonly MissionStepSpec[]): 'turns' | 'notif
 /** `mission.create`: start a mission the owner approves first. */
 export const missionCreateTool = defineTool({
   id: 'mission.create',
+  summary: 'Schedule a reminder, recurring check or follow-up (the owner approves)',
   description:
     'Start a mission the owner approves first: a reminder, a recurring check, a follow-up. Steps run in order: a task ' +
     'for you (string), {"wait": "3d"}, {"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"}, {"notify": "text", "to"?: ["email:bob@x.org"]}, ' +
