@@ -4,11 +4,14 @@
  * step and for the rest of the session; a granted tool called without loading runs as before; and
  * loading never widens authority (a SemiTrusted turn cannot load shell.exec).
  */
+import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmProvider } from '../../activities/llm/llm-provider.js';
 import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
+import { awaitTurnOutcome, buildTurnRequest } from '../../channels/turn-client.js';
 import type { LlmStepRequest } from '../../core/llm.js';
+import { textContent } from '../../core/message.js';
 import type { ToolResult } from '../../core/tools.js';
 import { TOOLS_LOAD } from '../../core/tools/tools-load.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';
@@ -99,5 +102,20 @@ describe('deferred tools in a turn', () => {
       expect(toolIds(req)).not.toContain('shell.exec');
       expect(req.tools.find((t) => t.id === TOOLS_LOAD)?.description ?? '').not.toContain('shell.exec');
     }
+  }, 120_000);
+
+  it('attack: a SemiTrusted turn started with a forged "loaded" list naming shell.exec is not offered it', async () => {
+    const channel = h.facts('SemiTrusted');
+    const req = h.attestor.attest(
+      buildTurnRequest(channel, { id: randomUUID(), sessionId: channel.sessionId, content: textContent('hello'), receivedAt: Date.now() }),
+    );
+    // The second argument is the session's (unattested): anyone at the frontend can write it.
+    const carried = { loadedTools: ['shell.exec', 'fs.write', 'fs.metadata'] };
+    await h.client.workflow.start('turnWorkflow', { workflowId: req.turnId, taskQueue: h.taskQueue, args: [req, carried] });
+    const outcome = await awaitTurnOutcome(h.client, req.turnId);
+    expect(outcome.status).toBe('Completed');
+    const offered = toolIds(seen.get(req.turnId)?.[0]);
+    expect(offered).not.toContain('shell.exec');
+    expect(offered).not.toContain('fs.write');
   }, 120_000);
 });
