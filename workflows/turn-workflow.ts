@@ -21,7 +21,8 @@ import type { TurnRequest } from '../core/channel.js';
 import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import { TOOL_CATALOG } from '../core/tool-catalog.js';
-import { carriedTools, toolOffer } from '../core/tool-offer.js';
+import { carriedTools, loadTools, toolOffer } from '../core/tool-offer.js';
+import { TOOLS_LOAD } from '../core/tools/tools-load.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { messageText } from '../core/message.js';
 import { TurnTaint } from '../core/taint.js';
@@ -253,18 +254,26 @@ function resumeApproved(turn: TurnRun, loop: TurnLoop, resume: OpenedResume): Pr
   loop.transcript.push(...resume.transcript);
   turn.context.push(...resume.context);
   for (const text of resume.trusted) trustRead(turn, text);
-  // The quarantined answers the model was shown stay out of authority fields in this run too.
+  // The quarantined answers the model was shown stay out of authority fields in this run too; what it loaded stays loaded.
   for (const item of resume.transcript)
     if (item.role === 'tool')
       for (const r of item.results) {
         const answer = r.tool === 'value.read' ? shownAnswer(r.outcome) : undefined;
         if (answer && 'derived' in answer) turn.taint?.addDerived(answer.derived, answer.source);
+        if (r.tool === TOOLS_LOAD) reload(turn, loop, r.outcome);
       }
   setCurrentDetails(`**Resumed** ${resume.from}: the approved ${call.tool} runs first`);
   // The same step's other gated calls go again with it: each asks for its own approval next.
   const calls = [call, ...resume.alsoAsked.map((a) => a.call)];
   const callProofs = Object.fromEntries([[call.callId, resume.callProof], ...resume.alsoAsked.map((a) => [a.call.callId, a.proof])]);
   return runCalls(turn, loop, step, { type: 'tool_calls', calls, callProofs }, true);
+}
+
+/** A load the resumed transcript shows, loaded again (only what this turn is granted, as any load). */
+function reload(turn: TurnRun, loop: TurnLoop, outcome: ToolResult['outcome']): void {
+  if (!turn.loadedTools || outcome.status !== 'Completed') return;
+  const result = loadTools({ tools: (outcome.output as { loaded?: unknown } | undefined)?.loaded }, loop.toolIds, turn.loadedTools);
+  if (result.ok) turn.loadedTools = result.loaded;
 }
 
 /** Notes a trusted read's output: destinations it names are the owner's (and a resume record keeps it). */
