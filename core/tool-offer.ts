@@ -41,11 +41,6 @@ export function toolOffer(granted: readonly string[], loaded: readonly string[] 
   };
 }
 
-/** The ids a step offers in full, in wire order (core, then loaded); `tools.load` sits between them when anything is deferred. */
-export function offeredInFull(offer: ToolOffer): string[] {
-  return [...offer.core, ...offer.loaded];
-}
-
 /** A tool's line in the index: its summary, else its description up to the first sentence or colon; at most 90 characters. */
 export function indexLine(id: string): string {
   const tool = findTool(id);
