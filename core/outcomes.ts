@@ -31,7 +31,11 @@ export type TurnOutcome = (
   | { status: 'TimedOut'; toolCallsMade: number; elapsedMs: number; budget?: BudgetBreach }
   | { status: 'Cancelled'; toolCallsMade: number }
   | { status: 'Failed'; error: AivyxErrorData; toolCallsMade: number }
-) & { spend?: Spend };
+) & {
+  spend?: Spend;
+  /** The deferred tools the turn had loaded (core/tool-offer.ts): its session passes them to its next turn. */
+  loadedTools?: string[];
+};
 
 /** Short audit-friendly summary of a tool outcome (no output bodies). */
 export function summarizeToolOutcome(o: ToolOutcome): string {
