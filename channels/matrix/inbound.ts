@@ -10,7 +10,7 @@ import type { ChannelFacts } from '../../core/channel.js';
 import { AivyxError } from '../../core/errors.js';
 import type { Message } from '../../core/message.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
-import { CLEAR_COMMAND, type SessionClearPort, type TurnSubmitPort } from '../ports.js';
+import { CLEAR_COMMAND, type MissionEventPort, type SessionClearPort, type TurnSubmitPort } from '../ports.js';
 import type { createApprovals } from './approvals.js';
 import { relationOf, type MatrixEvent } from './client.js';
 import { liveStream, type LiveStream, type StreamDeps } from './stream.js';
@@ -29,6 +29,8 @@ export interface MatrixInboundDeps extends StreamDeps {
   policy: MatrixTrustPolicy;
   gateway: TurnSubmitPort & SessionClearPort;
   approvals: ReturnType<typeof createApprovals>;
+  /** Offers a message to missions waiting for one (`waitFor`); the missions that took it (then no turn runs). */
+  offerEvent?: MissionEventPort['offerEvent'];
 }
 
 export function createMatrixInbound(deps: MatrixInboundDeps) {
@@ -88,6 +90,17 @@ export function createMatrixInbound(deps: MatrixInboundDeps) {
     await client.sendText(roomId, text, `reply/${ev.event_id}`, ev.event_id);
   }
 
+  /**
+   * Offers a message to missions waiting for one: the sender and room as the homeserver stated them
+   * (never a display name), the tier resolved for this room, the server's timestamp (an old event
+   * fetched again is not the reply a wait opened after it is for). True when a mission took it.
+   */
+  async function takenByMission(roomId: string, ev: MatrixEvent, text: string, tier: string): Promise<boolean> {
+    if (!deps.offerEvent) return false;
+    const facts = { source: 'matrix' as const, from: ev.sender, room: roomId, tier };
+    return (await deps.offerEvent({ facts, eventId: ev.event_id, text, sentAt: ev.origin_server_ts })).length > 0;
+  }
+
   /** A text message from someone else: a durable turn record, then its turn. */
   async function onText(roomId: string, ev: MatrixEvent, body: string): Promise<void> {
     const turnId = turnWorkflowId(MATRIX_CHANNEL_NAME, matrixMessageId(ev.event_id));
@@ -95,6 +108,7 @@ export function createMatrixInbound(deps: MatrixInboundDeps) {
     if (known?.delivered) return;
     if (known?.message) return follow(turnId, known);
     const facts = await factsOf(roomId, ev);
+    if (await takenByMission(roomId, ev, body, facts.trustTier)) return;
     const message: Message = {
       id: matrixMessageId(ev.event_id),
       sessionId: facts.sessionId,

@@ -88,6 +88,7 @@ export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelConte
     policy: { allowlist: config.allowlist, roomTiers: config.roomTiers },
     gateway: ctx.gateway,
     approvals,
+    offerEvent: (event) => ctx.missions.offerEvent(event),
     editInterval: tuning.editIntervalMs ?? 1000,
     isStopped: () => stopped,
     log: ctx.log,

@@ -41,7 +41,7 @@ export const missionCreateTool = defineTool({
   description:
     'Start a mission the owner approves first: a reminder, a recurring check, a follow-up. Steps run in order: a task ' +
     'for you (string), {"wait": "3d"}, {"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"}, {"notify": "text", "to"?: ["email:bob@x.org"]}, ' +
-    '{"waitFor": {"email"|"telegram"|"approval": …}, "within": "5d"}. A reminder: [waitUntil, notify]. Returns {missionId} or {scheduleId}.',
+    '{"waitFor": {"email"|"telegram"|"matrix"|"approval": …}, "within": "5d"}. A reminder: [waitUntil, notify]. Returns {missionId} or {scheduleId}.',
   input: () =>
     z.strictObject({
       goal: textField('goal', 500, 'One sentence.'),
