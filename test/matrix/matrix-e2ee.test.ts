@@ -22,7 +22,9 @@ import { TurnGateway } from '../../channels/turn-gateway.js';
 import { createAttestor } from '../../infra/attestation.js';
 import { GateTokens, gateTokenKey } from '../../infra/gate-tokens.js';
 import { openKeyring } from '../../infra/keyring.js';
+import { createMissionWaits } from '../../infra/mission-waits.js';
 import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
+import { missionStatusQuery, type MissionStatus } from '../../workflows/mission-messages.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
 import { sessionClearingOf } from '../../app/wiring.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
@@ -51,6 +53,7 @@ let tc: TestConnection;
 let mh: MissionHarness;
 let hs: Synapse;
 let state: DomainHandle;
+let missions: MissionGateway;
 let bot: SynapseUser;
 let alice: Person;
 let owner: sdk.MatrixClient;
@@ -110,6 +113,7 @@ describeMatrix('Matrix end-to-end encrypted rooms (real Synapse, Rust crypto)', 
         deliveries,
         agent: {
           capabilities: ['fs.write', 'llm.call'],
+          confirmFirst: ['fs.write'],
           tierPolicy: { semiTrusted: { 'fs.write': [`${NOTES}/**`] } },
           trustedPlaces: { owners: [`matrix:${alice.id}`] },
         },
@@ -117,7 +121,13 @@ describeMatrix('Matrix end-to-end encrypted rooms (real Synapse, Rust crypto)', 
     );
     const master = await openKeyring(mh.db, TEST_PASSPHRASE, { kdfParams: TEST_KDF });
     state = SealedStorage.open(mh.db, master).domain('channel_state');
-    const missions = new MissionGateway({ client: tc.client, taskQueue: mh.taskQueue, attestor: mh.attestor, capabilities: ['fs.write'] });
+    missions = new MissionGateway({
+      client: tc.client,
+      taskQueue: mh.taskQueue,
+      attestor: mh.attestor,
+      capabilities: ['fs.write'],
+      events: { waits: createMissionWaits(state), store: state },
+    });
     const gateway = new TurnGateway({
       client: tc.client,
       taskQueue: mh.taskQueue,
@@ -163,6 +173,37 @@ describeMatrix('Matrix end-to-end encrypted rooms (real Synapse, Rust crypto)', 
     expect(existsSync(join(NOTES, 'secret.txt'))).toBe(false);
     const started = (await mh.audit(turnWorkflowId('matrix', matrixMessageId(asked)))).find((e) => e.type === 'TurnStarted');
     expect(started).toMatchObject({ channel: 'Matrix', trustTier: 'Untrusted' });
+  });
+
+  it('from her unverified device, an encrypted !approve decides no gate and an encrypted "paid" ends no wait', async () => {
+    const status = (id: string) => tc.client.workflow.getHandle(id).query(missionStatusQuery) as Promise<MissionStatus>;
+    const { missionId: waiting } = await missions.create({
+      goal: 'wait for Alice to pay',
+      steps: [{ waitFor: { matrix: { from: alice.id, contains: 'paid' } }, within: '1h' }],
+    });
+    const { missionId: gated } = await missions.create({
+      goal: 'keep the door code',
+      steps: ['note the door code'],
+      approvers: [`matrix:${alice.id}`],
+    });
+    await until(
+      async () => (await status(waiting)).state === 'waiting' && (await status(gated)).gate?.state === 'open',
+      'the wait and the gate',
+    );
+
+    await sendEncrypted(`!approve ${gated}/gate-1`);
+    const paid = await sendEncrypted('I paid it');
+    // Handled in order: once "I paid it" is answered (as an ordinary, Untrusted message), the !approve was read too.
+    await answered(paid, /^read you$/, 'the answer to "I paid it"');
+    expect(await status(gated)).toMatchObject({ gate: { state: 'open' } });
+    expect((await mh.audit(gated)).filter((e) => e.type === 'GateApproved' || e.type === 'GateDenied')).toEqual([]);
+    expect(await status(waiting)).toMatchObject({ state: 'waiting', step: 0 });
+    expect((await mh.audit(waiting)).filter((e) => e.type === 'MissionEventReceived')).toEqual([]);
+    expect((await mh.audit(turnWorkflowId('matrix', matrixMessageId(paid)))).find((e) => e.type === 'TurnStarted')).toMatchObject({
+      trustTier: 'Untrusted',
+    });
+    await missions.cancel(waiting, 'test done');
+    await missions.cancel(gated, 'test done');
   });
 
   it('the assistant’s keys are sealed across a restart: a message sent while it was down is read after', async () => {
