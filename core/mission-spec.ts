@@ -9,7 +9,9 @@
  *   "email:bob@example.com"]`, those people: the mission needs `channel.send:<channel>` for each);
  * - `{ "waitFor": { "email": { "from": "bob@example.com", "thread": "<id@host>" } }, "within": "5d",
  *   "onEvent": "end", "onTimeout": "continue" }` — wait for an inbound event (an e-mail, or
- *   `{ "telegram": { "from": "@bob", "contains": "done" } }`, or `{ "approval": "Send the nudge?" }`: a
+ *   `{ "telegram": { "from": "@bob", "contains": "done" } }`, or
+ *   `{ "matrix": { "from": "@bob:example.org", "room": "!abc:example.org", "contains": "done" } }`, or
+ *   `{ "approval": "Send the nudge?" }`: a
  *   yes from an approver), at most `within`; each outcome goes on
  *   with the next step or ends the mission (defaults: an event continues, a timeout ends).
  * Everything is checked here, at the edge, so a bad step is refused before any workflow starts.
@@ -57,6 +59,10 @@ const RECIPIENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}:\S{1,320}$/;
 const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
 const MESSAGE_ID = /^<?[^\s<>]+@[^\s<>]+>?$/;
 const TELEGRAM_FROM = /^(\d{1,20}|@[A-Za-z0-9_]{4,32})$/;
+/** A Matrix user id (`@localpart:server[:port]`): what the homeserver puts in an event's sender. */
+export const MATRIX_USER_ID = /^@[^\s:]{1,255}:[A-Za-z0-9.-]{1,255}(:\d{1,5})?$/;
+/** A Matrix room id: `!opaque:server[:port]`, or since room version 12 `!<hash>` with no server part. */
+export const MATRIX_ROOM_ID = /^![^\s:]{1,255}(:[A-Za-z0-9.-]{1,255}(:\d{1,5})?)?$/;
 /** What a wait's outcome does: go on with the next step, or end the mission (a refinement, so a union names the field). */
 const branch = z.lazy(() =>
   z
@@ -131,6 +137,23 @@ export const missionStepSpecSchema = z.lazy(() =>
             })
             .refine((t) => t.from !== undefined || t.contains !== undefined, 'needs "from" or "contains"'),
         }),
+        z.strictObject({
+          matrix: z
+            .strictObject({
+              from: z
+                .string()
+                .max(320)
+                .refine((f) => MATRIX_USER_ID.test(f), 'must be a Matrix user id such as @bob:example.org (never a display name)')
+                .optional(),
+              room: z
+                .string()
+                .max(320)
+                .refine((r) => MATRIX_ROOM_ID.test(r), 'must be a Matrix room id such as !abc:example.org')
+                .optional(),
+              contains: nonEmpty(200).optional(),
+            })
+            .refine((m) => m.from !== undefined || m.contains !== undefined, 'needs "from" or "contains"'),
+        }),
         z.strictObject({ approval: nonEmpty(2000) }),
       ]),
       within: durationSpec,
@@ -154,6 +177,7 @@ export type DefinedStep =
       event:
         | { source: 'email'; from: string; thread?: string }
         | { source: 'telegram'; from?: string; contains?: string }
+        | { source: 'matrix'; from?: string; room?: string; contains?: string }
         | { source: 'approval'; question: string };
       within: string | number;
       onEvent?: 'continue' | 'end';
@@ -189,7 +213,9 @@ export function defineStep(s: MissionStepSpec): DefinedStep {
               from: w.email.from.toLowerCase(),
               ...(w.email.thread ? { thread: w.email.thread.replace(/^<|>$/g, '') } : {}),
             }
-          : { source: 'telegram' as const, ...w.telegram };
+          : 'telegram' in w
+            ? { source: 'telegram' as const, ...w.telegram }
+            : { source: 'matrix' as const, ...w.matrix };
     return {
       kind: 'waitFor',
       event,

@@ -129,6 +129,12 @@ const missionStepSchema = z.lazy(() =>
           from: z.string().min(1).max(64).optional(),
           contains: z.string().min(1).max(200).optional(),
         }),
+        z.strictObject({
+          source: z.literal('matrix'),
+          from: z.string().min(3).max(320).optional(),
+          room: z.string().min(3).max(320).optional(),
+          contains: z.string().min(1).max(200).optional(),
+        }),
         z.strictObject({ source: z.literal('approval'), question: z.string().min(1).max(2000) }),
       ]),
       within: durationSchema,
@@ -214,8 +220,9 @@ export const missionEventRequestSchema = z.lazy(() =>
     waitKey: id,
     eventId: id,
     facts: z.strictObject({
-      source: z.enum(['email', 'telegram']),
+      source: z.enum(['email', 'telegram', 'matrix']),
       from: z.string().min(1).max(320),
+      room: z.string().min(1).max(320).optional(),
       username: z.string().min(1).max(64).optional(),
       threadIds: z.array(z.string().min(1).max(998)).max(50).optional(),
       contains: z.string().min(1).max(200).optional(),

@@ -18,7 +18,7 @@ export function createMissionWaits(state: DomainHandle): MissionWaitsPort {
       await state.putJson(keyOf(wait.match.source, wait.waitKey), wait);
     },
     async close(waitKey) {
-      for (const source of ['email', 'telegram'] as const) await state.delete(keyOf(source, waitKey));
+      for (const source of ['email', 'telegram', 'matrix'] as const) await state.delete(keyOf(source, waitKey));
     },
     async list(source) {
       const out: MissionWait[] = [];

@@ -49,12 +49,15 @@ export interface NoticeRecipient {
  * aligned) as `from`, and, with `thread`, a reply in that thread (the Message-ID is in its
  * In-Reply-To or References). Telegram: a message from `from` (a user id or `@username`) and/or
  * whose text contains `contains` (case-insensitive; no regular expressions: the pattern is drafted
- * by a model and run against anyone's text). Approval: a yes from one of the mission's approvers to
+ * by a model and run against anyone's text). Matrix: a message whose sender — the user id the
+ * homeserver set, never a display name — is `from`, in room `room` when given, and/or containing
+ * `contains`, as for Telegram. Approval: a yes from one of the mission's approvers to
  * `question`, decided like a gate (only by a verified approver's decision).
  */
 export type MissionEventMatch =
   | { source: 'email'; from: string; thread?: string }
   | { source: 'telegram'; from?: string; contains?: string }
+  | { source: 'matrix'; from?: string; room?: string; contains?: string }
   /** A yes from one of the mission's approvers (a gate for the question): approved is the event; denied or no answer, the timeout. */
   | { source: 'approval'; question: string };
 
@@ -104,8 +107,8 @@ export function checkSteps(steps: readonly MissionStep[]): void {
       if (s.kind === 'wait') waitEndsAt(s, 0);
       if (s.kind === 'waitFor') {
         durationMs(s.within);
-        if (s.event.source === 'telegram' && s.event.from === undefined && s.event.contains === undefined)
-          throw new Error('a Telegram wait needs "from" or "contains"');
+        if ((s.event.source === 'telegram' || s.event.source === 'matrix') && s.event.from === undefined && s.event.contains === undefined)
+          throw new Error(`a ${s.event.source === 'matrix' ? 'Matrix' : 'Telegram'} wait needs "from" or "contains"`);
       }
     } catch (e) {
       throw new Error(`step ${i + 1}: ${e instanceof Error ? e.message : String(e)}`);
@@ -116,9 +119,10 @@ export function checkSteps(steps: readonly MissionStep[]): void {
 /** What a `waitFor` step waits for, in words. */
 export function eventLabel(e: MissionEventMatch): string {
   if (e.source === 'approval') return `a yes to "${e.question}"`;
-  return e.source === 'email'
-    ? `an e-mail from ${e.from}${e.thread ? ` in thread <${e.thread}>` : ''}`
-    : `a Telegram message${e.from ? ` from ${e.from}` : ''}${e.contains ? ` containing "${e.contains}"` : ''}`;
+  if (e.source === 'email') return `an e-mail from ${e.from}${e.thread ? ` in thread <${e.thread}>` : ''}`;
+  const where = e.source === 'matrix' && e.room ? ` in ${e.room}` : '';
+  const platform = e.source === 'matrix' ? 'Matrix' : 'Telegram';
+  return `a ${platform} message${e.from ? ` from ${e.from}` : ''}${where}${e.contains ? ` containing "${e.contains}"` : ''}`;
 }
 
 /** One line saying what a step does (approvers, the UI, `mission show`). */
@@ -136,7 +140,8 @@ export function stepLabel(s: MissionStep): string {
 
 /**
  * What a channel adapter authenticated about an inbound event: who sent it (an e-mail address, lower
- * case, or a Telegram user id), their Telegram @username, the thread ids an e-mail refers to, and
+ * case, a Telegram user id or a Matrix user id), their Telegram @username, the Matrix room it was
+ * sent in, the thread ids an e-mail refers to, and
  * (Telegram) which `contains` words it found in the text. Never the text itself.
  */
 export interface MissionEventFacts {
@@ -144,8 +149,10 @@ export interface MissionEventFacts {
   from: string;
   username?: string;
   threadIds?: string[];
+  /** The Matrix room id the message was sent in. */
+  room?: string;
   contains?: string;
-  /** The sender's tier on that channel (Telegram): a wait for words alone takes them only from a sender who is not Untrusted. */
+  /** The sender's tier on that channel (Telegram, Matrix): a wait for words alone takes them only from a sender who is not Untrusted. */
   tier?: string;
 }
 
@@ -159,7 +166,10 @@ export function eventMatches(match: MissionEventMatch, facts: MissionEventFacts,
   if (match.source === 'approval' || facts.source !== match.source) return false;
   if (match.source === 'email')
     return facts.from === match.from.toLowerCase() && (match.thread === undefined || (facts.threadIds ?? []).includes(match.thread));
-  if (match.from !== undefined) {
+  // Matrix identity is the sender's user id, compared exactly: there is no @username to look up.
+  if (match.source === 'matrix' && (match.from ?? facts.from) !== facts.from) return false;
+  if (match.source === 'matrix' && match.room !== undefined && match.room !== facts.room) return false;
+  if (match.source === 'telegram' && match.from !== undefined) {
     const byName = match.from.startsWith('@') && facts.username !== undefined;
     if (byName ? match.from.slice(1).toLowerCase() !== facts.username!.toLowerCase() : match.from !== facts.from) return false;
   }

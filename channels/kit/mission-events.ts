@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { MissionWaitsPort } from '../../activities/ports.js';
+import type { MissionWait, MissionWaitsPort } from '../../activities/ports.js';
 import type { MissionEventProofBody } from '../../core/authority.js';
 import type { Attestor } from '../../infra/attestation.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
@@ -49,7 +49,8 @@ const recordKey = (eventId: string) => `mission-events/${digest(eventId)}`;
 /** Offers `event` to every open wait it satisfies; returns the missions that are its (empty: the channel handles it as usual). */
 export async function offerMissionEvent(deps: MissionEventDeps, event: InboundEvent): Promise<string[]> {
   const key = recordKey(event.eventId);
-  const earlier = await deps.store.getJson<{ missions: string[] }>(key);
+  // `waits` since Matrix: older records name only missions (a replay could then reach a later wait of the same mission).
+  const earlier = await deps.store.getJson<{ missions: string[]; waits?: string[] }>(key);
   const open = (await deps.waits.list(event.facts.source)).filter(
     (w) =>
       w.until > Date.now() &&
@@ -57,17 +58,21 @@ export async function offerMissionEvent(deps: MissionEventDeps, event: InboundEv
       (event.sentAt === undefined || w.since === undefined || event.sentAt >= w.since - CLOCK_SKEW_MS) &&
       eventMatches(w.match, event.facts, event.text),
   );
-  // Seen before: offered again only to the missions it was decided for (one whose wait already took it refuses it).
-  const matching = earlier ? open.filter((w) => earlier.missions.includes(w.missionId)) : open;
+  // Seen before: offered again only to the waits it was decided for (one that already took it refuses it),
+  // never to a later wait of the same mission — a replayed message ends one wait, once.
+  const decidedFor = (w: MissionWait) => (earlier?.waits ? earlier.waits.includes(w.waitKey) : earlier?.missions.includes(w.missionId));
+  const matching = earlier ? open.filter(decidedFor) : open;
   if (!earlier && matching.length === 0) return [];
   // Decided before anything is sent: a crash after a wait took the event must not make it a turn later.
-  if (!earlier) await deps.store.putJson(key, { missions: matching.map((w) => w.missionId) });
+  if (!earlier) await deps.store.putJson(key, { missions: matching.map((w) => w.missionId), waits: matching.map((w) => w.waitKey) });
   const taken: string[] = [];
   for (const w of matching) {
     const facts: MissionEventFacts = {
       ...event.facts,
       // The words the step waits for, found in the text here (the worker cannot look: it never gets the text).
-      ...(w.match.source === 'telegram' && w.match.contains !== undefined ? { contains: w.match.contains } : {}),
+      ...((w.match.source === 'telegram' || w.match.source === 'matrix') && w.match.contains !== undefined
+        ? { contains: w.match.contains }
+        : {}),
     };
     const body: MissionEventProofBody = { waitKey: w.waitKey, eventId: event.eventId, facts };
     const request: MissionEventRequest = {

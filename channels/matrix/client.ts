@@ -4,6 +4,7 @@
  * joined members, join, create a DM. Why not an SDK: DESIGN.md, "Matrix".
  */
 import { createHash } from 'node:crypto';
+import type { CryptoSyncParts } from './crypto.js';
 import { AivyxError } from '../../core/errors.js';
 
 /** One timeline event as /sync returns it (only the fields the channel reads). */
@@ -16,8 +17,8 @@ export interface MatrixEvent {
   content: Record<string, unknown>;
 }
 
-/** What one /sync returns that the channel reads. */
-export interface SyncBatch {
+/** What one /sync returns that the channel reads (the crypto parts feed the Rust crypto, crypto.ts). */
+export interface SyncBatch extends CryptoSyncParts {
   next_batch: string;
   rooms?: {
     join?: Record<string, { timeline?: { events?: MatrixEvent[] } }>;
@@ -57,12 +58,38 @@ export function relationOf(content: Record<string, unknown>): Relation | undefin
 /** A Matrix user id (`@local:server`). */
 export const MXID = /^@[a-z0-9._=\-/+]+:[A-Za-z0-9.-]+(:\d+)?$/;
 
+/** Turns an event about to be sent into what goes on the wire (crypto.ts: encrypted in an encrypted room). */
+export type OutgoingEncryption = (roomId: string, type: string, content: Record<string, unknown>) => Promise<OutgoingEvent>;
+/** An event as it is sent. */
+export interface OutgoingEvent {
+  type: string;
+  content: Record<string, unknown>;
+}
+
 export class MatrixClient {
+  /** Rooms known to be encrypted (encryption, once on, stays on): their id → true. */
+  private readonly encryptedRooms = new Map<string, boolean>();
+  /** How sends into encrypted rooms are encrypted (or refused); none: every send is as given. */
+  encryption?: OutgoingEncryption;
+
   constructor(
     readonly homeserver: string,
     private readonly accessToken: string,
     private readonly signal?: AbortSignal,
   ) {}
+
+  /** Whether `roomId` has end-to-end encryption turned on (its `m.room.encryption` state). */
+  async isEncrypted(roomId: string): Promise<boolean> {
+    if (this.encryptedRooms.get(roomId)) return true;
+    try {
+      await this.call('GET', `/rooms/${encodeURIComponent(roomId)}/state/m.room.encryption/`);
+      this.encryptedRooms.set(roomId, true);
+      return true;
+    } catch (err) {
+      if (err instanceof AivyxError && (err.detail as { status?: number } | undefined)?.status === 404) return false;
+      throw err;
+    }
+  }
 
   private async call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     const res = await fetch(`${this.homeserver.replace(/\/$/, '')}/_matrix/client/v3${path}`, {
@@ -92,6 +119,18 @@ export class MatrixClient {
     return (await this.call<{ user_id: string }>('GET', '/account/whoami')).user_id;
   }
 
+  /** The device the access token belongs to (the device whose keys the crypto holds). */
+  async deviceId(): Promise<string> {
+    const { device_id } = await this.call<{ device_id?: string }>('GET', '/account/whoami');
+    if (!device_id) throw new AivyxError('Config', 'the Matrix access token has no device: end-to-end encryption needs one');
+    return device_id;
+  }
+
+  /** A request the crypto asks for (keys upload, query, claim, to-device): its JSON answer. */
+  request(method: string, path: string, body: unknown): Promise<unknown> {
+    return this.call(method, path, body);
+  }
+
   /** One long poll: what happened after `since` (the first call, without `since`, only positions the stream). */
   sync(since: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<SyncBatch> {
     const q = new URLSearchParams({ filter: SYNC_FILTER, timeout: String(since ? timeoutMs : 0) });
@@ -101,8 +140,9 @@ export class MatrixClient {
 
   /** Sends `content` as an event of `type` into `roomId`, once per `key`; the event id. */
   async send(roomId: string, type: string, content: Record<string, unknown>, key: string): Promise<string> {
-    const path = `/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(type)}/${txnId(key)}`;
-    return (await this.call<{ event_id: string }>('PUT', path, content)).event_id;
+    const out = this.encryption ? await this.encryption(roomId, type, content) : { type, content };
+    const path = `/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(out.type)}/${txnId(key)}`;
+    return (await this.call<{ event_id: string }>('PUT', path, out.content)).event_id;
   }
 
   /** Sends a text message (a notice: bots' replies are notices), optionally as a reply to `replyTo`. */

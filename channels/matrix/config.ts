@@ -15,8 +15,8 @@ export interface MatrixSettings {
   roomTiers: Record<string, MatrixTier>;
 }
 
-/** The channel's configuration (with the access token). */
-export type MatrixConfig = Omit<MatrixSettings, 'tokenSecret'> & { accessToken: string };
+/** The channel's configuration (with the access token); `encryption: false` leaves encrypted rooms unread (default on). */
+export type MatrixConfig = Omit<MatrixSettings, 'tokenSecret'> & { accessToken: string; encryption?: boolean };
 
 /** Reads and checks AIVYX_MATRIX_* without touching secrets; undefined when the channel is off. */
 export function matrixSettingsFromEnv(env: Record<string, string | undefined>): MatrixSettings | undefined {

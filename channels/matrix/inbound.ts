@@ -10,9 +10,10 @@ import type { ChannelFacts } from '../../core/channel.js';
 import { AivyxError } from '../../core/errors.js';
 import type { Message } from '../../core/message.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
-import { CLEAR_COMMAND, type SessionClearPort, type TurnSubmitPort } from '../ports.js';
+import { CLEAR_COMMAND, type MissionEventPort, type SessionClearPort, type TurnSubmitPort } from '../ports.js';
 import type { createApprovals } from './approvals.js';
 import { relationOf, type MatrixEvent } from './client.js';
+import type { MatrixCrypto } from './crypto.js';
 import { liveStream, type LiveStream, type StreamDeps } from './stream.js';
 import { dmKey, markDelivered, seenKey, turnKey, type MatrixTurnRecord } from './state.js';
 import { isDirect, resolveMatrixTier, type MatrixTier, type MatrixTrustPolicy } from './trust.js';
@@ -29,7 +30,17 @@ export interface MatrixInboundDeps extends StreamDeps {
   policy: MatrixTrustPolicy;
   gateway: TurnSubmitPort & SessionClearPort;
   approvals: ReturnType<typeof createApprovals>;
+  /** Offers a message to missions waiting for one (`waitFor`); the missions that took it (then no turn runs). */
+  offerEvent?: MissionEventPort['offerEvent'];
+  /** Decrypts `m.room.encrypted` events (crypto.ts); none: they are not read. */
+  crypto?: Pick<MatrixCrypto, 'decrypt'>;
 }
+
+/** How a message reached us: in the clear, or encrypted by a device that is verified or not. */
+type Envelope = { encrypted: false } | { encrypted: true; verified: boolean };
+const CLEAR: Envelope = { encrypted: false };
+/** A message the tier rules may lift above Untrusted: sent in the clear, or by a verified device. */
+const liftable = (e: Envelope): boolean => !e.encrypted || e.verified;
 
 export function createMatrixInbound(deps: MatrixInboundDeps) {
   const { client, store, self, log } = deps;
@@ -65,13 +76,18 @@ export function createMatrixInbound(deps: MatrixInboundDeps) {
     }
   }
 
-  /** The channel facts of a message: its tier from the sender and the room's members, its session the room. */
-  async function factsOf(roomId: string, ev: MatrixEvent): Promise<ChannelFacts> {
+  /**
+   * The channel facts of a message: its tier from the sender and the room's members, its session the
+   * room. A message from a device that is not verified is Untrusted whoever its sender is: the
+   * homeserver (or whoever holds the account) can add a device to any account.
+   */
+  async function factsOf(roomId: string, ev: MatrixEvent, envelope: Envelope = CLEAR): Promise<ChannelFacts> {
     const members = await client.joinedMembers(roomId);
     const origin = { roomId, sender: ev.sender, members, self };
-    const trustTier = resolveMatrixTier(origin, deps.policy);
+    const trustTier = liftable(envelope) ? resolveMatrixTier(origin, deps.policy) : 'Untrusted';
     // Where requests and notices for an allowlisted person go: the direct chat they write from.
-    if (isDirect(origin) && deps.policy.allowlist.includes(ev.sender)) await store.putJson(dmKey(ev.sender), { roomId });
+    if (liftable(envelope) && isDirect(origin) && deps.policy.allowlist.includes(ev.sender))
+      await store.putJson(dmKey(ev.sender), { roomId });
     return { name: MATRIX_CHANNEL_NAME, platform: 'Matrix', trustTier, sessionId: `mx-${roomId}`, sender: ev.sender };
   }
 
@@ -88,13 +104,26 @@ export function createMatrixInbound(deps: MatrixInboundDeps) {
     await client.sendText(roomId, text, `reply/${ev.event_id}`, ev.event_id);
   }
 
+  /**
+   * Offers a message to missions waiting for one: the sender and room as the homeserver stated them
+   * (never a display name), the tier resolved for this room, the server's timestamp (an old event
+   * fetched again is not the reply a wait opened after it is for). True when a mission took it.
+   */
+  async function takenByMission(roomId: string, ev: MatrixEvent, text: string, tier: string): Promise<boolean> {
+    if (!deps.offerEvent) return false;
+    const facts = { source: 'matrix' as const, from: ev.sender, room: roomId, tier };
+    return (await deps.offerEvent({ facts, eventId: ev.event_id, text, sentAt: ev.origin_server_ts })).length > 0;
+  }
+
   /** A text message from someone else: a durable turn record, then its turn. */
-  async function onText(roomId: string, ev: MatrixEvent, body: string): Promise<void> {
+  async function onText(roomId: string, ev: MatrixEvent, body: string, envelope: Envelope = CLEAR): Promise<void> {
     const turnId = turnWorkflowId(MATRIX_CHANNEL_NAME, matrixMessageId(ev.event_id));
     const known = await store.getJson<MatrixTurnRecord>(turnKey(turnId));
     if (known?.delivered) return;
     if (known?.message) return follow(turnId, known);
-    const facts = await factsOf(roomId, ev);
+    const facts = await factsOf(roomId, ev, envelope);
+    // A wait is for its person: a message from a device nobody verified does not end it.
+    if (liftable(envelope) && (await takenByMission(roomId, ev, body, facts.trustTier))) return;
     const message: Message = {
       id: matrixMessageId(ev.event_id),
       sessionId: facts.sessionId,
@@ -113,10 +142,28 @@ export function createMatrixInbound(deps: MatrixInboundDeps) {
     }
   }
 
+  /**
+   * An encrypted event: decrypted, then handled as its plaintext would be — except that from a device
+   * that is not verified it is only ever an Untrusted message: never an approval, a command or a
+   * mission's event.
+   */
+  async function onEncrypted(roomId: string, ev: MatrixEvent): Promise<void> {
+    if (!deps.crypto) return log(`an encrypted event in ${roomId} was not read (end-to-end encryption is off)`);
+    const opened = await deps.crypto.decrypt(roomId, ev);
+    if (!opened) return;
+    if (opened.verified) return dispatch(roomId, opened.event);
+    const { event } = opened;
+    const body = typeof event.content.body === 'string' ? event.content.body : undefined;
+    const plainText = event.type === 'm.room.message' && event.content.msgtype === 'm.text' && body !== undefined;
+    if (!plainText || relationOf(event.content)?.rel_type === 'm.replace' || body.trim().startsWith('!') || body.trim() === CLEAR_COMMAND)
+      return log(`an encrypted ${event.type} in ${roomId} from an unverified device was not acted on`);
+    return onText(roomId, event, body, { encrypted: true, verified: false });
+  }
+
   async function dispatch(roomId: string, ev: MatrixEvent): Promise<void> {
     const rel = relationOf(ev.content);
     if (ev.type === 'm.reaction') return rel?.rel_type === 'm.annotation' ? deps.approvals.onReaction(roomId, ev, rel) : undefined;
-    if (ev.type === 'm.room.encrypted') return log(`an encrypted event in ${roomId} was not read (end-to-end encryption is not supported)`);
+    if (ev.type === 'm.room.encrypted') return onEncrypted(roomId, ev);
     if (ev.type !== 'm.room.message' || ev.content.msgtype !== 'm.text' || typeof ev.content.body !== 'string') return;
     // An edit is neither a new request nor a change to one already made (or approved).
     if (rel?.rel_type === 'm.replace') return log(`an edit in ${roomId} was ignored`);

@@ -8,11 +8,42 @@
 import { createBackoff } from '../kit/backoff.js';
 import type { ChannelContext, OutboundContext } from '../contract.js';
 import { createApprovals } from './approvals.js';
-import { MatrixClient, type SyncBatch } from './client.js';
+import { AivyxError } from '../../core/errors.js';
+import { MatrixClient, type OutgoingEncryption, type SyncBatch } from './client.js';
 import type { MatrixConfig } from './config.js';
+import { startMatrixCrypto, type MatrixCrypto } from './crypto.js';
+import { cryptoKeyStore } from './crypto-store.js';
 import { createMatrixDeliverer } from './delivery.js';
 import { createMatrixInbound, MATRIX_CHANNEL_NAME } from './inbound.js';
 import { syncKey } from './state.js';
+
+/** Starts the Rust crypto for the token's device; without it (no device, a failure) encrypted rooms are not read. */
+async function startCrypto(client: MatrixClient, self: string, ctx: ChannelContext): Promise<MatrixCrypto | undefined> {
+  try {
+    const deviceId = await client.deviceId();
+    const keys = cryptoKeyStore(ctx.storage, `aivyx-mx-${self}-${deviceId}`);
+    return await startMatrixCrypto({ client, userId: self, deviceId, keys, log: ctx.log });
+  } catch (err) {
+    ctx.log(`Matrix end-to-end encryption is off (encrypted rooms are not read): ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/**
+ * Sends into encrypted rooms encrypted for their joined members' devices; without keys in this
+ * process (an `aivyx worker`, encryption off) a send into an encrypted room is refused: it never goes
+ * out in the clear.
+ */
+function encryptOutgoing(client: MatrixClient, crypto: MatrixCrypto | undefined): OutgoingEncryption {
+  return async (roomId, type, content) => {
+    if (!(await client.isEncrypted(roomId))) return { type, content };
+    if (!crypto)
+      throw new AivyxError('Channel', `Matrix room ${roomId} is end-to-end encrypted and this process holds no keys for it`, {
+        hint: 'replies to encrypted rooms are sent by the process that runs the Matrix channel (aivyx up)',
+      });
+    return crypto.encrypt(roomId, await client.joinedMembers(roomId), type, content);
+  };
+}
 
 /** Options beyond the configuration (tests shorten them). */
 export interface MatrixTuning {
@@ -31,6 +62,7 @@ export interface RunningMatrix {
 export async function startMatrixOutbound(config: MatrixConfig, ctx: OutboundContext): Promise<RunningMatrix> {
   const abort = new AbortController();
   const client = new MatrixClient(config.homeserver, config.accessToken, abort.signal);
+  client.encryption = encryptOutgoing(client, undefined);
   const unregister = ctx.deliveries.register(
     MATRIX_CHANNEL_NAME,
     createMatrixDeliverer({
@@ -71,6 +103,8 @@ export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelConte
   if (self !== config.userId) throw new Error(`the Matrix access token is for ${self}, not AIVYX_MATRIX_USER_ID ${config.userId}`);
   let stopped = false;
   const store = ctx.storage;
+  const crypto = config.encryption === false ? undefined : await startCrypto(client, self, ctx);
+  client.encryption = encryptOutgoing(client, crypto);
   const approvals = createApprovals({
     client,
     store,
@@ -88,6 +122,8 @@ export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelConte
     policy: { allowlist: config.allowlist, roomTiers: config.roomTiers },
     gateway: ctx.gateway,
     approvals,
+    ...(crypto ? { crypto } : {}),
+    offerEvent: (event) => ctx.missions.offerEvent(event),
     editInterval: tuning.editIntervalMs ?? 1000,
     isStopped: () => stopped,
     log: ctx.log,
@@ -99,6 +135,8 @@ export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelConte
 
   /** Joins invitations, then handles every timeline event of the batch; a throw keeps the batch for the next round. */
   async function handleBatch(batch: SyncBatch, history: boolean): Promise<void> {
+    // Room keys arrive as to-device messages, in this batch or an earlier one: before the events they open.
+    await crypto?.onSync(batch);
     for (const roomId of Object.keys(batch.rooms?.invite ?? {})) await client.join(roomId);
     if (!history) return;
     for (const [roomId, room] of Object.entries(batch.rooms?.join ?? {}))
@@ -114,6 +152,8 @@ export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelConte
         const batch = await client.sync(since, tuning.syncTimeoutMs ?? 30_000, abort.signal);
         // A first start only positions the stream: the rooms' history is not a pile of new requests.
         await handleBatch(batch, since !== undefined);
+        // The keys before the token: a crash in between reads the batch again, which the crypto tolerates.
+        await crypto?.persist();
         since = batch.next_batch;
         await store.putJson(key, { since });
         backoff.reset();
@@ -133,6 +173,7 @@ export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelConte
       abort.abort();
       backoff.wake();
       await running;
+      await crypto?.close();
     },
   };
 }

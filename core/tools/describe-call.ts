@@ -230,9 +230,13 @@ function specStepLine(s: MissionStepSpec): string {
       ? `a yes from an approver to ${quoted(w.approval)}`
       : 'email' in w
         ? `an e-mail from ${word(w.email.from)}${w.email.thread ? ` in thread ${word(w.email.thread)}` : ''}`
-        : `a Telegram message${w.telegram.from ? ` from ${word(w.telegram.from)}` : ''}${
-            w.telegram.contains ? ` containing ${quoted(w.telegram.contains)}` : ''
-          }`;
+        : 'telegram' in w
+          ? `a Telegram message${w.telegram.from ? ` from ${word(w.telegram.from)}` : ''}${
+              w.telegram.contains ? ` containing ${quoted(w.telegram.contains)}` : ''
+            }`
+          : `a Matrix message${w.matrix.from ? ` from ${word(w.matrix.from)}` : ''}${w.matrix.room ? ` in ${word(w.matrix.room)}` : ''}${
+              w.matrix.contains ? ` containing ${quoted(w.matrix.contains)}` : ''
+            }`;
   return `wait up to ${word(String(s.within))} for ${what}; if it comes: ${s.onEvent ?? 'continue'}; if not: ${s.onTimeout ?? 'end'} the mission`;
 }
 

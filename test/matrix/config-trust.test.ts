@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { matrixConfigFromEnv } from '../../channels/matrix/config.js';
 import { resolveMatrixTier } from '../../channels/matrix/trust.js';
+import { defineStep, missionStepSpecSchema } from '../../core/mission-spec.js';
+import { eventMatches, type MissionEventMatch } from '../../machines/index.js';
 
 const secret = async (n: string) => ({ 'mx-token': 'syt_abc' })[n];
 const base = {
@@ -56,5 +58,32 @@ describe('resolveMatrixTier', () => {
   it('per-room tiers: a SemiTrusted room lifts everyone in it to SemiTrusted at most; an Untrusted room lowers even the owner', () => {
     expect(tier('!fam:x', '@bob:example.org', [self, alice, '@bob:example.org'])).toBe('SemiTrusted');
     expect(tier('!bad:x', alice, [self, alice])).toBe('Untrusted');
+  });
+});
+
+describe('waitFor a Matrix message', () => {
+  const alice = '@alice:example.org';
+  const facts = (from: string, room: string, tier: string) => ({ source: 'matrix' as const, from, room, tier });
+  const step = (matrix: Record<string, string>) => defineStep(missionStepSpecSchema.parse({ waitFor: { matrix }, within: '1d' }));
+  const match = (matrix: Record<string, string>) => (step(matrix) as { event: MissionEventMatch }).event;
+
+  it('takes a user id and a room id, never a display name; needs "from" or "contains"', () => {
+    expect(match({ from: alice, room: '!dm:example.org' })).toEqual({ source: 'matrix', from: alice, room: '!dm:example.org' });
+    expect(() => step({ from: 'Alice' })).toThrow();
+    expect(() => step({ room: '!dm:example.org' })).toThrow();
+  });
+
+  it('matches the sender’s exact user id (and room); words alone only from a sender who is not Untrusted', () => {
+    const m = match({ from: alice, room: '!dm:x', contains: 'paid' });
+    expect(eventMatches(m, facts(alice, '!dm:x', 'SemiTrusted'), 'I PAID it')).toBe(true);
+    expect(match({ from: alice, room: '!Q1vI9hNqa2hRMQ8nx_V0CZp4P1c7gYnBcI2Q-kWaS3g' })).toMatchObject({ source: 'matrix' });
+    expect(eventMatches(m, facts(alice, '!other:x', 'SemiTrusted'), 'paid')).toBe(false);
+    expect(eventMatches(m, facts('@alice:evil.example', '!dm:x', 'SemiTrusted'), 'paid')).toBe(false);
+    expect(eventMatches(m, facts(alice, '!dm:x', 'SemiTrusted'), 'not yet')).toBe(false);
+    const words = match({ contains: 'paid' });
+    expect(eventMatches(words, facts('@mallory:example.org', '!dm:x', 'Untrusted'), 'paid')).toBe(false);
+    expect(eventMatches(words, facts(alice, '!dm:x', 'SemiTrusted'), 'paid')).toBe(true);
+    // A Telegram wait is not ended by a Matrix message from the same-looking sender.
+    expect(eventMatches({ source: 'telegram', from: alice }, facts(alice, '!dm:x', 'SemiTrusted'))).toBe(false);
   });
 });

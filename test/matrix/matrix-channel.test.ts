@@ -15,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { MissionGateway } from '../../channels/mission-gateway.js';
 import { SESSION_CLEARED_TEXT } from '../../channels/ports.js';
-import { MatrixClient } from '../../channels/matrix/client.js';
 import { startMatrixChannel, startMatrixOutbound, type RunningMatrix } from '../../channels/matrix/matrix-channel.js';
 import { matrixMessageId } from '../../channels/matrix/inbound.js';
 import { dmKey, seenKey, syncKey } from '../../channels/matrix/state.js';
@@ -25,10 +24,12 @@ import { createAttestor } from '../../infra/attestation.js';
 import { createAuditPort } from '../../infra/audit-port.js';
 import { GateTokens, gateTokenKey } from '../../infra/gate-tokens.js';
 import { openKeyring } from '../../infra/keyring.js';
+import { createMissionWaits } from '../../infra/mission-waits.js';
 import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
 import { confirmationMissionId, turnWorkflowId } from '../../workflows/turn-ids.js';
-import type { MissionResult } from '../../workflows/mission-messages.js';
+import { missionStatusQuery, type MissionResult, type MissionStatus } from '../../workflows/mission-messages.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
+import { Person, until, type Seen } from '../support/matrix-person.js';
 import { startSynapse, synapseAvailable, type Synapse, type SynapseUser } from '../support/synapse.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
@@ -73,135 +74,6 @@ const script = {
     { steps: [{ say: 'step done' }] },
   ],
 };
-
-/** One message of a room as a person sees it: its latest text (edits applied) and how often it was edited. */
-interface Seen {
-  eventId: string;
-  sender: string;
-  body: string;
-  edits: number;
-  replyTo?: string;
-}
-
-/** A person's Matrix client, as a test drives it. */
-class Person {
-  readonly api: MatrixClient;
-  private n = 0;
-  constructor(
-    readonly hs: Synapse,
-    readonly user: SynapseUser,
-  ) {
-    this.api = new MatrixClient(hs.url, user.accessToken);
-  }
-  get id(): string {
-    return this.user.userId;
-  }
-  private async raw<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${this.hs.url}/_matrix/client/v3${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.user.accessToken}`, 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
-  }
-  /** A room with the bot and `others` (all invited; the bot joins on its own, the others are made to). */
-  async group(bot: string, others: Person[]): Promise<string> {
-    const { room_id } = await this.raw<{ room_id: string }>('POST', '/createRoom', {
-      preset: 'private_chat',
-      invite: [bot, ...others.map((o) => o.id)],
-    });
-    for (const o of others) await o.join(room_id);
-    await until(async () => (await this.api.joinedMembers(room_id)).includes(bot), 'the bot joins');
-    return room_id;
-  }
-  /** A private room with the bot (invited; it joins on its own). */
-  async dmWith(bot: string): Promise<string> {
-    const { room_id } = await this.raw<{ room_id: string }>('POST', '/createRoom', {
-      preset: 'trusted_private_chat',
-      is_direct: true,
-      invite: [bot],
-    });
-    await until(async () => (await this.api.joinedMembers(room_id)).includes(bot), 'the bot joins');
-    return room_id;
-  }
-  say(roomId: string, text: string): Promise<string> {
-    return this.api.send(roomId, 'm.room.message', { msgtype: 'm.text', body: text }, `${this.id}/${Date.now()}/${this.n++}`);
-  }
-  react(roomId: string, eventId: string, key: string): Promise<string> {
-    return this.api.send(
-      roomId,
-      'm.reaction',
-      { 'm.relates_to': { rel_type: 'm.annotation', event_id: eventId, key } },
-      `${this.id}/r/${this.n++}`,
-    );
-  }
-  edit(roomId: string, eventId: string, text: string): Promise<string> {
-    return this.api.send(
-      roomId,
-      'm.room.message',
-      {
-        msgtype: 'm.text',
-        body: `* ${text}`,
-        'm.new_content': { msgtype: 'm.text', body: text },
-        'm.relates_to': { rel_type: 'm.replace', event_id: eventId },
-      },
-      `${this.id}/e/${this.n++}`,
-    );
-  }
-  async setDisplayName(name: string): Promise<void> {
-    await this.raw('PUT', `/profile/${encodeURIComponent(this.id)}/displayname`, { displayname: name });
-  }
-  async invite(roomId: string, userId: string): Promise<void> {
-    await this.raw('POST', `/rooms/${encodeURIComponent(roomId)}/invite`, { user_id: userId });
-  }
-  async join(roomId: string): Promise<void> {
-    await this.api.join(roomId);
-  }
-  /** Rooms this person is invited to. */
-  async invites(): Promise<string[]> {
-    // A filter of its own per call: Synapse answers a repeated initial sync from a cache for minutes.
-    const filter = encodeURIComponent(JSON.stringify({ room: { timeline: { limit: 1 + (this.n++ % 50) } } }));
-    const r = await this.raw<{ rooms?: { invite?: Record<string, unknown> } }>('GET', `/sync?timeout=0&filter=${filter}`);
-    return Object.keys(r.rooms?.invite ?? {});
-  }
-  async leave(roomId: string): Promise<void> {
-    await this.raw('POST', `/rooms/${encodeURIComponent(roomId)}/leave`, {});
-  }
-  /** The room's messages (oldest first), edits folded into the messages they replace. */
-  async room(roomId: string): Promise<Seen[]> {
-    type Rel = { rel_type?: string; event_id?: string; 'm.in_reply_to'?: { event_id?: string } };
-    type Content = { body?: string; 'm.relates_to'?: Rel; 'm.new_content'?: { body?: string } };
-    type Ev = { event_id: string; sender: string; type: string; content: Content };
-    const { chunk } = await this.raw<{ chunk: Ev[] }>('GET', `/rooms/${encodeURIComponent(roomId)}/messages?dir=b&limit=500`);
-    const seen = new Map<string, Seen>();
-    for (const ev of chunk.reverse()) {
-      if (ev.type !== 'm.room.message') continue;
-      const rel = ev.content['m.relates_to'];
-      if (rel?.rel_type === 'm.replace') {
-        const m = seen.get(rel.event_id ?? '');
-        if (m) Object.assign(m, { body: ev.content['m.new_content']?.body ?? '', edits: m.edits + 1 });
-        continue;
-      }
-      seen.set(ev.event_id, {
-        eventId: ev.event_id,
-        sender: ev.sender,
-        body: ev.content.body ?? '',
-        edits: 0,
-        ...(rel?.['m.in_reply_to']?.event_id ? { replyTo: rel['m.in_reply_to'].event_id } : {}),
-      });
-    }
-    return [...seen.values()];
-  }
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 45_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
 let tc: TestConnection;
 let mh: MissionHarness;
@@ -272,6 +144,8 @@ describeMatrix('Matrix channel (real Synapse)', () => {
       capabilities: ['fs.write'],
       dashboard: true,
       audit: createAuditPort(mh.db, master.subkey('audit')),
+      // Missions waiting for a Matrix message (waitFor) are offered what the bot receives.
+      events: { waits: createMissionWaits(state), store: state },
     });
     gateway = new TurnGateway({
       client: tc.client,
@@ -377,6 +251,56 @@ describeMatrix('Matrix channel (real Synapse)', () => {
     // A start prunes seen-event records older than a month (and only those: the replay above was recent).
     expect(await state.getJson(seenKey('$handled-long-ago'))).toBeUndefined();
   });
+
+  it('waitFor a Matrix message: Mallory wearing Alice’s name and id, and words alone from a stranger, end no wait; Alice’s "I PAID it" ends one wait, once — replayed, it ends nothing', async () => {
+    await mallory.setDisplayName(alice.id);
+    const malloryDm = await mallory.dmWith(bot.userId);
+    const { missionId } = await missions.create({
+      goal: 'wait for Alice to pay, twice',
+      steps: [
+        { waitFor: { matrix: { from: alice.id, room: aliceDm, contains: 'paid' } }, within: '1h' },
+        // Words alone: only from a sender whose message is not Untrusted (Alice in her direct chat).
+        { waitFor: { matrix: { contains: 'paid' } }, within: '1h' },
+      ],
+    });
+    const status = () => tc.client.workflow.getHandle(missionId).query(missionStatusQuery) as Promise<MissionStatus>;
+    const received = async () => (await mh.audit(missionId)).filter((e) => e.type === 'MissionEventReceived');
+    const turnStarted = async (eventId: string) =>
+      (await mh.audit(turnWorkflowId('matrix', matrixMessageId(eventId)))).some((e) => e.type === 'TurnStarted');
+    const answered = async (p: Person, roomId: string, text: string) => {
+      const asked = await p.say(roomId, text);
+      await botMessage(p, roomId, (m) => m.replyTo === asked, `the reply to "${text}"`);
+      return asked;
+    };
+    await until(async () => (await status()).state === 'waiting' && (await status()).step === 0, 'the first wait');
+
+    // Not from Alice's user id (a display name is not an identity), or not containing the words: ordinary messages.
+    expect(await turnStarted(await answered(mallory, malloryDm, 'paid'))).toBe(true);
+    expect(await turnStarted(await answered(alice, aliceDm, 'not yet'))).toBe(true);
+    expect(await received()).toEqual([]);
+
+    const replayFrom = (await state.getJson<{ since: string }>(syncKey(bot.userId)))!.since;
+    const paid = await alice.say(aliceDm, 'I PAID it');
+    await until(async () => (await status()).step === 1, 'the second wait');
+    expect(await received()).toEqual([expect.objectContaining({ source: 'matrix', from: alice.id, eventId: paid })]);
+    // A stranger's words do not end a wait for words alone.
+    await answered(mallory, malloryDm, 'paid too');
+
+    // The same event again, even with its seen-record gone: the wait it ended is over, and it ends no other.
+    await channel!.stop();
+    await state.putJson(syncKey(bot.userId), { since: replayFrom });
+    await state.delete(seenKey(paid));
+    await start();
+    await answered(alice, aliceDm, 'hello after the replay');
+    expect(await turnStarted(paid)).toBe(false);
+    expect(await received()).toHaveLength(1);
+    expect(await status()).toMatchObject({ state: 'waiting', step: 1 });
+
+    const again = await alice.say(aliceDm, 'paid the rest');
+    expect(await result(missionId)).toMatchObject({ state: 'completed', stepsRun: 2 });
+    expect((await received()).map((e) => (e as { eventId: string }).eventId)).toEqual([paid, again]);
+    expect(await turnStarted(again)).toBe(false);
+  }, 180_000);
 
   it('a user whose display name is the owner’s, in a direct chat shaped like hers, is Untrusted: the call is refused and nothing runs', async () => {
     await mallory.setDisplayName('Alice');
