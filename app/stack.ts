@@ -521,6 +521,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           prices: config.prices,
           spendBudgets: config.spendBudgets,
           historyTokens: config.historyTokens,
+          specialists: config.specialists,
           ...(config.env.AIVYX_TIME_ZONE ? { timeZone: config.env.AIVYX_TIME_ZONE } : {}),
           ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
         },

@@ -11,6 +11,7 @@ import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
 import { createMissionCreateTool } from '../activities/tools/mission-create.js';
 import { createMissionControlTools } from '../activities/tools/mission-control.js';
+import { createAgentDelegateTool } from '../activities/tools/agent-delegate.js';
 import { createMemoryStore } from '../infra/memory-store.js';
 import { createSkillTools } from '../activities/tools/skill-tools.js';
 import { createGraphTools } from '../activities/tools/graph-tools.js';
@@ -101,7 +102,11 @@ export function wireTurnActivities(input: WiringInput) {
     llm,
     ...(input.mcp ? { mcp: input.mcp } : {}),
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
-    tools: input.tools ?? defaultTools(input, storage),
+    // agent.delegate attests child turns with the worker's own key, whatever other tools a test replaces.
+    tools: [
+      ...(input.tools ?? defaultTools(input, storage)),
+      createAgentDelegateTool({ proofs, specialists: input.agent.specialists ?? [] }),
+    ],
     spend: createSpendLedger(input.db),
     values: createValueStore(storage.domain('sessions')),
     resumes,

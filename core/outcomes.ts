@@ -31,7 +31,11 @@ export type TurnOutcome = (
   | { status: 'TimedOut'; toolCallsMade: number; elapsedMs: number; budget?: BudgetBreach }
   | { status: 'Cancelled'; toolCallsMade: number }
   | { status: 'Failed'; error: AivyxErrorData; toolCallsMade: number }
-) & { spend?: Spend };
+) & {
+  spend?: Spend;
+  /** A specialist's turn that read untrusted content: what it read (its lead labels the answer untrusted). */
+  readUntrusted?: string[];
+};
 
 /** Short audit-friendly summary of a tool outcome (no output bodies). */
 export function summarizeToolOutcome(o: ToolOutcome): string {

@@ -49,6 +49,15 @@ export interface TurnRun {
   /** The model's transcript (the loop's), and trusted reads' outputs: what a resume record keeps of an escalated turn. */
   readonly transcript: TranscriptItem[];
   readonly trusted: string[];
+  /** The specialists this turn delegated to (workflows/turn-delegate.ts): running ones by child id, and how many finished. */
+  readonly delegations: Delegations;
+}
+
+/** A lead's specialists: what each running one is doing, the finished ones, and whether one that may not run beside others holds the floor. */
+export interface Delegations {
+  readonly active: Map<string, string>;
+  readonly finished: string[];
+  exclusive: boolean;
 }
 
 /** What the tool-calling loop works with once the turn is open. */

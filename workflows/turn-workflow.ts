@@ -64,7 +64,9 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
     toolCallsMade: turn.toolCallsMade,
   }));
   // The totals travel with the outcome: into TurnEnded, the channel's reply and a mission's budget.
-  const outcome: TurnOutcome = spentAnything(turn.spent) ? { ...ended, spend: turn.spent } : ended;
+  const spent: TurnOutcome = spentAnything(turn.spent) ? { ...ended, spend: turn.spent } : ended;
+  // A specialist tells its lead what untrusted content it read: the lead labels its answer so.
+  const outcome: TurnOutcome = req.delegatedBy && turn.taint?.tainted ? { ...spent, readUntrusted: turn.taint.sources } : spent;
   if (spentAnything(turn.spent)) setCurrentDetails(`**Ended ${outcome.status}**${spendSummary(turn.spent)}`);
   const finalized = await finalize(turn, outcome);
   // The worker says when only the owners were asked (the call follows untrusted content): the reply names no gate.
@@ -97,6 +99,7 @@ function startTurn(req: TurnRequest, bookkeeping: Bookkeeping, recording: Record
     plannerText: undefined,
     transcript: [],
     trusted: [],
+    delegations: { active: new Map(), finished: [], exclusive: false },
   };
   CancellationScope.current().cancelRequested.catch(() => {
     turn.cancelRequested = true;
@@ -302,6 +305,9 @@ async function runCalls(
     loop.transcript.push({ role: 'tool', results: batch.value });
   }
   setCurrentDetails(`**Step ${step + 1}**: ${batch.value.map((r) => `${r.tool} → ${summarizeToolOutcome(r.outcome)}`).join(', ')}`);
+  // Specialists' spend counts against this turn's budget (a batch without one spends nothing: the check before it stands).
+  const turnOver = spendStop(loop.opened.spend, turn.spent, 'turn');
+  if (turnOver) return timedOut(turn, turnOver);
   return escalated(turn, step, result, batch.value);
 }
 

@@ -7,7 +7,8 @@ import { Context } from '@temporalio/activity';
 import { toolCallProofBody, type AuthorityProof } from '../../core/authority.js';
 import { AivyxError } from '../../core/errors.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../../core/llm.js';
-import { budgetUsedUp, priceOf, spendDay } from '../../core/spend.js';
+import { budgetUsedUp, priceOf, spendDay, type SpendBudget } from '../../core/spend.js';
+import { specialistPrompt, tighterBudget, type Specialist } from '../../core/specialists.js';
 import type { HistoryEntry } from '../../core/channel.js';
 import { messageText } from '../../core/message.js';
 import type { TokenUsage } from '../../core/spend.js';
@@ -44,17 +45,18 @@ export function llmStepActivities(ctx: TurnContext) {
    * an attacker at the frontend can complete activities with forged results (under-reported usage),
    * so the ledger — written here, by the worker — has the last word on whether another step may spend.
    */
-  async function refuseOverBudget(input: LlmStepInput, sessionKey: string): Promise<void> {
-    if (!deps.spend || (!budgets.turn && !budgets.sessionDay)) return;
+  async function refuseOverBudget(input: LlmStepInput, sessionKey: string, slice?: SpendBudget): Promise<void> {
+    const turnBudget = tighterBudget(budgets.turn, slice);
+    if (!deps.spend || (!turnBudget && !budgets.sessionDay)) return;
     const [turn, day] = await Promise.all([
-      budgets.turn ? deps.spend.turnTotal(input.turnId, input.step) : undefined,
+      turnBudget ? deps.spend.turnTotal(input.turnId, input.step) : undefined,
       budgets.sessionDay ? deps.spend.dayTotal(sessionKey, spendDay(Date.now())) : undefined,
     ]);
-    const over = (turn && budgetUsedUp(turn, budgets.turn)) ?? (day && budgetUsedUp(day, budgets.sessionDay));
+    const over = (turn && budgetUsedUp(turn, turnBudget)) ?? (day && budgetUsedUp(day, budgets.sessionDay));
     if (over)
       throw new AivyxError(
         'CapabilityDenied',
-        `the model is not called: this ${turn && budgetUsedUp(turn, budgets.turn) ? 'turn' : "session's day"} has used ${over}`,
+        `the model is not called: this ${turn && budgetUsedUp(turn, turnBudget) ? 'turn' : "session's day"} has used ${over}`,
         {
           hint: 'raise the budget (docs/BUDGETS.md) or wait for the next day (UTC)',
           detail: { budget: true },
@@ -141,6 +143,14 @@ export function llmStepActivities(ctx: TurnContext) {
     return (await modelTools(toolSpecs(input.toolIds.filter((id) => findTool(id) !== undefined)))).map(wireSpec);
   }
 
+  /** The specialist this turn runs as (its verified claim names it), with its budget slice; undefined for a lead's own turn. */
+  async function specialistOf(turnId: string): Promise<{ def: Specialist; spendLimit?: SpendBudget } | undefined> {
+    if (!deps.agent.specialists?.length) return undefined;
+    const authority = await ctx.turnAuthority(turnId);
+    const def = authority?.specialist ? deps.agent.specialists.find((s) => s.name === authority.specialist) : undefined;
+    return def ? { def, ...(authority?.spendLimit ? { spendLimit: authority.spendLimit } : {}) } : undefined;
+  }
+
   /** Calls the model for one step, streaming its text to the channel as it arrives. */
   async function callModel(input: LlmStepInput): Promise<LlmStepResult> {
     const ctx = Context.current();
@@ -151,12 +161,14 @@ export function llmStepActivities(ctx: TurnContext) {
       signal: ctx.cancellationSignal,
     };
     try {
-      await refuseOverBudget(input, sessionKey);
+      const specialist = await specialistOf(input.turnId);
+      await refuseOverBudget(input, sessionKey, specialist?.spendLimit);
       // The owner's clock when the message arrived: the same line on every step and retry of the turn.
       const context = turnContext(input.message.receivedAt, timeZone);
       const tools = await offeredTools(input);
       const { history, usage } = await withHeartbeat(() => stepHistory(input, context, sink));
-      const req = { ...step, system: SYSTEM_PROMPT, context, tools, history };
+      const system = specialist ? `${SYSTEM_PROMPT}\n\n${specialistPrompt(specialist.def)}` : SYSTEM_PROMPT;
+      const req = { ...step, system, context, tools, history };
       const result = await withHeartbeat(() => deps.llm.step(req, sink));
       return usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result;
     } catch (err) {
