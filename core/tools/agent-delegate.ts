@@ -29,7 +29,8 @@ export const agentDelegateTool = defineTool({
   scope: { base: 'agent.delegate', qualifier: (i: AgentDelegateInput) => i.specialist },
   // The child's workflow id derives from the call: a retried call finds the child it started.
   idempotency: 'natural',
-  // Its answer is as trusted as what the specialist read: the workflow labels it from the child's taint.
-  // The child's own effects pass the untrusted-content rule in the child (it inherits the lead's taint).
-  provenance: { output: 'depends', effect: false, contentFields: ['task'] },
+  // The activity's output is the worker's own attestation; the answer the model then sees is labelled by
+  // the workflow from the child's taint (untrusted when the child read untrusted content). The child's
+  // own effects pass the untrusted-content rule in the child, which inherits the lead's taint.
+  provenance: { output: 'trusted', effect: false, contentFields: ['task'] },
 });
