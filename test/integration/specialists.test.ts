@@ -16,6 +16,8 @@ import { textContent } from '../../core/message.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { parseSpecialists } from '../../core/specialists.js';
 import { awaitTurnOutcome } from '../../channels/turn-client.js';
+import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
+import type { LlmProvider } from '../../activities/llm/llm-provider.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-specialists-'));
@@ -74,6 +76,8 @@ const script = {
         { say: 'never reached', usage: { inputTokens: 40, outputTokens: 20 } },
       ],
     },
+    { match: 'two solos', steps: [{ call: [delegate('solo', 'solo 1'), delegate('solo', 'solo 2')] }, { say: '{{results}}' }] },
+    { regex: '^solo \\d$', steps: [{ say: 'alone', delayMs: 300 }] },
     { match: 'slow research', steps: [{ call: [1, 2, 3].map((i) => delegate('researcher', `slow: ${i}`)) }, { say: 'never' }] },
     { match: 'slow: ', steps: [{ say: 'too late', delayMs: 600_000 }] },
     { steps: [{ say: 'hello' }] },
@@ -84,14 +88,26 @@ const specialists = parseSpecialists([
   { name: 'researcher', instructions: 'Read and summarize.', capabilities: [`fs.read:${dir}/**`, 'llm.call'] },
   { name: 'writer', instructions: 'Write notes.', capabilities: [`fs.write:${notes}/**`, 'llm.call'] },
   { name: 'echo', instructions: 'Echo.', capabilities: ['llm.call'] },
+  { name: 'solo', instructions: 'Work alone.', capabilities: ['llm.call'], parallel: false },
   // A slice far below one step: its first step uses it up.
   { name: 'spender', instructions: 'Spend.', capabilities: [`fs.read:${pages}/**`, 'llm.call'], budget: { tokens: 10 } },
 ]);
 
+// What each turn's model was told (by turn id): a specialist's instructions follow the system prompt.
+const systems = new Map<string, string>();
+const scripted = createScriptedProvider(script);
+const llm: LlmProvider = {
+  name: scripted.name,
+  step: (req, sink) => {
+    systems.set(req.turnId, req.system ?? '');
+    return scripted.step(req, sink);
+  },
+};
+
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness({
-    script,
+    llm,
     agent: {
       // No shell, no net.fetch: the lead holds less than "everything", so attenuation is visible.
       capabilities: ['fs.read', 'fs.write', 'llm.call', 'agent.delegate', 'net.post:http://127.0.0.1:9/'],
@@ -135,6 +151,10 @@ describe('a lead and its specialists', () => {
       });
       expect(audit.some((e) => e.type === 'TurnEnded')).toBe(true);
     }
+    expect(systems.get(children[0]!)).toMatch(
+      /You are the specialist "researcher", asked by a lead assistant for one task\. .*Read and summarize\.$/s,
+    );
+    expect(systems.get(turnId)).not.toContain('You are the specialist');
     expect(started(await h.audit(children[0]!))!.effectiveCapabilities).toEqual([`fs.read:${dir}/**`, 'llm.call']);
     expect(started(await h.audit(children[3]!))!.effectiveCapabilities).toEqual([`fs.write:${notes}/**`, 'llm.call']);
     // The lead's own calls: four delegations, one entry each.
@@ -148,6 +168,17 @@ describe('a lead and its specialists', () => {
     const text = outcome.status === 'Completed' ? outcome.finalMessage : '';
     expect(text.match(/agent\.delegate: Completed/g)).toHaveLength(9);
     expect(text).toContain('at most 9 specialists run at once for one request; this is delegation 10 of this step');
+  });
+
+  it('a specialist that may not run in parallel runs alone: two of its delegations in one step take turns', async () => {
+    const { turnId, outcome } = await h.turn('two solos');
+    expect(outcome).toMatchObject({
+      status: 'Completed',
+      finalMessage: 'agent.delegate: Completed (NotApplicable); agent.delegate: Completed (NotApplicable)',
+    });
+    const [a, b] = await Promise.all(childIds(turnId, 0, 'solo', 2).map((id) => h.client.workflow.getHandle(id).describe()));
+    const [first, second] = a!.startTime <= b!.startTime ? [a!, b!] : [b!, a!];
+    expect(second.startTime.getTime()).toBeGreaterThanOrEqual(first.closeTime!.getTime());
   });
 
   it("a child over its budget slice ends TimedOut(budget); the lead is told, and the child's spend counts in the lead's", async () => {
@@ -175,6 +206,10 @@ describe('a lead and its specialists', () => {
     const t = await h.gateway.start(channel, message, () => undefined);
     const children = childIds(t.turnWorkflowId, 0, 'researcher', 3);
     for (const id of children) await waitUntilRunning(id);
+    // The Temporal UI's summary of the lead lists its specialists and what each is doing.
+    const meta = (await h.client.workflow.getHandle(t.turnWorkflowId).query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    expect(meta.currentDetails).toContain('**Specialists** · 3 running, 0 finished');
+    for (const id of children) expect(meta.currentDetails).toContain(`- researcher: working (${id})`);
     await h.client.workflow.getHandle(t.turnWorkflowId).cancel();
     expect((await t.outcome).status).toBe('Cancelled');
     for (const id of children) {
