@@ -21,6 +21,7 @@ import { delegateChildId, MAX_RUNNING_SPECIALISTS } from '../core/specialists.js
 import { addSpend } from '../core/spend.js';
 import type { ToolCall } from '../core/tools.js';
 import { childTurnOutcome } from './child-turn.js';
+import { failureToErrorData } from './failures.js';
 import type { CallLabel } from './turn-calls.js';
 import type { TurnRun } from './turn-run.js';
 import { cancellableBy } from './turn-scopes.js';
@@ -66,7 +67,8 @@ export const isDelegation = (call: ToolCall, out: ToolOutcome): boolean => call.
  */
 export async function runDelegation(turn: TurnRun, activityId: string, out: ToolOutcome): Promise<DelegationResult> {
   const d = delegationOf(out)!;
-  const childId = delegateChildId(turn.workflowId, activityId, d.specialist);
+  // The turn id, which openTurn checked is this workflow's id (and stays the same when a history is replayed under another).
+  const childId = delegateChildId(turn.req.turnId, activityId, d.specialist);
   const running = turn.delegations;
   await condition(() => !running.exclusive && (d.parallel || running.active.size === 0));
   if (!d.parallel) running.exclusive = true;
@@ -79,8 +81,11 @@ export async function runDelegation(turn: TurnRun, activityId: string, out: Tool
       () => childTurnOutcome(startChild(childId, d.request)),
     );
   } catch (err) {
-    if (!isCancellation(err)) throw err;
-    outcome = { status: 'Cancelled', toolCallsMade: 0 };
+    // A child that could not start (its id taken by a workflow someone started at the frontend) fails
+    // this call only: the lead is told, and its other calls go on.
+    outcome = isCancellation(err)
+      ? { status: 'Cancelled', toolCallsMade: 0 }
+      : { status: 'Failed', error: failureToErrorData(err), toolCallsMade: 0 };
   } finally {
     if (!d.parallel) running.exclusive = false;
   }
