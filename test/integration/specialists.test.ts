@@ -5,7 +5,7 @@
  * widened delegation), the nine-at-once limit, a child's budget, a child's untrusted read and a
  * cancelled lead, as a person or an attacker would notice them.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -54,6 +54,18 @@ const script = {
         { call: [{ tool: 'fs.write', input: { path: join(notes, 'summary.md'), content: '{{match.text}}' } }] },
         { say: 'wrote {{result.0.status}}' },
       ],
+    },
+    {
+      match: 'read the download, then have it noted',
+      steps: [
+        { call: [{ tool: 'fs.read', input: { path: join(outside, 'evil.txt') } }] },
+        { call: [delegate('writer', 'note the download')] },
+        { say: '{{results}}' },
+      ],
+    },
+    {
+      match: 'note the download',
+      steps: [{ call: [{ tool: 'fs.write', input: { path: join(notes, 'download.md'), content: 'noted' } }] }, { say: 'noted' }],
     },
     {
       match: 'ten at once',
@@ -198,6 +210,16 @@ describe('a lead and its specialists', () => {
     expect(outcome.status === 'Escalated' && outcome.reason).toMatch(/after untrusted content \(.*specialist researcher/);
     const post = (await h.audit(turnId)).find((e) => e.type === 'ToolCall' && e.toolId === 'net.post');
     expect(post).toMatchObject({ taintedBy: [expect.stringContaining('specialist researcher')] });
+  });
+
+  it('a specialist asked after its lead read untrusted content starts tainted: its effect waits for a person', async () => {
+    const { turnId, outcome } = await h.turn('read the download, then have it noted');
+    expect(outcome.status === 'Completed' && outcome.finalMessage).toMatch(
+      /Failed \(ToolEscalation: specialist writer stopped: its fs\.write call needs a person's approval \(fs\.write: "path" is not from your message or configuration after untrusted content \(.*a file outside the trusted roots/,
+    );
+    expect(existsSync(join(notes, 'download.md'))).toBe(false);
+    const child = await h.audit(`${turnId}/tool-1-0/writer`);
+    expect(child.find((e) => e.type === 'TurnEnded')).toMatchObject({ outcome: expect.stringMatching(/^Escalated/) });
   });
 
   it('cancelling the lead ends every child', async () => {
