@@ -109,7 +109,7 @@ const USAGE = `usage:
   aivyx app [--no-open]                  sign in to the owner's app in a browser: a link that works once (docs/APP.md)
 ${DECIDE_USAGE}
   aivyx memory list|show ID|forget ID    what the assistant remembers (scope-checked and audited like its tools)
-  aivyx skills list|show NAME|retire NAME
+  aivyx skills list|show NAME|edit NAME|retire NAME
                                          the skills you approved (proposed in conversations, approved at their gates)
   aivyx graph predicates [add P]         the knowledge graph's predicate vocabulary
   aivyx inbox [--json] | dismiss ID      notices for you and replies that could not reach the chat they were asked in

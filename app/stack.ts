@@ -66,7 +66,8 @@ import {
 export { codecToken, restToken } from '../infra/home-tokens.js';
 import { reconciledAuditService, reconcileToolCalls } from '../infra/tool-call-log.js';
 import { startTracing, tracingSettingsFromEnv } from '../infra/telemetry/index.js';
-import { ownerMemoryOf, ownerSkillsOf, sessionClearingOf, wireTurnActivities } from './wiring.js';
+import { ownerMemoryOf, ownerSkillsOf, resumeRecordsOf, sessionClearingOf, wireTurnActivities } from './wiring.js';
+import { createSkillEditGates } from './owner-skill-edits.js';
 import { createAivyxWorker, superviseWorker } from './worker.js';
 
 /** Each probe of a dependency gets this long to answer. */
@@ -457,11 +458,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // `/clear` on every channel (docs/USING.md).
       sessions: sessionClearingOf(db.db, master, storage),
     });
+    // The owner's skills (Telegram's /skills, REST's /v1/skills): an edit waits at a gate like a proposal.
+    const ownerIds = config.trustedPlaces.owners ?? [];
+    const skillEdits = createSkillEditGates({ ...starter, resumes: resumeRecordsOf(db.db, master, storage), owners: ownerIds });
+    const ownerSkills = ownerSkillsOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }, skillEdits);
     // The owner's surfaces on the chat channels (Telegram's /skills): their ids, and what only they see.
-    const owner = {
-      ids: config.trustedPlaces.owners ?? [],
-      skills: ownerSkillsOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
-    };
+    const owner = { ids: ownerIds, skills: ownerSkills };
     const channels: ChannelContext = { gateway, deliveries, missions, gateTokens, storage: channelState, owner, log };
     // Leases between the processes of a scale-out install; `up` is the only process of its install.
     const shared = role === 'worker' || role === 'gateway' ? config.databaseUrl : undefined;
@@ -601,7 +603,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       audit,
       missions,
       memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
-      skills: ownerSkillsOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
+      skills: ownerSkills,
       inbox: createInbox(storage.domain('sessions')),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },

@@ -1,7 +1,7 @@
 /** Wiring the turn activities to real adapters: shared by `aivyx up`, `aivyx chat`, tests and benchmarks. */
 import type { Kysely } from 'kysely';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
-import type { AgentConfig, ConfirmationPort, MissionControlPort, MissionStartPort } from '../activities/ports.js';
+import type { AgentConfig, ConfirmationPort, MissionControlPort, MissionStartPort, ResumeRecordPort } from '../activities/ports.js';
 import { createAuditReadTool } from '../activities/tools/audit-read.js';
 import { createConfigTools } from '../activities/tools/config-tools.js';
 import { createGitTools } from '../activities/tools/git-tools.js';
@@ -20,6 +20,7 @@ import { createGraphStore, type GraphStore } from '../infra/graph-store.js';
 import type { MemoryStore } from '../activities/tools/memory-port.js';
 import { createOwnerMemory, type OwnerMemory } from './owner-memory.js';
 import { createOwnerSkills, type OwnerSkills } from './owner-skills.js';
+import type { SkillEditGates } from './owner-skill-edits.js';
 import type { ToolImplementation } from '../activities/tools/tool-implementation.js';
 import type { ProtectedPaths } from '../activities/tools/confinement.js';
 import { createTurnActivities } from '../activities/turn-activities.js';
@@ -154,14 +155,22 @@ export function graphStoreOf(db: Kysely<Database>, master: MasterKey, storage = 
   return createGraphStore({ db, domain: storage.domain('memory'), memoryKey: master.subkey('memory') });
 }
 
+/** The worker's resume records (sealed in the `sessions` domain): what an approved rerun runs first. */
+export function resumeRecordsOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): ResumeRecordPort {
+  return createResumeRecords(storage.domain('sessions'));
+}
+
 /** The owner's view of learned skills and the graph's vocabulary for the REST channel: scope-checked like the tools. */
 export function ownerSkillsOf(
   db: Kysely<Database>,
   master: MasterKey,
   agent: Pick<AgentConfig, 'capabilities' | 'tierPolicy'>,
+  /** Where an owner's edit waits for approval (none: edits are refused). */
+  edits?: SkillEditGates,
 ): OwnerSkills {
   const storage = SealedStorage.open(db, master);
   return createOwnerSkills({
+    ...(edits ? { edits } : {}),
     skills: skillStoreOf(db, master, storage),
     graph: graphStoreOf(db, master, storage),
     capabilities: agent.capabilities,

@@ -2,21 +2,26 @@
  * `npm run bench -- --tokens`: what a turn costs with a real model. The scripted conversation
  * (bench/token-script.ts) runs through the real providers against local stand-ins that count
  * tokens and prompt-cache hits as Anthropic and OpenAI do (bench/token-standins.ts), with the
- * prompt built as `llmStep` builds it: system prompt, the Trusted tier's tools, the history window
- * and compaction, the turn's context line. The baseline is the same conversation with the prompt
+ * prompt built as `llmStep` builds it: system prompt, the Trusted tier's tools (the core ones in
+ * full, the rest by name in `tools.load` until the model loads them: a scripted call of a deferred
+ * tool is preceded by the model step that loads it, and what is loaded stays loaded for the
+ * session), the history window and compaction, the turn's context line. The baseline is the same conversation with the prompt
  * as it was before (every catalog tool with its full schema, no system prompt, no cache
  * breakpoints, the last 40 history entries), measured in the same run.
  */
 import type { HistoryEntry } from '../core/channel.js';
 import { CapabilitySet, tierCeiling } from '../core/capability/index.js';
 import type { LlmStepRequest, ToolSpec, TranscriptItem } from '../core/llm.js';
+import type { ToolOutcome } from '../core/outcomes.js';
 import { textContent } from '../core/message.js';
 import { TOOL_CATALOG, toolSpecs } from '../core/tool-catalog.js';
+import { loadOutcome, loadTools, toolOffer } from '../core/tool-offer.js';
+import { TOOLS_LOAD } from '../core/tools/tools-load.js';
 import { createAnthropicProvider } from '../activities/llm/anthropic.js';
 import { compactedHistory, SUMMARY_PROMPT } from '../activities/llm/compaction.js';
 import type { LlmProvider, LlmStepSink } from '../activities/llm/llm-provider.js';
 import { createOpenAiCompatibleProvider, wireToolName } from '../activities/llm/openai-compatible.js';
-import { entryCounter, MESSAGE_FRAMING_TOKENS, offeredToolIds, wireSpec } from '../activities/llm/step-prompt.js';
+import { entryCounter, MESSAGE_FRAMING_TOKENS, offeredSpecs, offeredToolIds, wireSpec } from '../activities/llm/step-prompt.js';
 import { SYSTEM_PROMPT, turnContext } from '../activities/llm/system-prompt.js';
 import { countTokens, loadTokenizer, type TokenFamily } from '../activities/llm/token-count.js';
 import type { StoredHistory, StoredTurn, HistorySummary } from '../activities/ports.js';
@@ -55,13 +60,21 @@ function memoryHistory() {
   };
 }
 
+/** One model step's call, as the script plays it. */
+type ScriptedCall = NonNullable<ScriptedTurn['calls']>[number];
+
 /** Answers each request from the script: the turn's calls one per step, then its reply; a summary for the summariser. */
-function scriptedAnswers(): { answer: (body: Record<string, unknown>) => StandInReply; begin(turn: ScriptedTurn): void } {
+function scriptedAnswers(): {
+  answer: (body: Record<string, unknown>) => StandInReply;
+  begin(turn: ScriptedTurn, calls: ScriptedCall[]): void;
+} {
   let turn: ScriptedTurn = TOKEN_SCRIPT[0]!;
+  let calls: ScriptedCall[] = [];
   let step = 0;
   return {
-    begin(t) {
+    begin(t, c) {
       turn = t;
+      calls = c;
       step = 0;
     },
     answer(body) {
@@ -70,21 +83,33 @@ function scriptedAnswers(): { answer: (body: Record<string, unknown>) => StandIn
         return {
           text: 'The person asked about their todo list, reminders, reports and notes; the assistant read and wrote files, created and listed missions and recalled notes as asked.',
         };
-      const call = turn.calls?.[step++];
+      const call = calls[step++];
       return call ? { calls: [{ name: wireToolName(call.tool), input: call.input }] } : { text: turn.reply };
     },
   };
 }
 
-/** The Trusted CLI's tools with the default capabilities, as `llmStep` offers them. */
-function trustedTools(): ToolSpec[] {
+/** The tools the Trusted CLI's turns are granted with the default capabilities (openTurn's `toolIds`). */
+function trustedToolIds(): string[] {
   const effective = CapabilitySet.from(DEFAULT_AGENT_CAPABILITIES).intersect(tierCeiling('Trusted')).toJSON();
-  return toolSpecs(
-    offeredToolIds(
-      TOOL_CATALOG.map((t) => t.id),
-      effective,
-    ),
-  ).map(wireSpec);
+  return offeredToolIds(
+    TOOL_CATALOG.map((t) => t.id),
+    effective,
+  );
+}
+
+/**
+ * The turn's calls as the model makes them: before the first call of a deferred tool the session has
+ * not loaded, the step that loads it (its result computed as the workflow computes it).
+ */
+function withLoads(calls: readonly ScriptedCall[], granted: readonly string[], loaded: readonly string[]): ScriptedCall[] {
+  const planned = new Set(loaded);
+  const deferred = toolOffer(granted, loaded).deferred;
+  return calls.flatMap((call) => {
+    if (!deferred.includes(call.tool) || planned.has(call.tool)) return [call];
+    planned.add(call.tool);
+    return [{ tool: TOOLS_LOAD, input: { tools: [call.tool] }, output: undefined }, call];
+  });
 }
 
 /** Runs the script against a stand-in of `format`: per turn, what the stand-in counted. */
@@ -96,12 +121,16 @@ async function converse(format: TokenFamily, legacy: boolean): Promise<TurnRow[]
       ? createAnthropicProvider({ baseUrl: standIn.url, model: 'claude-sonnet-4-5', apiKey: 'bench', promptCache: !legacy })
       : createOpenAiCompatibleProvider({ baseUrl: `${standIn.url}/v1`, model: 'gpt-4o' });
   const history = memoryHistory();
-  const tools = legacy ? toolSpecs() : trustedTools();
+  const granted = trustedToolIds();
+  // The session's loaded deferred tools, carried from turn to turn as the session workflow does.
+  let loaded: string[] = [];
+  const toolsNow = (): ToolSpec[] => (legacy ? toolSpecs() : offeredSpecs(granted, loaded).map(wireSpec));
   const count = entryCounter(format);
   const rows: TurnRow[] = [];
   try {
     for (const [i, turn] of TOKEN_SCRIPT.entries()) {
-      script.begin(turn);
+      const calls = legacy ? (turn.calls ?? []) : withLoads(turn.calls ?? [], granted, loaded);
+      script.begin(turn, calls);
       const receivedAt = START + i * 20 * 60_000;
       const message = { id: `m${i}`, sessionId: 's1', receivedAt, content: textContent(turn.user) };
       const context = turnContext(receivedAt, TIME_ZONE);
@@ -122,6 +151,13 @@ async function converse(format: TokenFamily, legacy: boolean): Promise<TurnRow[]
         if (historyTokens > BUDGET) throw new Error(`turn ${i + 1}: the history exceeds its budget`);
       }
       const transcript: TranscriptItem[] = [];
+      /** A call's result: a load as the workflow answers it (and the session keeps it loaded), else the script's output. */
+      const played = (c: { tool: string; input: unknown }, scripted: ScriptedCall | undefined): ToolOutcome => {
+        if (c.tool !== TOOLS_LOAD) return { status: 'Completed', output: scripted?.output, verified: 'Verified' };
+        const result = loadTools(c.input, granted, loaded);
+        if (result.ok) loaded = result.loaded;
+        return loadOutcome(result);
+      };
       for (let step = 0; ; step++) {
         const req: LlmStepRequest = {
           turnId: `t${i}`,
@@ -129,20 +165,15 @@ async function converse(format: TokenFamily, legacy: boolean): Promise<TurnRow[]
           history: window.map(({ role, text }) => ({ role, text })),
           message,
           transcript,
-          tools,
+          tools: toolsNow(),
           ...(legacy ? {} : { system: SYSTEM_PROMPT, context }),
         };
         const result = await llm.step(req, sink);
         if (result.type === 'final') break;
         transcript.push({ role: 'assistant', calls: result.calls });
-        const outputs = turn.calls ?? [];
         transcript.push({
           role: 'tool',
-          results: result.calls.map((c) => ({
-            callId: c.callId,
-            tool: c.tool,
-            outcome: { status: 'Completed', output: outputs[step]?.output, verified: 'Verified' },
-          })),
+          results: result.calls.map((c) => ({ callId: c.callId, tool: c.tool, outcome: played(c, calls[step]) })),
         });
       }
       history.record(String(receivedAt).padStart(15, '0'), [

@@ -199,6 +199,18 @@ export interface OwnerSkillsPort {
   show(name: string): Promise<StoredSkill>;
   /** Audited as done by `by` (the person the channel authenticated). */
   retire(name: string, by: { identity: string; channel: string }): Promise<{ retired: number }>;
+  /**
+   * A new version by `by`: `changes` replace those parts of the latest version, and the whole skill
+   * waits at an approval gate like a proposal (nothing is stored until it is approved). NotFound for
+   * a retired or unknown skill.
+   */
+  edit(
+    name: string,
+    changes: { summary?: string; whenToUse?: string; steps?: string[]; tools?: string[] },
+    by: { identity: string; channel: string },
+    /** The asking message's platform id: a redelivered message opens the same gate once. */
+    requestKey?: string,
+  ): Promise<{ name: string; version: number; missionId: string; gateId: string }>;
 }
 
 /** What a channel knows of the install's owner: their identities, and what only they may see and change. */

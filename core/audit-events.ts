@@ -187,9 +187,11 @@ export type AuditEvent =
   | {
       type: 'OwnerSkillsChanged';
       turnId: string;
-      action: 'retire' | 'add-predicate';
+      /** `edit`: an owner's new version, opened for approval (stored only once approved at its gate). */
+      action: 'retire' | 'add-predicate' | 'edit';
       /** The skill's name or the predicate (identifiers the owner chose, never free text). */
       subject: string;
+      /** Versions retired; for an edit, the version it becomes once approved. */
       versions?: number;
       by: string;
       channel: string;

@@ -21,6 +21,11 @@ export type LlmStepInput = Omit<LlmStepRequest, 'history' | 'tools'> & {
   sessionKey: string;
   /** The catalog tools offered; the activity builds their schemas (workflow code never needs them). */
   toolIds?: string[];
+  /**
+   * The deferred tools loaded so far (core/tool-offer.ts): core and loaded tools are offered in full, the
+   * rest by name in `tools.load`. Absent (runs from before deferred tools): every tool in `toolIds` in full.
+   */
+  loadedTools?: string[];
   /** The offered tools as specs: how runs started before `toolIds` scheduled their steps. */
   tools?: ToolSpec[];
 };

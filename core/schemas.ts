@@ -248,5 +248,7 @@ export const sessionStateSchema = z.lazy(() =>
       .min(1000)
       .max(30 * 24 * 3600_000)
       .optional(),
+    /** The deferred tools its turns loaded (core/tool-offer.ts); not authority. */
+    loadedTools: z.array(z.string().max(64)).max(64).optional(),
   }),
 );

@@ -57,3 +57,11 @@ export const RENDER_VALUES = 'render-values';
  * Runs recorded before replay the fresh plan they made.
  */
 export const RESUME_APPROVED_CALLS = 'resume-approved-calls';
+
+/**
+ * 2026-12-05, turns and sessions: a turn offers a core set of tools in full and the rest of what it
+ * is granted by name, in the description of `tools.load` (core/tool-offer.ts); the loaded set is
+ * sent with each model step, returned with the outcome and passed by the session to its next turn.
+ * Runs from before offer every granted tool in full and start their turns with the request alone.
+ */
+export const DEFERRED_TOOLS = 'deferred-tools';

@@ -8,14 +8,18 @@ import {
   condition,
   continueAsNew,
   ParentClosePolicy,
+  patched,
   setHandler,
   startChild,
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { TurnRequest } from '../core/channel.js';
+import type { TurnOutcome } from '../core/outcomes.js';
 import { describeIssues, sessionStateSchema, turnRequestSchema } from '../core/schemas.js';
+import { carriedTools } from '../core/tool-offer.js';
 import { admitInput } from './inputs.js';
+import { DEFERRED_TOOLS } from './patches.js';
 import { sessionStatusQuery, submitTurnUpdate, type SubmitTurnResult } from './messages.js';
 import { turnWorkflow } from './turn-workflow.js';
 
@@ -27,6 +31,11 @@ export interface SessionState {
   turnsCompleted: number;
   /** Close after this long without a message (default {@link IDLE_TIMEOUT}); the next message re-opens it. */
   idleAfterMs?: number;
+  /**
+   * The deferred tools the session's turns loaded (core/tool-offer.ts): passed to each next turn, so its
+   * offered prefix is the one the provider cached. Not authority: a turn offers only what it is granted.
+   */
+  loadedTools?: string[];
 }
 
 const SEEN_LIMIT = 500;
@@ -41,6 +50,7 @@ export async function sessionWorkflow(input: SessionState): Promise<void> {
   const started = new Set<string>();
   let running: string | null = null;
   let turnsCompleted = state.turnsCompleted;
+  let loadedTools = state.loadedTools ?? [];
 
   setHandler(
     submitTurnUpdate,
@@ -73,7 +83,10 @@ export async function sessionWorkflow(input: SessionState): Promise<void> {
     if (!req) continue;
     running = req.turnId;
     // The turn records its exchange in the sealed `sessions` domain; the next turn's LLM step loads it.
-    await runTurn(req, started);
+    const carried = patched(DEFERRED_TOOLS) ? { loadedTools } : undefined;
+    const ended = await runTurn(req, started, carried);
+    // A turn that loaded nothing (or failed) keeps what the session had.
+    if (ended?.loadedTools) loadedTools = carriedTools({ loadedTools: ended.loadedTools });
     running = null;
     turnsCompleted++;
     // Continue-as-new only with an empty queue: queued submitters are waiting for their turn to start here.
@@ -84,28 +97,34 @@ export async function sessionWorkflow(input: SessionState): Promise<void> {
         seen: [...seen].slice(-SEEN_LIMIT),
         turnsCompleted,
         ...(state.idleAfterMs === undefined ? {} : { idleAfterMs: state.idleAfterMs }),
+        ...(loadedTools.length > 0 ? { loadedTools } : {}),
       });
     }
   }
   await condition(allHandlersFinished);
 }
 
-/** Starts one turn as a child and waits for it; a turn id that already ran is not run again. */
-async function runTurn(req: TurnRequest, started: Set<string>): Promise<void> {
+/** Starts one turn as a child and waits for its outcome; a turn id that already ran is not run again. */
+async function runTurn(
+  req: TurnRequest,
+  started: Set<string>,
+  carried: { loadedTools: string[] } | undefined,
+): Promise<TurnOutcome | undefined> {
   try {
     const child = await startChild(turnWorkflow, {
       workflowId: req.turnId,
-      args: [req],
+      args: carried ? [req, carried] : [req],
       // The turn outlives a session continue-as-new or close; its id is its message: never reuse it.
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       staticSummary: `Turn ${req.turnId} on ${req.channel.name} (${req.channel.trustTier})`,
     });
     started.add(req.turnId);
-    await child.result();
+    return await child.result();
   } catch {
     // WorkflowExecutionAlreadyStartedError: a redelivered message whose turn ran before; not run again.
     // Anything else is a failed turn, which has already written TurnEnded and told its channel.
     started.add(req.turnId);
+    return undefined;
   }
 }

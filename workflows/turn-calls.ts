@@ -15,6 +15,8 @@ import { findTool, HOST_BOUND_TOOLS, INTERRUPTIBLE_TOOLS } from '../core/tool-ca
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import type { ToolDefinition } from '../core/tools/define-tool.js';
 import { unvouchedLabel, type CallTaint } from '../core/taint.js';
+import { loadOutcome, loadTools } from '../core/tool-offer.js';
+import { TOOLS_LOAD } from '../core/tools/tools-load.js';
 import { refsIn, VALUE_ID, valueHandle, type ValueHandle } from '../core/values.js';
 import { failureToErrorData } from './failures.js';
 import type { TurnLoop, TurnRun } from './turn-run.js';
@@ -115,11 +117,23 @@ export function runBatch(
 
 /** One call of a batch: refused here (a denial is audited), or run as its own activity and recorded. */
 function runCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCall, i: number): Promise<ToolResult> {
+  if (call.tool === TOOLS_LOAD && turn.loadedTools) return Promise.resolve(answerLoad(turn, loop, call));
   // At most nine specialists run for one lead (the seed's Nonagon): the tenth of a step is refused, never queued.
   const overCap = delegationCapRefusal(batch.calls, i);
   if (overCap) return Promise.resolve({ callId: call.callId, tool: call.tool, outcome: overCap });
   const checked = checkCall(call, loop.effective);
   return checked.ok ? runGrantedCall(turn, loop, batch, call, i, checked.scope) : refuseCall(turn, loop, batch, call, i, checked);
+}
+
+/**
+ * A `tools.load` call, answered here: it runs nothing and grants nothing (only tools the turn's
+ * capabilities grant, as openTurn listed them, can be loaded); the loaded tools are offered in full
+ * from the next step on (core/tool-offer.ts).
+ */
+function answerLoad(turn: TurnRun, loop: TurnLoop, call: ToolCall): ToolResult {
+  const result = loadTools(call.input, loop.toolIds, turn.loadedTools ?? []);
+  if (result.ok) turn.loadedTools = result.loaded;
+  return { callId: call.callId, tool: call.tool, outcome: loadOutcome(result) };
 }
 
 /** A call the scope check refused: a denial is audited; the model gets the outcome. */

@@ -49,6 +49,10 @@ export interface TurnRun {
   /** The model's transcript (the loop's), and trusted reads' outputs: what a resume record keeps of an escalated turn. */
   readonly transcript: TranscriptItem[];
   readonly trusted: string[];
+  /** The deferred tools the session loaded before this turn (attacker-writable: only granted ones are ever offered). */
+  readonly carriedTools: readonly string[];
+  /** Deferred tools loaded so far, sorted (core/tool-offer.ts); undefined in runs from before deferred tools (all offered in full). */
+  loadedTools: string[] | undefined;
   /** The specialists this turn delegated to (workflows/turn-delegate.ts): running ones by child id, and how many finished. */
   readonly delegations: Delegations;
 }

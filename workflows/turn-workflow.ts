@@ -21,6 +21,8 @@ import type { TurnRequest } from '../core/channel.js';
 import type { LlmStepResult, TranscriptItem } from '../core/llm.js';
 import { summarizeToolOutcome, type TurnOutcome } from '../core/outcomes.js';
 import { TOOL_CATALOG } from '../core/tool-catalog.js';
+import { carriedTools, loadTools, toolOffer } from '../core/tool-offer.js';
+import { TOOLS_LOAD } from '../core/tools/tools-load.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import { messageText } from '../core/message.js';
 import { TurnTaint } from '../core/taint.js';
@@ -29,7 +31,14 @@ import { spendStop, spendSummary } from './turn-spend.js';
 import { deliverOrHold } from './deliver-or-hold.js';
 import { failureToErrorData, turnFailure } from './failures.js';
 import { admitTurnRequest } from './inputs.js';
-import { HOLD_UNDELIVERED_REPLIES, LOCAL_BOOKKEEPING, RENDER_VALUES, RESUME_APPROVED_CALLS, RETRY_REFUSED_RESULTS } from './patches.js';
+import {
+  DEFERRED_TOOLS,
+  HOLD_UNDELIVERED_REPLIES,
+  LOCAL_BOOKKEEPING,
+  RENDER_VALUES,
+  RESUME_APPROVED_CALLS,
+  RETRY_REFUSED_RESULTS,
+} from './patches.js';
 import { refsIn } from '../core/values.js';
 import { isRefusedResult } from './interceptors.js';
 import { runBatch, shownAnswer, type CallLabel, type ToolCallsStep } from './turn-calls.js';
@@ -52,12 +61,16 @@ const local = {
 };
 const llm = proxyActivities<Pick<TurnActivities, 'llmStep'>>(ACTIVITY_POLICIES.llm);
 
-/** The turn workflow: returns a `TurnOutcome`; a `Failed` outcome also fails the workflow with its kind as type. */
-export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
+/**
+ * The turn workflow: returns a `TurnOutcome`; a `Failed` outcome also fails the workflow with its kind as type.
+ * `carried` is what the session passes on from its earlier turns (the deferred tools they loaded): not
+ * attested, and harmless, since only tools the turn's capabilities grant are ever offered.
+ */
+export async function turnWorkflow(input: TurnRequest, carried?: unknown): Promise<TurnOutcome> {
   const { bookkeeping, recording } = patched(LOCAL_BOOKKEEPING) ? local : remote;
   // A refused or malformed request fails the turn now (audited, non-retryably), never a workflow task retried forever.
   const req = await admitTurnRequest(input);
-  const turn = startTurn(req, bookkeeping, recording);
+  const turn = startTurn(req, bookkeeping, recording, carriedTools(carried));
   const ended = await CancellationScope.nonCancellable(() => runTurn(turn)).catch((err: unknown): TurnOutcome => ({
     status: 'Failed',
     error: failureToErrorData(err),
@@ -74,11 +87,12 @@ export async function turnWorkflow(input: TurnRequest): Promise<TurnOutcome> {
   const told: TurnOutcome = outcome.status === 'Escalated' && finalized?.ownersOnly ? { ...outcome, ownersOnly: true } : outcome;
   await deliver(turn, told);
   if (outcome.status === 'Failed') throw turnFailure(outcome.error, outcome);
-  return told;
+  // The session passes what was loaded on to its next turn, so the offered prefix stays the same there.
+  return turn.loadedTools?.length ? { ...told, loadedTools: turn.loadedTools } : told;
 }
 
 /** The turn's state at its start; a cancel of the root scope (the channel's cancel) is noted and checked between LLM steps. */
-function startTurn(req: TurnRequest, bookkeeping: Bookkeeping, recording: Recording): TurnRun {
+function startTurn(req: TurnRequest, bookkeeping: Bookkeeping, recording: Recording, carried: string[]): TurnRun {
   const startedAt = Date.now();
   const { workflowId, runId } = workflowInfo();
   const turn: TurnRun = {
@@ -100,6 +114,8 @@ function startTurn(req: TurnRequest, bookkeeping: Bookkeeping, recording: Record
     transcript: [],
     trusted: [],
     delegations: { active: new Map(), finished: [], exclusive: false },
+    carriedTools: carried,
+    loadedTools: undefined,
   };
   CancellationScope.current().cancelRequested.catch(() => {
     turn.cancelRequested = true;
@@ -130,13 +146,16 @@ function openLoop(turn: TurnRun, opened: OpenedTurn): TurnLoop {
   // Untrusted content in context (core/taint.ts): decided here, on what this workflow holds. Histories
   // older than taint have no `opened.taint` and replay unchanged.
   turn.taint = opened.taint ? new TurnTaint(opened.taint.sources, trustedText(turn, opened.taint), opened.taint.mcpTools) : undefined;
+  // Offer what this worker implements (the activity drops ids outside the catalog and builds the schemas).
+  const toolIds = opened.toolIds ?? TOOL_CATALOG.map((t) => t.id);
+  // Deferred tools (core/tool-offer.ts): the session's loaded ones that this turn is granted stay loaded.
+  if (patched(DEFERRED_TOOLS)) turn.loadedTools = toolOffer(toolIds, turn.carriedTools).loaded;
   return {
     opened,
     effective: CapabilitySet.fromJSON(opened.effective),
     transcript: turn.transcript,
     taintPolicy: opened.taint?.policy ?? {},
-    // Offer what this worker implements (the activity drops ids outside the catalog and builds the schemas).
-    toolIds: opened.toolIds ?? TOOL_CATALOG.map((t) => t.id),
+    toolIds,
   };
 }
 
@@ -199,9 +218,11 @@ const MAX_REFUSED_RESULTS = 3;
  */
 async function askModel(turn: TurnRun, loop: TurnLoop, step: number): Promise<Race<LlmStepResult>> {
   const { req, sessionKey } = turn;
+  const { transcript, toolIds } = loop;
+  const loaded = turn.loadedTools ? { loadedTools: [...turn.loadedTools] } : {};
   for (let refused = 0; ; refused++) {
     const race = await raceStep<LlmStepResult>(
-      () => llm.llmStep({ turnId: req.turnId, step, sessionKey, message: req.message, transcript: loop.transcript, toolIds: loop.toolIds }),
+      () => llm.llmStep({ turnId: req.turnId, step, sessionKey, message: req.message, transcript, toolIds, ...loaded }),
       loop.opened.budgetMs - elapsed(turn),
       () => turn.cancelRequested,
       true,
@@ -236,18 +257,26 @@ function resumeApproved(turn: TurnRun, loop: TurnLoop, resume: OpenedResume): Pr
   loop.transcript.push(...resume.transcript);
   turn.context.push(...resume.context);
   for (const text of resume.trusted) trustRead(turn, text);
-  // The quarantined answers the model was shown stay out of authority fields in this run too.
+  // The quarantined answers the model was shown stay out of authority fields in this run too; what it loaded stays loaded.
   for (const item of resume.transcript)
     if (item.role === 'tool')
       for (const r of item.results) {
         const answer = r.tool === 'value.read' ? shownAnswer(r.outcome) : undefined;
         if (answer && 'derived' in answer) turn.taint?.addDerived(answer.derived, answer.source);
+        if (r.tool === TOOLS_LOAD) reload(turn, loop, r.outcome);
       }
   setCurrentDetails(`**Resumed** ${resume.from}: the approved ${call.tool} runs first`);
   // The same step's other gated calls go again with it: each asks for its own approval next.
   const calls = [call, ...resume.alsoAsked.map((a) => a.call)];
   const callProofs = Object.fromEntries([[call.callId, resume.callProof], ...resume.alsoAsked.map((a) => [a.call.callId, a.proof])]);
   return runCalls(turn, loop, step, { type: 'tool_calls', calls, callProofs }, true);
+}
+
+/** A load the resumed transcript shows, loaded again (only what this turn is granted, as any load). */
+function reload(turn: TurnRun, loop: TurnLoop, outcome: ToolResult['outcome']): void {
+  if (!turn.loadedTools || outcome.status !== 'Completed') return;
+  const result = loadTools({ tools: (outcome.output as { loaded?: unknown } | undefined)?.loaded }, loop.toolIds, turn.loadedTools);
+  if (result.ok) turn.loadedTools = result.loaded;
 }
 
 /** Notes a trusted read's output: destinations it names are the owner's (and a resume record keeps it). */

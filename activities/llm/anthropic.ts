@@ -5,6 +5,7 @@
 import type { LlmStepRequest, LlmStepResult } from '../../core/llm.js';
 import type { ContentPart } from '../../core/message.js';
 import type { TokenUsage } from '../../core/spend.js';
+import { TOOLS_LOAD } from '../../core/tools/tools-load.js';
 import { AivyxError } from '../../core/errors.js';
 import type { ToolCall } from '../../core/tools.js';
 import type { LlmProvider } from './llm-provider.js';
@@ -77,6 +78,8 @@ function push(messages: AnthropicMessage[], role: AnthropicMessage['role'], cont
 
 /** Marks the end of a prefix the API may cache (reads bill at a tenth of the input price; docs/LLM-PROVIDERS.md). */
 const EPHEMERAL = Object.freeze({ type: 'ephemeral' });
+/** The API refuses a request with more. */
+const MAX_BREAKPOINTS = 4;
 
 /**
  * The request body for one step (exported for tests and debugging). Order is tools, system,
@@ -84,6 +87,9 @@ const EPHEMERAL = Object.freeze({ type: 'ephemeral' });
  * breakpoints mark the end of the system prompt (tools and system), of the history, of the
  * message (the next turn's history starts with it) and of the transcript (the next step's).
  * The volatile `context` goes after the message's breakpoint, so it never breaks a cached prefix.
+ * With deferred tools (core/tool-offer.ts), `tools.load` ends the tools that never change within a
+ * session: it takes a breakpoint (the history's gives way, the message's is read back up to 20
+ * blocks), so the step after a load still reads the core tools and the index from the cache.
  */
 export function anthropicRequestBody(
   req: LlmStepRequest,
@@ -129,10 +135,13 @@ export function anthropicRequestBody(
   if (req.tools.length > 0) {
     const tools: Block[] = req.tools.map((t) => ({ name: wireToolName(t.id), description: t.description, input_schema: t.inputSchema }));
     if (!prompt && promptCache) tools[tools.length - 1]!.cache_control = EPHEMERAL;
+    const index = req.tools.findIndex((t) => t.id === TOOLS_LOAD);
+    if (promptCache && index >= 0) tools[index]!.cache_control = EPHEMERAL;
     body.tools = tools;
   }
-  // At most four breakpoints per request: the system prompt's (or the last tool's) and these three.
-  if (promptCache) for (const b of marks.slice(-3)) b.cache_control = EPHEMERAL;
+  // At most four breakpoints per request: the system prompt's (or the last tool's), tools.load's, and the last of these.
+  const used = (prompt ? 1 : 0) + ((body.tools as Block[] | undefined) ?? []).filter((t) => t.cache_control).length;
+  if (promptCache) for (const b of marks.slice(-(MAX_BREAKPOINTS - used))) b.cache_control = EPHEMERAL;
   return body;
 }
 

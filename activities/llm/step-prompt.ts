@@ -6,7 +6,8 @@ import { Scope } from '../../core/capability/index.js';
 import type { HistoryEntry } from '../../core/channel.js';
 import type { ToolSpec } from '../../core/llm.js';
 import type { TokenUsage } from '../../core/spend.js';
-import { findTool } from '../../core/tool-catalog.js';
+import { findTool, toolSpecs } from '../../core/tool-catalog.js';
+import { toolOffer, toolsLoadSpec } from '../../core/tool-offer.js';
 import { countTokens, type TokenFamily } from './token-count.js';
 import { compactSchema } from './wire-schema.js';
 
@@ -21,6 +22,21 @@ export function offeredToolIds(toolIds: readonly string[], effective: readonly s
     const def = findTool(id);
     return def !== undefined && bases.has(def.scopeBase);
   });
+}
+
+/**
+ * The specs a step offers, before the wire form: with `loaded` (the turn's deferred tools loaded so
+ * far), the core tools, then `tools.load` whose description indexes the deferred ones, then those
+ * loaded (core/tool-offer.ts); without it (runs from before deferred tools), every tool in full.
+ * Ids outside the catalog are dropped.
+ */
+export function offeredSpecs(toolIds: readonly string[], loaded: readonly string[] | undefined): ToolSpec[] {
+  const offer = toolOffer(
+    toolIds.filter((id) => findTool(id) !== undefined),
+    loaded,
+  );
+  if (offer.deferred.length === 0) return toolSpecs(offer.core);
+  return [...toolSpecs(offer.core), toolsLoadSpec(offer.deferred), ...toolSpecs(offer.loaded)];
 }
 
 /** A spec as the model is shown it: the schema without the bounds the tool's parser enforces (wire-schema.ts). */

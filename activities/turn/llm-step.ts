@@ -12,12 +12,11 @@ import { specialistPrompt, tighterBudget, type Specialist } from '../../core/spe
 import type { HistoryEntry } from '../../core/channel.js';
 import { messageText } from '../../core/message.js';
 import type { TokenUsage } from '../../core/spend.js';
-import { findTool, toolSpecs } from '../../core/tool-catalog.js';
 import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
 import { compactedHistory } from '../llm/compaction.js';
 import { DEFAULT_HISTORY_TOKENS } from '../llm/history-window.js';
 import type { LlmStepSink } from '../llm/llm-provider.js';
-import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, wireSpec } from '../llm/step-prompt.js';
+import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, offeredSpecs, wireSpec } from '../llm/step-prompt.js';
 import { SYSTEM_PROMPT, turnContext } from '../llm/system-prompt.js';
 import { countTokens, loadTokenizer, tokenFamilyOf } from '../llm/token-count.js';
 import { currentExecution, withHeartbeat } from '../execution.js';
@@ -137,10 +136,13 @@ export function llmStepActivities(ctx: TurnContext) {
     return { history: shown.map(({ role, text }) => ({ role, text })), ...(usage ? { usage } : {}) };
   }
 
-  /** The specs the step offers: the tools `openTurn` chose for the turn's capabilities (offeredToolIds), as the model sees them. */
+  /**
+   * The specs the step offers: of the tools `openTurn` chose for the turn's capabilities (offeredToolIds),
+   * the core and loaded ones in full and the rest by name in `tools.load` (offeredSpecs), as the model sees them.
+   */
   async function offeredTools(input: LlmStepInput): Promise<ToolSpec[]> {
     if (!input.toolIds) return input.tools ?? [];
-    return (await modelTools(toolSpecs(input.toolIds.filter((id) => findTool(id) !== undefined)))).map(wireSpec);
+    return (await modelTools(offeredSpecs(input.toolIds, input.loadedTools))).map(wireSpec);
   }
 
   /** The specialist this turn runs as (its verified claim names it), with its budget slice; undefined for a lead's own turn. */
@@ -154,7 +156,7 @@ export function llmStepActivities(ctx: TurnContext) {
   /** Calls the model for one step, streaming its text to the channel as it arrives. */
   async function callModel(input: LlmStepInput): Promise<LlmStepResult> {
     const ctx = Context.current();
-    const { sessionKey, toolIds: _ids, tools: _specs, ...step } = input;
+    const { sessionKey, toolIds: _ids, tools: _specs, loadedTools: _loaded, ...step } = input;
     const sink: LlmStepSink = {
       text: (chunk) => deps.stream.publish(input.turnId, { type: 'text', text: chunk }),
       heartbeat: () => ctx.heartbeat(),

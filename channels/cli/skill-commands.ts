@@ -1,8 +1,10 @@
 /**
- * `aivyx skills list|show|retire` and `aivyx graph predicates [add P]`: what the assistant has
+ * `aivyx skills list|show|edit|retire` and `aivyx graph predicates [add P]`: what the assistant has
  * learned, for the owner, through the running `aivyx up`'s REST channel (scope-checked like the
- * tools). A new or edited skill is proposed in a conversation and approved at its gate, never here.
+ * tools). An edit stores nothing here: it waits at an approval gate like a proposal, and a new skill
+ * is proposed in a conversation.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { SkillSummary, StoredSkill } from '../../activities/tools/skill-port.js';
 import { AivyxError } from '../../core/errors.js';
@@ -11,8 +13,12 @@ import { restJson, type RestTarget } from './rest-client.js';
 export const SKILLS_USAGE = `usage:
   aivyx skills list [--json]                    the approved skills: name, version, summary (and where a proposal's content came from)
   aivyx skills show NAME [--version N] [--json] one skill whole: when to use it, its steps, the tools it expects, who approved it
+  aivyx skills edit NAME [--summary S] [--when W] [--step S]... [--tool T]... [--file F.json]
+                                                a new version: the parts given replace the latest version's (--step and --tool
+                                                replace the whole list; --file holds {summary, whenToUse, steps, tools}); it waits
+                                                for approval at a gate like a proposal (\`aivyx mission approve\`), stored only then
   aivyx skills retire NAME                      stop offering a skill (every version)
-  (a new skill, or a new version of one, is proposed in a conversation and approved at its gate)`;
+  (a new skill is proposed in a conversation and approved at its gate)`;
 
 export const GRAPH_USAGE = `usage:
   aivyx graph predicates [--json]               the predicate vocabulary of the knowledge graph
@@ -20,13 +26,30 @@ export const GRAPH_USAGE = `usage:
 
 const from = (untrusted: string | undefined) => (untrusted ? `  (proposed after untrusted content: ${untrusted})` : '');
 
+/** The parts of a skill an edit's `--file` replaces. */
+function editFile(path: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new AivyxError('Config', `${path}: not a JSON file of the skill's parts (${(e as Error).message})`, { hint: SKILLS_USAGE });
+  }
+}
+
 /** Runs `aivyx skills …`. */
 export async function runSkillsCommand(args: string[], target: RestTarget, out: (s: string) => void): Promise<number> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { json: { type: 'boolean' }, version: { type: 'string' } },
+    options: {
+      json: { type: 'boolean' },
+      version: { type: 'string' },
+      summary: { type: 'string' },
+      when: { type: 'string' },
+      step: { type: 'string', multiple: true },
+      tool: { type: 'string', multiple: true },
+      file: { type: 'string' },
+    },
   });
   const name = (): string => {
     if (positionals.length !== 1) throw new AivyxError('Config', `skills ${sub} needs exactly one skill name`, { hint: SKILLS_USAGE });
@@ -57,6 +80,23 @@ export async function runSkillsCommand(args: string[], target: RestTarget, out: 
           '',
         ].join('\n'),
       );
+      return 0;
+    }
+    case 'edit': {
+      const fromFile = values.file ? editFile(values.file) : {};
+      const changes = {
+        ...fromFile,
+        ...(values.summary !== undefined ? { summary: values.summary } : {}),
+        ...(values.when !== undefined ? { whenToUse: values.when } : {}),
+        ...(values.step ? { steps: values.step } : {}),
+        ...(values.tool ? { tools: values.tool } : {}),
+      };
+      const r = (await restJson(target, 'POST', `/v1/skills/${name()}/edit`, changes)) as {
+        version: number;
+        missionId: string;
+        gateId: string;
+      };
+      out(`v${r.version} waits for approval at gate ${r.gateId} (aivyx mission show ${r.missionId}); stored only once approved\n`);
       return 0;
     }
     case 'retire': {

@@ -89,6 +89,11 @@ export interface RestServerOptions {
     list(): Promise<SkillSummary[]>;
     show(name: string, version?: number): Promise<StoredSkill>;
     retire(name: string): Promise<{ retired: number }>;
+    /** A new version waiting at its approval gate (app/owner-skills.ts): nothing is stored until it is approved. */
+    edit(
+      name: string,
+      changes: z.infer<typeof skillEditBody>,
+    ): Promise<{ name: string; version: number; missionId: string; gateId: string }>;
     predicates(): Promise<string[]>;
     addPredicate(predicate: string): Promise<{ predicates: string[] }>;
   };
@@ -139,6 +144,13 @@ const verifyBody = z
   .strict();
 const SEQ = "must be an entry's sequence number (1, 2, …)";
 const proveQuery = z.object({ seq: z.coerce.number({ error: SEQ }).int({ error: SEQ }).min(1, { error: SEQ }) });
+/** An edit of a skill: the parts it replaces (the tool's own checks run on the whole result). */
+const skillEditBody = z.strictObject({
+  summary: z.string().optional(),
+  whenToUse: z.string().optional(),
+  steps: z.array(z.string()).optional(),
+  tools: z.array(z.string()).optional(),
+});
 const predicateBody = z.object({ predicate: z.string({ error: 'must be a lower-case snake_case predicate, e.g. "mentors"' }) });
 const consistencyBody = z
   .object({
@@ -411,6 +423,9 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
     return c.json(await skills().show(c.req.param('name'), v === undefined ? undefined : Number(v)));
   });
   app.post('/v1/skills/:name/retire', async (c) => c.json(await skills().retire(c.req.param('name'))));
+  app.post('/v1/skills/:name/edit', async (c) =>
+    c.json(await skills().edit(c.req.param('name'), parseBody(skillEditBody, await jsonBody(c), 'request')), 202),
+  );
   app.get('/v1/graph/predicates', async (c) => c.json({ predicates: await skills().predicates() }));
   app.post('/v1/graph/predicates', async (c) =>
     c.json(await skills().addPredicate(parseBody(predicateBody, await jsonBody(c), 'request').predicate)),

@@ -14,7 +14,7 @@ const HELP = [
   '/clear — start a new conversation: I forget what was said in this chat (not my memory)',
   '/approve <gate id>, /deny <gate id> [reason] — answer an approval request (or press its buttons)',
   '/missions — your missions, with a button to cancel each (in a private chat)',
-  '/skills, /skill <name>, /retire <name> — the skills you approved (the owner, in a private chat)',
+  '/skills, /skill <name>, /skilledit <name>, /retire <name> — the skills you approved (the owner, in a private chat)',
   '/help — this text',
 ].join('\n');
 

@@ -1,14 +1,15 @@
 /**
- * `/skills`, `/skill <name>` and `/retire <name>` on Telegram: the owner's view of the assistant's
- * approved skills (docs/SKILLS-AND-GRAPH.md), as on the CLI and REST. Only the owner (an
- * `AIVYX_OWNER_IDS` entry `telegram:<user id>`), only in a private chat: a skill's steps are the
- * owner's procedures. Who asks is the verified update's user, never the text. A new version is not
- * made here: it is proposed in a conversation and approved at its gate, so the approval binds the text.
+ * `/skills`, `/skill <name>`, `/skilledit <name>` and `/retire <name>` on Telegram: the owner's view
+ * of the assistant's approved skills (docs/SKILLS-AND-GRAPH.md), as on the CLI and REST. Only the
+ * owner (an `AIVYX_OWNER_IDS` entry `telegram:<user id>`), only in a private chat: a skill's steps
+ * are the owner's procedures. Who asks is the verified update's user, never the text. An edit stores
+ * nothing here: the new version waits at the gate a proposal waits at, so the approval binds its text.
  */
 import { Composer, type Context } from 'grammy';
 import { AivyxError } from '../../core/errors.js';
 import type { OwnerSkillsPort } from '../ports.js';
 import { TELEGRAM_CHANNEL_NAME } from './inbound.js';
+import { parseSkillEdit, SKILL_EDIT_FORMAT } from './skill-edit-text.js';
 
 export interface SkillCommandDeps {
   skills?: OwnerSkillsPort;
@@ -45,7 +46,11 @@ export function skillsComposer(deps: SkillCommandDeps): Composer<Context> {
     if (typeof list === 'string') return void (await ctx.reply(list));
     if (list.length === 0) return void (await ctx.reply('No approved skills yet.'));
     const lines = list.map((s) => `• ${s.name} (v${s.version}) — ${s.summary}${s.untrusted ? ` [from: ${s.untrusted}]` : ''}`);
-    await ctx.reply(['Approved skills (/skill <name> shows one, /retire <name> retires it):', ...lines].join('\n').slice(0, MAX_REPLY));
+    await ctx.reply(
+      ['Approved skills (/skill <name> shows one, /skilledit <name> changes it, /retire <name> retires it):', ...lines]
+        .join('\n')
+        .slice(0, MAX_REPLY),
+    );
   });
   composer.command('skill', async (ctx) => {
     const no = refusal(ctx, deps);
@@ -62,6 +67,23 @@ export function skillsComposer(deps: SkillCommandDeps): Composer<Context> {
       ...(skill.untrusted ? [`Proposed after untrusted content: ${skill.untrusted}`] : []),
     ];
     await ctx.reply(text.join('\n').slice(0, MAX_REPLY));
+  });
+  composer.command('skilledit', async (ctx) => {
+    const no = refusal(ctx, deps);
+    if (no) return void (await ctx.reply(no));
+    // `/skilledit NAME` then, on the next lines, the parts to change (the shape /skill shows).
+    const [, name = '', body = ''] = /^(\S*)([\s\S]*)$/.exec(typeof ctx.match === 'string' ? ctx.match.trim() : '') ?? [];
+    if (!name) return void (await ctx.reply(`Which one? /skilledit <name>\n${SKILL_EDIT_FORMAT}`));
+    const parsed = parseSkillEdit(body);
+    if ('problem' in parsed) return void (await ctx.reply(`${parsed.problem}\n${SKILL_EDIT_FORMAT}`));
+    const by = { identity: String(ctx.from!.id), channel: TELEGRAM_CHANNEL_NAME };
+    // Keyed by the message, like a turn: a redelivered update opens the same gate, once.
+    const key = ctx.msg?.message_id === undefined ? undefined : `${ctx.chat!.id}_${ctx.msg.message_id}`;
+    const opened = await deps.skills!.edit(name, parsed.changes, by, key).catch(said);
+    if (typeof opened === 'string') return void (await ctx.reply(opened));
+    await ctx.reply(
+      `Version ${opened.version} of ${opened.name} waits for approval: the request shows the whole skill. Nothing changes until an owner approves it.`,
+    );
   });
   composer.command('retire', async (ctx) => {
     const no = refusal(ctx, deps);

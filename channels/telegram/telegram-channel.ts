@@ -47,7 +47,7 @@ export interface TelegramChannelOptions {
   missions?: TelegramMissionPort;
   /** The sender's own missions for `/missions` and its Cancel / Pause / Resume buttons; without it `/missions` says it is not available. */
   missionControl?: MissionControlPort & ScheduleControlPort;
-  /** The owner's identities and skills: `/skills`, `/skill`, `/retire` for the owner in a private chat. */
+  /** The owner's identities and skills: `/skills`, `/skill`, `/skilledit`, `/retire` for the owner in a private chat. */
   owner?: OwnerSurfaces;
   /** MACed single-use button tokens (over the same `channel_state` domain); without them requests have no buttons. */
   gateTokens?: GateTokenPort;

@@ -39,6 +39,7 @@ const TO_MESSAGE = says(
 /** `channel.send`: send one message on a configured channel; a retried call sends it once. */
 export const channelSendTool = defineTool({
   id: 'channel.send',
+  summary: 'Send a text message on a configured channel',
   description:
     'Send a text message on a configured channel (not necessarily this conversation\'s): {channel, to, text}, e.g. {"channel": "telegram", "to": "<chat id>", "text": "..."}. Returns {channel, to, sent}. Sent once even if retried.',
   input: () =>

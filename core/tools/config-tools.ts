@@ -90,6 +90,7 @@ export const configWriteTool = defineTool({
 /** `audit.read`: recent audit entries of this conversation (or, with allSessions, of all), optionally of one event type. */
 export const auditReadTool = defineTool({
   id: 'audit.read',
+  summary: "Read this conversation's recent audit entries",
   description: `Read this conversation's recent audit entries, newest last (allSessions: every session's). Returns {entries: [{seq, type, turnId, recordedAt, event}], truncated}.`,
   input: () =>
     z.strictObject({

@@ -46,12 +46,16 @@ export interface ToolDefinition<I = unknown> extends ToolDescriptor {
   /** Confirm-first by default (`AIVYX_CONFIRM_DESTRUCTIVE`): the call waits for a person's approval. */
   confirmFirst: boolean;
   provenance: ToolProvenance;
+  /** One short line for the index of deferred tools (core/tool-offer.ts); absent: the description's first sentence. */
+  summary?: string;
 }
 
 /** What a tool definition states. */
 export interface ToolSpecInput<S extends z.ZodObject, I> {
   id: string;
   description: string;
+  /** One short line (≤ 80 characters) for the index of deferred tools, when the description's first sentence is not one. */
+  summary?: string;
   /**
    * A strict object (`z.strictObject`): unknown fields are refused, never silently dropped. Given as a
    * function, it is built (and checked) on first use: the workflow sandbox evaluates every module
@@ -175,5 +179,6 @@ export function defineTool<S extends z.ZodObject, I = z.output<S>>(spec: ToolSpe
     interruptible: spec.interruptible ?? false,
     confirmFirst: spec.confirmFirst ?? false,
     provenance: Object.freeze({ ...spec.provenance }),
+    ...(spec.summary === undefined ? {} : { summary: spec.summary }),
   });
 }

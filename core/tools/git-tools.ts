@@ -73,6 +73,7 @@ export const gitStatusTool = defineTool({
 /** `git.diff`: the working-tree (or staged) diff of a repository. */
 export const gitDiffTool = defineTool({
   id: 'git.diff',
+  summary: 'Show the diff of a git working tree or index',
   description:
     'Show the diff of the working tree against the index, or of the index against HEAD with staged=true. Returns {repo, diff, truncated}.',
   input: () =>

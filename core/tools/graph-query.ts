@@ -33,6 +33,7 @@ export interface GraphQueryInput {
 
 export const graphQueryTool = defineTool({
   id: 'graph.query',
+  summary: 'Answer questions by walking relations in the knowledge graph',
   description:
     'Answer questions from the knowledge graph by walking relations from one entity: hops is a path of {predicate, direction} (out: subject→object, in: object→subject), 1 to 3 hops. E.g. who else works on the projects Dana works on: {from:"Dana", hops:[{predicate:"works_on",direction:"out"},{predicate:"works_on",direction:"in"}]}. Returns {answers: [{name, kind, via}], more}.',
   input: () =>

@@ -27,6 +27,7 @@ const entity = (field: string) =>
 
 export const graphWriteTool = defineTool({
   id: 'graph.write',
+  summary: 'Remember facts as relations between people, projects, places',
   description:
     'Remember facts as relations (subject) predicate (object), e.g. {subject:{name:"Dana",kind:"person"}, predicate:"works_on", object:{name:"Ledger",kind:"project"}}. Kinds: person, organisation, project, place, event, thing. Predicates come from the owner\'s vocabulary (works_on, works_for, member_of, has_accountant, knows, ...). Returns {stored}.',
   input: () =>

@@ -21,6 +21,7 @@ export interface MemoryForgetInput extends MemoryFilter {
 
 export const memoryForgetTool = defineTool({
   id: 'memory.forget',
+  summary: 'Forget notes by id or by filter',
   description: 'Forget one note by id, or all notes matching the filter and time range. Returns {forgotten}.',
   input: () =>
     z.strictObject({

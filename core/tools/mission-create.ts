@@ -38,10 +38,12 @@ export const missionKind = (steps: readonly MissionStepSpec[]): 'turns' | 'notif
 /** `mission.create`: start a mission the owner approves first. */
 export const missionCreateTool = defineTool({
   id: 'mission.create',
+  summary: 'Schedule a reminder, recurring check or follow-up (the owner approves)',
+  // The step forms are in the schema: the description says only what it cannot (formats, the reminder shape).
   description:
-    'Start a mission the owner approves first: a reminder, a recurring check, a follow-up. Steps run in order: a task ' +
-    'for you (string), {"wait": "3d"}, {"waitUntil": "2027-03-01T09:00", "timeZone": "Europe/Berlin"}, {"notify": "text", "to"?: ["email:bob@x.org"]}, ' +
-    '{"waitFor": {"email"|"telegram"|"approval": …}, "within": "5d"}. A reminder: [waitUntil, notify]. Returns {missionId} or {scheduleId}.',
+    'Start a mission the owner approves first. Steps run in order; a string step is a task for you. Durations like "3d"; ' +
+    'waitUntil is local time ("2027-03-01T09:00") in timeZone; notify "to" like ["email:bob@x.org"]. ' +
+    'A reminder: [{waitUntil, timeZone}, {notify}]. Returns {missionId} or {scheduleId}.',
   input: () =>
     z.strictObject({
       goal: textField('goal', 500, 'One sentence.'),

@@ -23,6 +23,7 @@ export interface MissionListInput {
 /** `mission.list`: the asker's own missions, newest first. */
 export const missionListTool = defineTool({
   id: 'mission.list',
+  summary: 'List the missions of the person you talk to',
   description:
     'List the missions (reminders, recurring checks) of the person you talk to, newest first: id, goal, state, what it waits for.',
   input: () =>

@@ -169,6 +169,7 @@ const urlField = () => z.string({ error: says('"url" must be a non-empty string'
 /** `net.fetch`: one GET or HEAD; redirects are returned, not followed. */
 export const netFetchTool = defineTool({
   id: 'net.fetch',
+  summary: 'HTTP GET or HEAD one URL',
   description:
     'HTTP GET or HEAD one URL. Redirects are not followed: a 3xx comes back with its location so you can decide to request it. Private and loopback addresses are refused unless the grant names that IP. Returns {url, status, headers, location?, body, bytes, truncated}; body is UTF-8 text cut at maxBytes (default 1 MiB).',
   input: () =>

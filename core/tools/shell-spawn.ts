@@ -70,6 +70,7 @@ export const SPAWN_DEFAULT_DURATION_MS = 5 * 60_000;
 /** `shell.spawn`: run one long-lived program (no shell) until it exits, at most once. */
 export const shellSpawnTool = defineTool({
   id: 'shell.spawn',
+  summary: 'Run a long-lived program until it exits or its time is up',
   description:
     'Run a long-lived program with literal arguments (no shell) until it exits or maxDurationMs passes, then return {pid, exitCode, signal, durationMs, stdout, stderr, stdoutBytes, stderrBytes, truncated, timedOut}. Output keeps the head and tail of each stream. Not re-run if interrupted.',
   input: () =>

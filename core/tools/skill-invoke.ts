@@ -13,6 +13,7 @@ export interface SkillInvokeInput {
 
 export const skillInvokeTool = defineTool({
   id: 'skills.invoke',
+  summary: "Load an approved skill's steps by name",
   description:
     "Load one approved skill's procedure by name (from skills.list) and follow its steps with the tools you have; it grants no tool or permission. Returns {name, version, summary, whenToUse, steps, tools, unavailableTools}.",
   input: () => z.strictObject({ name: skillNameField('The skill to load.') }),

@@ -11,6 +11,7 @@ export interface SkillListInput {
 
 export const skillListTool = defineTool({
   id: 'skills.list',
+  summary: "List the owner's approved skills",
   description:
     'List the skills the owner approved (procedures learned from earlier chores): name and one-line summary, optionally only those matching query. Before a multi-step chore, look here; load one with skills.invoke. Returns {skills: [{name, summary}]}.',
   input: () =>

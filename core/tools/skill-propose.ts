@@ -13,6 +13,7 @@ export type SkillProposeInput = SkillContent;
 
 export const skillProposeTool = defineTool({
   id: 'skills.propose',
+  summary: 'Propose a finished multi-step chore as a reusable skill',
   description:
     'After finishing a multi-step chore that will come up again, propose it as a skill: name, one-line summary, when to use it, the steps, the tools it uses. The owner sees it whole and approves it before it is stored; proposing a name that exists proposes its next version. Returns {name, version}.',
   input: () => z.strictObject(skillContentFields()),

@@ -35,6 +35,7 @@ export interface ValueReadInput {
 /** `value.read`: ask a tool-less model one question about a value, answered in a declared type. */
 export const valueReadTool = defineTool({
   id: 'value.read',
+  summary: 'Ask a quarantined reader one question about a held value',
   description:
     'Ask a quarantined reader (a model with no tools) one question about a value, e.g. {"from": "{{value:v0123456789ab}}", "as": "number", "question": "the invoice total in euros", "min": 0, "max": 100000}. as: text, number (needs min and max), date, boolean, choice (needs choices), addresses (e-mail addresses), url. A number, date, boolean or choice comes back as {answer}; text, addresses and urls come back as a new value.',
   input: () =>

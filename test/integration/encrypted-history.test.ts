@@ -129,13 +129,14 @@ describe('encrypted histories', () => {
     expect(payloads.length).toBeGreaterThan(5);
     for (const p of payloads) expect(Buffer.from(p.metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
     // The core's marker bookkeeping (local bookkeeping: its patch and local activities) names only our
-    // patch, activity types, sequence numbers and times.
+    // patches, activity types, sequence numbers and times.
     const core = corePayloadsIn(turn.history).map((p) => JSON.parse(Buffer.from(p.data!).toString()) as unknown);
     expect(core.length).toBeGreaterThan(0);
     const texts = core
       .flatMap((c) => Object.values(typeof c === 'object' && c !== null ? c : { value: c }))
       .filter((x) => typeof x === 'string');
-    for (const t of texts) expect(t).toMatch(/^(local-bookkeeping|openTurn|recordScopeDenied|recordToolCall|finalizeTurn|\d+)$/);
+    for (const t of texts)
+      expect(t).toMatch(/^(local-bookkeeping|deferred-tools|openTurn|recordScopeDenied|recordToolCall|finalizeTurn|\d+)$/);
   });
 
   it('the codec client reads the decoded result', async () => {

@@ -12,7 +12,7 @@ import { DeliveryRegistry } from '../../activities/delivery-activities.js';
 import { MissionGateway } from '../../channels/mission-gateway.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
 import { textContent } from '../../core/message.js';
-import { confirmationMissionId } from '../../workflows/turn-ids.js';
+import { confirmationMissionId, sessionWorkflowId } from '../../workflows/turn-ids.js';
 import { findTemporalCli } from '../../infra/temporal/index.js';
 import { missionStatusQuery, type missionWorkflow } from '../../workflows/mission/mission-workflow.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
@@ -42,6 +42,14 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', (
         rules: [
           { match: 'denied', steps: [{ call: [{ tool: 'shell.exec', input: { argv: ['id'] } }] }, { say: '{{results}}' }] },
           {
+            match: 'load metadata',
+            steps: [
+              { call: [{ tool: 'tools.load', input: { tools: ['fs.metadata'] } }] },
+              { call: [{ tool: 'fs.metadata', input: { path: '/etc' } }] },
+              { say: 'done: {{results}}' },
+            ],
+          },
+          {
             steps: [
               {
                 call: [
@@ -64,6 +72,14 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record histories', (
     const b = await h.turn('this is denied', { sessionId, messageId: 'm2', tier: 'SemiTrusted' });
     save(a.turnId, 'turn-tools');
     save(b.turnId, 'turn-denied');
+  });
+
+  it('records a turn that loads a deferred tool and calls it, and the session that passes it on', async () => {
+    const sessionId = 'recorded-deferred';
+    const a = await h.turn('load metadata of /etc', { sessionId, messageId: 'm-deferred-1' });
+    await h.turn('and now?', { sessionId, messageId: 'm-deferred-2' });
+    save(a.turnId, 'turn-deferred-tools');
+    save(sessionWorkflowId('test', sessionId), 'session-deferred-tools');
   });
 });
 

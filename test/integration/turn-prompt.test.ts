@@ -9,6 +9,7 @@ import { createScriptedProvider } from '../../activities/llm/scripted-provider.j
 import { SYSTEM_PROMPT } from '../../activities/llm/system-prompt.js';
 import type { LlmStepRequest } from '../../core/llm.js';
 import { findTool } from '../../core/tool-catalog.js';
+import { TOOLS_LOAD } from '../../core/tools/tools-load.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';
 
 let h: Harness;
@@ -27,6 +28,13 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => h?.stop());
 
+/** The tools a step offers: in full, and by name in the index of `tools.load` (core/tool-offer.ts). */
+function offered(req: LlmStepRequest): string[] {
+  const index = req.tools.find((t) => t.id === TOOLS_LOAD)?.description ?? '';
+  const named = [...index.matchAll(/^([a-z][a-z.]*): /gm)].map((m) => m[1]!);
+  return [...req.tools.map((t) => t.id).filter((id) => id !== TOOLS_LOAD), ...named];
+}
+
 /** The effective capabilities a turn's TurnStarted entry recorded. */
 async function effectiveOf(turnId: string): Promise<string[]> {
   const started = (await h.audit(turnId)).find((e) => e.type === 'TurnStarted');
@@ -37,13 +45,14 @@ describe('the prompt of a turn', () => {
   it('a SemiTrusted turn is offered only the tools its effective capabilities could grant; a Trusted one more', async () => {
     const semi = await h.turn('hello', { tier: 'SemiTrusted' });
     const trusted = await h.turn('hello', { tier: 'Trusted' });
-    const semiTools = seen.get(semi.turnId)!.tools.map((t) => t.id);
-    const trustedTools = seen.get(trusted.turnId)!.tools.map((t) => t.id);
+    const semiTools = offered(seen.get(semi.turnId)!);
+    const trustedTools = offered(seen.get(trusted.turnId)!);
     const held = await effectiveOf(semi.turnId);
     for (const id of semiTools) expect(held.some((s) => s.split(':')[0] === findTool(id)?.scopeBase)).toBe(true);
     expect(semiTools).not.toContain('shell.exec');
     expect(trustedTools).toContain('shell.exec');
     expect(semiTools.length).toBeLessThan(trustedTools.length);
+    expect(semiTools.every((id) => findTool(id) !== undefined)).toBe(true);
   }, 120_000);
 
   it('sends the system prompt and the context line, and repeats the prefix on the next turn of the session', async () => {

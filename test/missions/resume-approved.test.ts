@@ -59,6 +59,15 @@ const script = {
     chore('attacked chores', ['att-a', 'att-b']),
     chore('mission chores', ['mis-a', 'mis-b']),
     chore('crash chores', ['crash-a', 'crash-b']),
+    // A deferred tool loaded before the gated call: the rerun that continues the chore keeps it loaded.
+    {
+      match: 'loaded chores',
+      steps: [
+        { call: [{ tool: 'tools.load', input: { tools: ['value.read'] } }] },
+        { call: [write('load-a')] },
+        { say: 'loaded chores done: {{results}}' },
+      ],
+    },
     // Both writes proposed in one step.
     { match: 'paired chores', steps: [{ call: [write('pair-a'), write('pair-b')] }, { say: 'paired chores done: {{results}}' }] },
     { steps: [{ say: 'ok' }] },
@@ -181,6 +190,13 @@ describe('a chore approved is a chore finished', () => {
     expect(calls).toHaveLength(4);
     // The retried open found its own claim on the record: the rerun was not refused.
     expect((await h.audit(`${missionId}/step-0/run-2`)).map((e) => e.type)).not.toContain('TurnRejected');
+  }, 180_000);
+
+  it('a chore that loaded a deferred tool before its gated call: the rerun continues with it loaded', async () => {
+    const { missionId, result } = await runChore('loaded chores', ['load-a']);
+    expect(result).toMatchObject({ state: 'completed', stepsRun: 1 });
+    const rerun = await tc.client.workflow.getHandle(`${missionId}/step-0/run-2`).result();
+    expect(rerun).toMatchObject({ status: 'Completed', toolCallsMade: 1, loadedTools: ['value.read'] });
   }, 180_000);
 
   it('two gated calls proposed in one step: each gets its own gate, the second asked next without a new plan', async () => {

@@ -94,6 +94,8 @@ describe('the owner sees and retires what the assistant learned', () => {
   it('needs the scopes the tools need: no back door', async () => {
     const cli = await cliWith(['skills.list']);
     await expect(cli.skills('retire', 'file-receipts')).rejects.toThrow(/retiring a skill needs skills.propose/);
+    // An edit is a proposal's authority too (its gate and approval: test/skills/skill-edit.test.ts).
+    await expect(cli.skills('edit', 'file-receipts', '--step', 'file them all')).rejects.toThrow(/editing a skill needs skills.propose/);
     await expect(cli.skills('show', 'file-receipts')).rejects.toThrow(/showing a skill needs skills.invoke/);
     await expect(cli.graph('predicates', 'add', 'mentors')).rejects.toThrow(/adding a predicate needs graph.write/);
   });

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MissionGateway } from '../../channels/mission-gateway.js';
 import { TurnGateway } from '../../channels/turn-gateway.js';
@@ -299,4 +300,25 @@ describe('the knowledge graph in conversations', () => {
       ['fs.write', null],
     ]);
   }, 180_000);
+
+  it('after those conversations no entity name is anywhere in the database, in any table or sealed byte', async () => {
+    const tables = await sql<{ name: string }>`
+      select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`.execute(h.db);
+    expect(tables.rows.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['graph_entities', 'graph_relations', 'sealed_records', 'tool_calls']),
+    );
+    const text = (v: unknown): string => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : JSON.stringify(v));
+    const dump: string[] = [];
+    for (const { name } of tables.rows) {
+      const rows = await sql<Record<string, unknown>>`select * from ${sql.table(name)}`.execute(h.db);
+      for (const row of rows.rows) dump.push(Object.values(row).map(text).join('\t'));
+    }
+    const all = dump.join('\n');
+    // Vocabulary is stored in clear: the dump really holds the graph's rows.
+    expect(all).toContain('works_on');
+    // The graph's rows are there (the world above, and the stranger's relation), just not their names.
+    expect(await h.db.selectFrom('graph_relations').selectAll().execute()).toHaveLength(WORLD.length + 1);
+    for (const name of ['Dana Reyes', 'Bob Okafor', 'Carol Lin', 'Eve Marsh', 'Mallory Vance', 'Payroll', 'Garden'])
+      for (const form of [name, name.toLowerCase()]) expect(all, form).not.toContain(form);
+  }, 60_000);
 });

@@ -356,3 +356,15 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
   };
   return emulator;
 }
+
+/** What the bot sent to `chatId`, oldest first. */
+export const messagesTo = (tg: BotApiEmulator, chatId: number): SentMessage[] => [...tg.sent.values()].filter((m) => m.chatId === chatId);
+
+/** Sends `text` as `user` (in `chat`, default their private chat) and returns the bot's first reply there. */
+export async function replyTo(tg: BotApiEmulator, user: TgUser, text: string, chat?: { id: number; type: 'group' }): Promise<string> {
+  const chatId = chat?.id ?? user.id;
+  const before = messagesTo(tg, chatId).length;
+  tg.textUpdate(user, text, chat);
+  await tg.waitFor(() => messagesTo(tg, chatId).length > before, 20_000, `reply to ${text.split('\n')[0]}`);
+  return messagesTo(tg, chatId)[before]!.text;
+}

@@ -15,7 +15,7 @@ import { openDatabase } from '../../infra/db/index.js';
 import { auditEntriesForTurn } from '../../infra/audit/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { SealedStorage } from '../../infra/storage/index.js';
-import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser } from '../support/bot-api-emulator.js';
+import { replyTo, startBotApiEmulator, type BotApiEmulator, type TgUser } from '../support/bot-api-emulator.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
 
@@ -68,16 +68,7 @@ afterAll(async () => {
   await pg?.drop();
 });
 
-const messagesTo = (chatId: number): SentMessage[] => [...tg.sent.values()].filter((m) => m.chatId === chatId);
-
-/** Sends `text` as `user` (in `chat`, default their private chat) and returns the bot's reply there. */
-async function command(user: TgUser, text: string, chat?: { id: number; type: 'group' }): Promise<string> {
-  const chatId = chat?.id ?? user.id;
-  const before = messagesTo(chatId).length;
-  tg.textUpdate(user, text, chat);
-  await tg.waitFor(() => messagesTo(chatId).length > before, 20_000, `reply to ${text}`);
-  return messagesTo(chatId)[before]!.text;
-}
+const command = (user: TgUser, text: string, chat?: { id: number; type: 'group' }): Promise<string> => replyTo(tg, user, text, chat);
 
 describe('the owner’s skills on Telegram', () => {
   it('a non-owner and the owner in a group are refused and retire nothing', async () => {
