@@ -148,3 +148,13 @@ export function tighterBudget(a: SpendBudget | undefined, b: SpendBudget | undef
 export function specialistPrompt(s: Specialist): string {
   return `You are the specialist "${s.name}", asked by a lead assistant for one task. Answer the lead, not the person. ${s.instructions}`;
 }
+
+/** `agent.delegate`'s description for the model, with the configured specialists (name: what it is told, first sentence). */
+export function specialistsDescription(base: string, specialists: readonly Specialist[]): string {
+  if (specialists.length === 0) return `${base}\nNo specialist is configured.`;
+  const line = (s: Specialist) => {
+    const first = s.instructions.split(/(?<=\.)\s/)[0] ?? s.instructions;
+    return `- ${s.name}: ${first.length > 160 ? `${first.slice(0, 157)}...` : first}`;
+  };
+  return [`${base}\nSpecialists:`, ...specialists.map(line)].join('\n');
+}

@@ -8,7 +8,7 @@ import { toolCallProofBody, type AuthorityProof } from '../../core/authority.js'
 import { AivyxError } from '../../core/errors.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../../core/llm.js';
 import { budgetUsedUp, priceOf, spendDay, type SpendBudget } from '../../core/spend.js';
-import { specialistPrompt, tighterBudget, type Specialist } from '../../core/specialists.js';
+import { specialistPrompt, specialistsDescription, tighterBudget, type Specialist } from '../../core/specialists.js';
 import type { HistoryEntry } from '../../core/channel.js';
 import { messageText } from '../../core/message.js';
 import type { TokenUsage } from '../../core/spend.js';
@@ -83,8 +83,15 @@ export function llmStepActivities(ctx: TurnContext) {
 
   // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
   let mcpSpec: Promise<ToolSpec> | undefined;
-  /** The tool specs the model is offered: `specs`, with the configured MCP servers' tools in `mcp.call`'s. */
-  async function modelTools(specs: ToolSpec[]): Promise<ToolSpec[]> {
+  // The model learns which specialists exist from agent.delegate's spec: the same bytes on every step of this worker.
+  const delegateSpec = (t: ToolSpec): ToolSpec => ({
+    ...t,
+    description: specialistsDescription(t.description, deps.agent.specialists ?? []),
+  });
+
+  /** The tool specs the model is offered: `specs`, with the configured MCP servers' tools in `mcp.call`'s and the specialists in `agent.delegate`'s. */
+  async function modelTools(offered: ToolSpec[]): Promise<ToolSpec[]> {
+    const specs = offered.map((t) => (t.id === 'agent.delegate' ? delegateSpec(t) : t));
     const mcp = deps.mcp;
     if (!mcp || !specs.some((t) => t.id === 'mcp.call')) return specs;
     mcpSpec ??= mcp.pool.listTools().then(mcpToolSpec, (e: unknown) => {

@@ -7,7 +7,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CapabilitySet, Scope, TRUST_TIERS, tierCeiling } from '../../core/capability/index.js';
 import { AivyxError } from '../../core/errors.js';
-import { defaultSpecialists, delegateChildId, delegatedCapabilities, parseSpecialists, tighterBudget } from '../../core/specialists.js';
+import {
+  defaultSpecialists,
+  delegateChildId,
+  delegatedCapabilities,
+  parseSpecialists,
+  specialistsDescription,
+  tighterBudget,
+} from '../../core/specialists.js';
 import { agentDelegateTool } from '../../core/tools/agent-delegate.js';
 
 const configError = (raw: unknown): string => {
@@ -65,6 +72,14 @@ describe('specialists in configuration', () => {
     expect(CapabilitySet.from(['agent.delegate']).grants('agent.delegate:writer')).toBe(true);
     expect(() => agentDelegateTool.parse({ specialist: '../x', task: 't' })).toThrow(/specialist/);
     expect(delegateChildId('turn/cli/m1', 'tool-0-2', 'writer')).toBe('turn/cli/m1/tool-0-2/writer');
+  });
+
+  it("agent.delegate's description names the configured specialists, by the first sentence of their instructions", () => {
+    const text = specialistsDescription('Ask one specialist.', defaultSpecialists('/n'));
+    expect(text).toBe(
+      'Ask one specialist.\nSpecialists:\n- researcher: You research one question: read the pages and memories you need, then answer in a short paragraph with the sources you used.\n- writer: You write what you are asked to as files under /n; answer with the paths you wrote.',
+    );
+    expect(specialistsDescription('Ask.', [])).toBe('Ask.\nNo specialist is configured.');
   });
 
   it('the tighter budget is taken field by field', () => {
