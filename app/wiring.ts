@@ -59,6 +59,8 @@ export interface WiringInput {
   master: MasterKey;
   hub: StreamBus;
   llm: LlmProvider;
+  /** The models of specialists that name one, by specialist name (built at start from AIVYX_SPECIALISTS). */
+  specialistLlms?: ReadonlyMap<string, LlmProvider>;
   agent: AgentConfig;
   /** Configured MCP servers (their tools run as `mcp.call`) and the tiers opted in to them. */
   mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
@@ -101,6 +103,9 @@ export function wireTurnActivities(input: WiringInput) {
     history: createSessionHistory(storage.domain('sessions')),
     agent: input.agent,
     llm,
+    ...(input.specialistLlms?.size
+      ? { specialistLlms: new Map([...input.specialistLlms].map(([name, p]) => [name, tracedLlmProvider(p)] as const)) }
+      : {}),
     ...(input.mcp ? { mcp: input.mcp } : {}),
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
     // agent.delegate attests child turns with the worker's own key, whatever other tools a test replaces.

@@ -15,7 +15,7 @@ import type { TokenUsage } from '../../core/spend.js';
 import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
 import { compactedHistory } from '../llm/compaction.js';
 import { DEFAULT_HISTORY_TOKENS } from '../llm/history-window.js';
-import type { LlmStepSink } from '../llm/llm-provider.js';
+import type { LlmProvider, LlmStepSink } from '../llm/llm-provider.js';
 import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, offeredSpecs, wireSpec } from '../llm/step-prompt.js';
 import { SYSTEM_PROMPT, turnContext } from '../llm/system-prompt.js';
 import { countTokens, loadTokenizer, tokenFamilyOf } from '../llm/token-count.js';
@@ -24,6 +24,12 @@ import { toApplicationFailure } from '../failure.js';
 import type { TurnContext } from './context.js';
 import { SESSION_HISTORY_LIMIT } from './types.js';
 import { historyLabels } from '../taint-labels.js';
+
+/** A step's answer and the price-table key of the model that gave it. */
+interface AskedModel {
+  result: LlmStepResult;
+  modelKey: string;
+}
 
 /** The activity that runs one LLM step. */
 export function llmStepActivities(ctx: TurnContext) {
@@ -37,7 +43,7 @@ export function llmStepActivities(ctx: TurnContext) {
   tokenizer.catch(() => undefined);
   const budgets = deps.agent.spendBudgets ?? {};
   // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
-  const modelKey = deps.llm.model ? `${deps.llm.name}:${deps.llm.model}` : deps.llm.name;
+  const keyOf = (llm: LlmProvider) => (llm.model ? `${llm.name}:${llm.model}` : llm.name);
 
   /**
    * The worker's own check before it calls the model: the workflow stops a turn at its budgets, but
@@ -64,7 +70,7 @@ export function llmStepActivities(ctx: TurnContext) {
   }
 
   /** Prices a step's usage and records it in the ledger (the worker's own record, whatever the workflow is told). */
-  async function withSpend(input: LlmStepInput, sessionKey: string, result: LlmStepResult): Promise<LlmStepResult> {
+  async function withSpend(input: LlmStepInput, sessionKey: string, { result, modelKey }: AskedModel): Promise<LlmStepResult> {
     if (!result.usage) return result;
     const costUsd = priceOf(result.usage, deps.agent.prices?.[modelKey]);
     await deps.spend?.record({
@@ -161,7 +167,7 @@ export function llmStepActivities(ctx: TurnContext) {
   }
 
   /** Calls the model for one step, streaming its text to the channel as it arrives. */
-  async function callModel(input: LlmStepInput): Promise<LlmStepResult> {
+  async function callModel(input: LlmStepInput): Promise<AskedModel> {
     const ctx = Context.current();
     const { sessionKey, toolIds: _ids, tools: _specs, loadedTools: _loaded, ...step } = input;
     const sink: LlmStepSink = {
@@ -178,8 +184,10 @@ export function llmStepActivities(ctx: TurnContext) {
       const { history, usage } = await withHeartbeat(() => stepHistory(input, context, sink));
       const system = specialist ? `${SYSTEM_PROMPT}\n\n${specialistPrompt(specialist.def)}` : SYSTEM_PROMPT;
       const req = { ...step, system, context, tools, history };
-      const result = await withHeartbeat(() => deps.llm.step(req, sink));
-      return usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result;
+      // A specialist with a model of its own asks that model (its provider was built when the worker started).
+      const llm = (specialist && deps.specialistLlms?.get(specialist.def.name)) ?? deps.llm;
+      const result = await withHeartbeat(() => llm.step(req, sink));
+      return { result: usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result, modelKey: keyOf(llm) };
     } catch (err) {
       throw toApplicationFailure(err);
     } finally {

@@ -42,6 +42,8 @@ export interface TurnActivityDeps {
   history: SessionHistoryPort;
   agent: AgentConfig;
   llm: LlmProvider;
+  /** The models of specialists that name one (`model` in AIVYX_SPECIALISTS), by specialist name; the rest ask `llm`. */
+  specialistLlms?: ReadonlyMap<string, LlmProvider>;
   tools: readonly ToolImplementation[];
   /** Configured MCP servers and the tiers an operator opted in to them (granted to no tier by default). */
   mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };

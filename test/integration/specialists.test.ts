@@ -56,6 +56,10 @@ const script = {
       ],
     },
     {
+      match: 'ask the poet',
+      steps: [{ call: [delegate('poet', 'a rhyme please')] }, { say: 'the poet said: {{result.0.output.answer}}' }],
+    },
+    {
       match: 'read the download, then have it noted',
       steps: [
         { call: [{ tool: 'fs.read', input: { path: join(outside, 'evil.txt') } }] },
@@ -101,6 +105,8 @@ const specialists = parseSpecialists([
   { name: 'writer', instructions: 'Write notes.', capabilities: [`fs.write:${notes}/**`, 'llm.call'] },
   { name: 'echo', instructions: 'Echo.', capabilities: ['llm.call'] },
   { name: 'solo', instructions: 'Work alone.', capabilities: ['llm.call'], parallel: false },
+  // Asks a model of its own (here another scripted one).
+  { name: 'poet', instructions: 'Rhyme.', capabilities: ['llm.call'], model: 'scripted:poet.json' },
   // A slice far below one step: its first step uses it up.
   { name: 'spender', instructions: 'Spend.', capabilities: [`fs.read:${pages}/**`, 'llm.call'], budget: { tokens: 10 } },
 ]);
@@ -116,10 +122,13 @@ const llm: LlmProvider = {
   },
 };
 
+const poetModel = createScriptedProvider({ rules: [{ steps: [{ say: 'a rhyme from the poet model' }] }] });
+
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness({
     llm,
+    specialistLlms: new Map([['poet', poetModel]]),
     agent: {
       // No shell, no net.fetch: the lead holds less than "everything", so attenuation is visible.
       capabilities: ['fs.read', 'fs.write', 'llm.call', 'agent.delegate', 'net.post:http://127.0.0.1:9/'],
@@ -172,6 +181,11 @@ describe('a lead and its specialists', () => {
     // The lead's own calls: four delegations, one entry each.
     expect((await h.audit(turnId)).filter((e) => e.type === 'ToolCall' && e.toolId === 'agent.delegate')).toHaveLength(4);
     expect((await h.verify()).ok).toBe(true);
+  });
+
+  it('a specialist that names its own model asks that model', async () => {
+    const { outcome } = await h.turn('ask the poet');
+    expect(outcome).toMatchObject({ status: 'Completed', finalMessage: 'the poet said: a rhyme from the poet model' });
   });
 
   it('the tenth delegation of one step is refused with a clear error; the other nine run', async () => {
