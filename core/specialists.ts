@@ -22,7 +22,7 @@ export interface Specialist {
   name: string;
   /** What it is told on every step, after the system prompt. */
   instructions: string;
-  /** The model it should use (`<provider>:<model>`); absent: the worker's own. Recorded with its turns. */
+  /** The model it asks (`<provider>:<model>`, as AIVYX_LLM); its provider is built when the worker starts. Absent: the worker's own. */
   model?: string;
   /** The most it may ever hold; a delegation gives it this ∩ the lead's effective set. */
   capabilities: string[];
