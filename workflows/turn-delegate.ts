@@ -137,9 +137,11 @@ function answerOf(specialist: string, o: TurnOutcome): ToolOutcome {
     case 'Cancelled':
       return failed('Cancelled', 'was cancelled before it answered');
     case 'Escalated':
-      return failed('ToolEscalation', `stopped: its ${o.pendingTool} call needs a person's approval (${o.reason})`, {
-        pendingTool: o.pendingTool,
-      });
+      return failed(
+        'ToolEscalation',
+        `stopped: its ${o.pendingTool} call needs a person's approval (${o.reason}); the request went to the owner, and once approved the call runs and the specialist's answer goes to them`,
+        { pendingTool: o.pendingTool },
+      );
     case 'Failed':
       return { status: 'Failed', error: { ...o.error, message: `specialist ${specialist} failed: ${o.error.message}` } };
   }

@@ -384,6 +384,8 @@ function finalize(turn: TurnRun, outcome: TurnOutcome): ReturnType<Bookkeeping['
 async function deliver(turn: TurnRun, outcome: TurnOutcome): Promise<void> {
   const { req } = turn;
   if (!req.replyRoute) return;
+  // A specialist answers its lead; only its request for an approval goes to the owner's channel.
+  if (req.delegatedBy && outcome.status !== 'Escalated') return;
   const reply = { turnId: req.turnId, channel: req.channel, messageId: req.message.id, route: req.replyRoute, outcome };
   // Older runs replay without the hold (it did not exist when they gave up delivering).
   await deliverOrHold(reply, () => patched(HOLD_UNDELIVERED_REPLIES));

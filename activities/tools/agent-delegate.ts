@@ -51,6 +51,8 @@ export function createAgentDelegateTool(deps: {
           ...(ctx.taint && ctx.taint.length > 0 ? { taint: [...ctx.taint] } : {}),
         },
         ...(specialist.budget ? { spendLimit: specialist.budget } : {}),
+        // Where an approval it asks for, and the answer of its approved rerun, reach the owner: the lead's route.
+        ...(ctx.replyRoute ? { replyRoute: ctx.replyRoute } : {}),
       };
       const output: DelegationOutput = {
         delegation: { request: deps.proofs.attest(request), parallel: specialist.parallel, specialist: specialist.name },

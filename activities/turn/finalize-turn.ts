@@ -96,9 +96,6 @@ export function finalizeTurnActivities(ctx: TurnContext) {
     const { request, outcome } = input;
     if (outcome.status !== 'Escalated' || !deps.confirmations || !isChannelTurn(request.turnId) || !authority || !input.pending)
       return outcome;
-    // A specialist's escalation is its lead's to relay (the lead is told which call waits); no gate of its own yet:
-    // a confirmation mission reruns its message under the agent's whole set, not the specialist's attenuated one.
-    if (request.delegatedBy) return outcome;
     const p = input.pending;
     if (!genuinePending(input, authority)) return outcome;
     // Why the call was gated, from this worker's own records: after untrusted content only the owners decide.
