@@ -1,4 +1,5 @@
 /** The narrow ports the turn activities are built over (wired by the worker's composition root). */
+import type { Specialist } from '../core/specialists.js';
 import type { AuditEvent } from '../core/audit-events.js';
 import type { AuthorityProof, AuthorityPurpose, ProofVerdict, ToolCallFacts } from '../core/authority.js';
 import type { TierPolicy } from '../core/capability/tier-policy.js';
@@ -282,6 +283,8 @@ export interface AgentConfig {
   historyTokens?: number;
   /** The owner's IANA time zone, for the date and time each turn is told (default: the worker's). */
   timeZone?: string;
+  /** The specialists a lead may delegate to (`AIVYX_SPECIALISTS`; core/specialists.ts); none: `agent.delegate` finds no one. */
+  specialists?: Specialist[];
 }
 
 /** The worker's spend budgets; an absent one is no limit. */

@@ -10,6 +10,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ConfirmationGate, ConfirmationPort, EscalatedOutcome, MissionStartPort } from '../activities/ports.js';
 import { createMissionSchedule, startMission } from '../channels/mission-gateway.js';
+import { CapabilitySet } from '../core/capability/index.js';
 import type { TurnRequest } from '../core/channel.js';
 import { messageText } from '../core/message.js';
 import type { MissionDefinition } from '../workflows/mission-messages.js';
@@ -47,7 +48,10 @@ export function confirmationDefinition(
     // Its rerun reads the same untrusted content: every gate it opens is the owners' too.
     ...(gate.taintedBy.length > 0 ? { taintedBy: gate.taintedBy } : {}),
     onExpire: 'fail',
-    capabilities: deps.capabilities,
+    // A specialist's rerun holds no more than the specialist did (its lead's set ∩ its own).
+    capabilities: req.capabilityLimit
+      ? CapabilitySet.from(deps.capabilities).intersect(CapabilitySet.from(req.capabilityLimit)).toJSON()
+      : deps.capabilities,
     channel: req.channel,
     pendingGate: { turnId: req.turnId, tool: outcome.pendingTool, input: outcome.pendingInput ?? null, reason: outcome.reason },
     ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),

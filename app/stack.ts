@@ -20,6 +20,7 @@ import { sql } from 'kysely';
 import { detectOllama, providerFromSpec } from '../activities/llm/provider-from-config.js';
 import { createMcpClientPool } from '../activities/mcp/mcp-client.js';
 import type { LlmProvider } from '../activities/llm/llm-provider.js';
+import type { Specialist } from '../core/specialists.js';
 import { DeliveryRegistry, routingMissionNotifier } from '../activities/delivery-activities.js';
 import { streamMissionNotifier } from '../activities/mission-activities.js';
 import { createConfirmations, createMissionStarts } from './confirmations.js';
@@ -281,6 +282,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const llm = runsWorker(role)
       ? (opts.llm ?? (await providerFromSpec(await chooseLlm(config, log), opts.env, (name) => getSecret(storage, name))))
       : undefined;
+    // A specialist that names its own model gets that provider, settled here too (a missing key stops the start).
+    const specialistLlms = runsWorker(role) && !opts.llm ? await specialistProviders(config.specialists, opts.env, storage) : undefined;
 
     let address: string;
     let uiUrl: string | undefined;
@@ -511,6 +514,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         notifier,
         ...(mcp ? { mcp } : {}),
         llm: llm!,
+        ...(specialistLlms ? { specialistLlms } : {}),
         agent: {
           capabilities: config.capabilities,
           budgetMs: config.turnBudgetMs,
@@ -523,6 +527,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           prices: config.prices,
           spendBudgets: config.spendBudgets,
           historyTokens: config.historyTokens,
+          specialists: config.specialists,
           ...(config.env.AIVYX_TIME_ZONE ? { timeZone: config.env.AIVYX_TIME_ZONE } : {}),
           ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
         },
@@ -651,6 +656,18 @@ async function leaseChannel(
 }
 
 /** The configured model; unset → Ollama when it answers on localhost, else the offline demo script. */
+/** The providers of the specialists that name a model of their own, by name; undefined when none does. */
+async function specialistProviders(
+  specialists: readonly Specialist[],
+  env: NodeJS.ProcessEnv,
+  storage: Parameters<typeof getSecret>[0],
+): Promise<Map<string, LlmProvider> | undefined> {
+  const named = specialists.filter((s) => s.model !== undefined);
+  if (named.length === 0) return undefined;
+  const providers = await Promise.all(named.map((s) => providerFromSpec(s.model!, env, (name) => getSecret(storage, name))));
+  return new Map(named.map((s, i) => [s.name, providers[i]!]));
+}
+
 async function chooseLlm(config: AivyxConfig, log: (line: string) => void): Promise<string> {
   if (config.llm) return config.llm;
   if (await detectOllama()) {

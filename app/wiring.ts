@@ -11,6 +11,7 @@ import type { McpTierGrants } from '../core/tools/mcp-tools.js';
 import { channelSenderFromRegistry, createChannelSendTool, createShellSpawnTool, createStarterTools } from '../activities/tools/index.js';
 import { createMissionCreateTool } from '../activities/tools/mission-create.js';
 import { createMissionControlTools } from '../activities/tools/mission-control.js';
+import { createAgentDelegateTool } from '../activities/tools/agent-delegate.js';
 import { createMemoryStore } from '../infra/memory-store.js';
 import { createSkillTools } from '../activities/tools/skill-tools.js';
 import { createGraphTools } from '../activities/tools/graph-tools.js';
@@ -58,6 +59,8 @@ export interface WiringInput {
   master: MasterKey;
   hub: StreamBus;
   llm: LlmProvider;
+  /** The models of specialists that name one, by specialist name (built at start from AIVYX_SPECIALISTS). */
+  specialistLlms?: ReadonlyMap<string, LlmProvider>;
   agent: AgentConfig;
   /** Configured MCP servers (their tools run as `mcp.call`) and the tiers opted in to them. */
   mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
@@ -100,9 +103,16 @@ export function wireTurnActivities(input: WiringInput) {
     history: createSessionHistory(storage.domain('sessions')),
     agent: input.agent,
     llm,
+    ...(input.specialistLlms?.size
+      ? { specialistLlms: new Map([...input.specialistLlms].map(([name, p]) => [name, tracedLlmProvider(p)] as const)) }
+      : {}),
     ...(input.mcp ? { mcp: input.mcp } : {}),
     ...(input.confirmations ? { confirmations: input.confirmations } : {}),
-    tools: input.tools ?? defaultTools(input, storage),
+    // agent.delegate attests child turns with the worker's own key, whatever other tools a test replaces.
+    tools: [
+      ...(input.tools ?? defaultTools(input, storage)),
+      createAgentDelegateTool({ proofs, specialists: input.agent.specialists ?? [] }),
+    ],
     spend: createSpendLedger(input.db),
     values: createValueStore(storage.domain('sessions')),
     resumes,

@@ -125,11 +125,16 @@ async function main(): Promise<void> {
     // Quarantined reads (value.read): the planner's step, then the reader's own tool-less model call.
     const read = { tool: 'value.read', input: { from: 'benchmark text', as: 'boolean', question: 'does it say benchmark?' } };
     const readSteps = [...Array.from({ length: K }, () => ({ call: [read] })), { say: 'done' }];
+    // Specialists (issue 33): each step delegates to one specialist whose child turn answers in one model step.
+    const delegation = { tool: 'agent.delegate', input: { specialist: 'echo', task: 'echo back' } };
+    const delegateSteps = [...Array.from({ length: K }, () => ({ call: [delegation] })), { say: 'done' }];
     const llm = createScriptedProvider({
       rules: [
         { match: 'You are a quarantined reader', steps: [{ say: '{"answer": true}' }] },
         { match: 'tools', steps },
         { match: 'reads', steps: readSteps },
+        { match: 'delegates', steps: delegateSteps },
+        { match: 'echo back', steps: [{ say: 'echoed' }] },
         { steps: [{ say: 'done' }] },
       ],
     });
@@ -144,7 +149,12 @@ async function main(): Promise<void> {
         master,
         hub,
         llm,
-        agent: { capabilities: ['fs.read', 'llm.call'], budgetMs: 600_000, confirmFirst: [] },
+        agent: {
+          capabilities: ['fs.read', 'llm.call', 'agent.delegate'],
+          budgetMs: 600_000,
+          confirmFirst: [],
+          specialists: [{ name: 'echo', instructions: 'Echo.', capabilities: ['llm.call'], parallel: true }],
+        },
       }),
     });
     const attestor = createAttestor(master.subkey('attestation'));
@@ -171,19 +181,23 @@ async function main(): Promise<void> {
     const turn = await worker.runUntil(async () => {
       const withTools: number[] = [];
       const withReads: number[] = [];
+      const withDelegations: number[] = [];
       const without: number[] = [];
       for (let r = 0; r <= RUNS; r++) {
         const a = await runTurn('tools');
         const b = await runTurn('none');
         const c = await runTurn('reads');
+        const d = await runTurn('delegates');
         if (r > 0) {
           withTools.push(a);
           without.push(b);
           withReads.push(c);
+          withDelegations.push(d);
         }
       }
       const empty = median(without);
-      return { perCall: (median(withTools) - empty) / K, perRead: (median(withReads) - empty) / K, empty };
+      const per = (xs: number[]) => (median(xs) - empty) / K;
+      return { perCall: per(withTools), perRead: per(withReads), perDelegation: per(withDelegations), empty };
     });
 
     // 7. The CLI as whole processes (its own aivyx up, after this process's workers are idle).
@@ -202,6 +216,7 @@ async function main(): Promise<void> {
       `| empty chat turn (update-with-start → outcome) | ${turn.empty.toFixed(1)} ms | ${x(turn.empty)} | ${y(turn.empty)} | ≤ 5× |`,
       `| per tool call inside a turn (LLM step + tool) | ${turn.perCall.toFixed(2)} ms | ${x(turn.perCall)} | ${y(turn.perCall)} | ≤ 2× |`,
       `| per quarantined read inside a turn (LLM step + \`value.read\`, whose tool-less model call is a second step) | ${turn.perRead.toFixed(2)} ms (${(turn.perRead / turn.perCall).toFixed(2)}× a tool call) | ${x(turn.perRead)} | ${y(turn.perRead)} | |`,
+      `| per specialist delegation inside a turn (LLM step + \`agent.delegate\` + a child turn of one model step) | ${turn.perDelegation.toFixed(2)} ms (${(turn.perDelegation / turn.perCall).toFixed(2)}× a tool call) | ${x(turn.perDelegation)} | ${y(turn.perDelegation)} | |`,
       `| \`aivyx --help\`, whole process | ${cli.help.toFixed(0)} ms | ${x(cli.help)} | | ≤ 300 ms |`,
       `| \`aivyx chat -m hello\`, whole process | ${cli.chatWall.toFixed(0)} ms (the turn inside: ${cli.chatTurn.toFixed(0)} ms) | ${x(cli.chatWall)} | | ≤ turn + 500 ms (here + ${(cli.chatWall - cli.chatTurn).toFixed(0)} ms) |`,
     ];

@@ -30,6 +30,9 @@ export type AuditEvent =
       channelName: string;
       trustTier: TrustTier;
       effectiveCapabilities: string[];
+      /** A specialist's turn (core/specialists.ts): the lead turn that delegated it, and which specialist it is. */
+      parentTurnId?: string;
+      specialist?: string;
     }
   | {
       /** A turn request failed its channel attestation; no LLM call was made. */

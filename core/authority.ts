@@ -9,7 +9,8 @@
  * so the signer (a channel, the REST gateway, the worker) and the verifier build the same bytes.
  */
 import { canonicalJson, inputHash, sha256Hex, textHash } from './canonical-json.js';
-import type { ChannelFacts, OneShotGrant, ReplyRoute } from './channel.js';
+import type { ChannelFacts, Delegation, OneShotGrant, ReplyRoute } from './channel.js';
+import type { SpendBudget } from './spend.js';
 import type { Message } from './message.js';
 import type { ToolCall } from './tools.js';
 
@@ -73,6 +74,8 @@ export function turnProofBody(req: {
   capabilityLimit?: string[];
   replyRoute?: ReplyRoute;
   resumeFrom?: string;
+  delegatedBy?: Delegation;
+  spendLimit?: SpendBudget;
 }): Record<string, unknown> {
   return {
     turnId: req.turnId,
@@ -82,6 +85,8 @@ export function turnProofBody(req: {
     ...(req.capabilityLimit ? { capabilityLimit: req.capabilityLimit } : {}),
     ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),
     ...(req.resumeFrom ? { resumeFrom: req.resumeFrom } : {}),
+    ...(req.delegatedBy ? { delegatedBy: req.delegatedBy } : {}),
+    ...(req.spendLimit ? { spendLimit: req.spendLimit } : {}),
   };
 }
 

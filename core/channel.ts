@@ -3,6 +3,7 @@ import type { AuthorityProof } from './authority.js';
 import type { TrustTier } from './capability/index.js';
 import type { Message } from './message.js';
 import type { TurnOutcome } from './outcomes.js';
+import type { SpendBudget } from './spend.js';
 
 /** Platforms a channel can run on (seed D3 `ChannelPlatform`; `Custom` for a channel the seed does not name). */
 export type ChannelPlatform = 'Local' | 'Rest' | 'Telegram' | 'Email' | 'Discord' | 'Slack' | 'Matrix' | 'Custom';
@@ -41,6 +42,18 @@ export interface TurnRequest {
    * beside the one-shot grant for that call. Attested.
    */
   resumeFrom?: string;
+  /** The lead turn whose `agent.delegate` call this specialist's turn answers (core/specialists.ts). Set only by the worker. Attested. */
+  delegatedBy?: Delegation;
+  /** The specialist's budget slice: the turn's spend budget is the tighter of this and the worker's. Attested. */
+  spendLimit?: SpendBudget;
+}
+
+/** Who delegated a specialist's turn: the lead turn, the specialist, and the untrusted content the lead had read by then. */
+export interface Delegation {
+  parentTurnId: string;
+  specialist: string;
+  /** The lead's taint when it asked: the task it wrote may carry it, so the child starts tainted by it. */
+  taint?: string[];
 }
 
 /** A channel's own address for a turn's reply (e.g. `{ chatId, replyTo }`, `{ to, inReplyTo }`). */

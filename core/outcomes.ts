@@ -33,6 +33,8 @@ export type TurnOutcome = (
   | { status: 'Failed'; error: AivyxErrorData; toolCallsMade: number }
 ) & {
   spend?: Spend;
+  /** A specialist's turn that read untrusted content: what it read (its lead labels the answer untrusted). */
+  readUntrusted?: string[];
   /** The deferred tools the turn had loaded (core/tool-offer.ts): its session passes them to its next turn. */
   loadedTools?: string[];
 };

@@ -86,6 +86,16 @@ export const turnRequestSchema = z.lazy(() =>
     capabilityLimit: z.array(z.string().max(2048)).max(256).optional(),
     replyRoute: replyRouteSchema.optional(),
     resumeFrom: id.optional(),
+    delegatedBy: z
+      .strictObject({
+        parentTurnId: id,
+        specialist: z.string().min(1).max(64),
+        taint: z.array(z.string().max(1024)).max(256).optional(),
+      })
+      .optional(),
+    spendLimit: z
+      .strictObject({ tokens: z.number().nonnegative().finite().optional(), costUsd: z.number().nonnegative().finite().optional() })
+      .optional(),
   }),
 );
 

@@ -17,6 +17,7 @@ import { parseEnv } from './config/parse-env.js';
 
 export { DEFAULT_AGENT_CAPABILITIES, DEFAULT_CONFIRM_FIRST, ENV_TABLE, type EnvName, type EnvValues } from './config/env-table.js';
 export { describeEnv, envMarkdownTable, envValue, parseEnv, type EnvRow, type EnvSource } from './config/parse-env.js';
+import { defaultSpecialists, type Specialist } from '../core/specialists.js';
 import type { TierPolicy } from '../core/capability/tier-policy.js';
 import { tierPolicyFromEnv } from './tier-policy.js';
 import type { AuditDigestTarget } from './audit/digest.js';
@@ -71,6 +72,8 @@ export interface AivyxConfig {
   /** MCP servers (AIVYX_MCP_SERVERS, JSON) and the tiers opted in to their tools (AIVYX_MCP_TIERS). */
   mcpServers: McpServerConfig[];
   mcpTiers: McpTierGrants;
+  /** The specialists a turn may delegate to (AIVYX_SPECIALISTS, or the shipped researcher and writer). */
+  specialists: Specialist[];
   /** What satisfies the SemiTrusted ▲ ceiling entries (AIVYX_SEMITRUSTED_*; infra/tier-policy.ts). */
   tierPolicy: TierPolicy;
   /** Every variable of the table, parsed (channels read their own settings from here). */
@@ -146,6 +149,7 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     },
     mcpServers: v.AIVYX_MCP_SERVERS,
     mcpTiers: v.AIVYX_MCP_TIERS,
+    specialists: v.AIVYX_SPECIALISTS ?? defaultSpecialists(join(resolve(v.AIVYX_HOME), 'workspace', 'notes')),
     env: v,
     // Validated here too (a bad glob names its variable before anything starts).
     tierPolicy: tierPolicyFromEnv(env, resolve(v.AIVYX_HOME)),

@@ -20,6 +20,7 @@ import { TOOLS_LOAD } from '../core/tools/tools-load.js';
 import { refsIn, VALUE_ID, valueHandle, type ValueHandle } from '../core/values.js';
 import { failureToErrorData } from './failures.js';
 import type { TurnLoop, TurnRun } from './turn-run.js';
+import { delegationCapRefusal, isDelegation, runDelegation } from './turn-delegate.js';
 import { cancellableBy, onHost, raceStep, type Race } from './turn-scopes.js';
 
 /** A model step that proposed tool calls. */
@@ -34,6 +35,7 @@ export type CallLabel = { untrusted: string } | { trusted: unknown } | { derived
 /** One batch while it runs: its step, the worker's proofs of its calls, the calls scheduled before it, and each call's label. */
 interface Batch {
   step: number;
+  calls: readonly ToolCall[];
   proofs: NonNullable<ToolCallsStep['callProofs']>;
   prior: string[];
   labels: CallLabel[];
@@ -104,7 +106,7 @@ export function runBatch(
   result: ToolCallsStep,
   labels: CallLabel[],
 ): Promise<Race<ToolResult[]>> {
-  const batch: Batch = { step, proofs: result.callProofs ?? {}, prior: [...turn.context], labels };
+  const batch: Batch = { step, calls: result.calls, proofs: result.callProofs ?? {}, prior: [...turn.context], labels };
   return raceStep<ToolResult[]>(
     () => Promise.all(result.calls.map((call, i) => runCall(turn, loop, batch, call, i))),
     loop.opened.budgetMs - (Date.now() - turn.startedAt),
@@ -116,6 +118,9 @@ export function runBatch(
 /** One call of a batch: refused here (a denial is audited), or run as its own activity and recorded. */
 function runCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call: ToolCall, i: number): Promise<ToolResult> {
   if (call.tool === TOOLS_LOAD && turn.loadedTools) return Promise.resolve(answerLoad(turn, loop, call));
+  // At most nine specialists run for one lead (the seed's Nonagon): the tenth of a step is refused, never queued.
+  const overCap = delegationCapRefusal(batch.calls, i);
+  if (overCap) return Promise.resolve({ callId: call.callId, tool: call.tool, outcome: overCap });
   const checked = checkCall(call, loop.effective);
   return checked.ok ? runGrantedCall(turn, loop, batch, call, i, checked.scope) : refuseCall(turn, loop, batch, call, i, checked);
 }
@@ -174,6 +179,12 @@ async function runGrantedCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call:
       : { scheduled, outcome: summarizeToolOutcome(out) },
   );
   turn.owed.delete(scheduled.idemKey);
+  // An attested delegation: the specialist runs as a child turn, and its answer is the call's result.
+  if (ran && isDelegation(call, out)) {
+    const child = await runDelegation(turn, activityId, out);
+    batch.labels[i] = child.label;
+    return { callId: call.callId, tool: call.tool, outcome: child.outcome };
+  }
   batch.labels[i] = held ? undefined : callLabel(def, call, ran, out);
   return { callId: call.callId, tool: call.tool, outcome: out };
 }

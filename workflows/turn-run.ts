@@ -53,6 +53,15 @@ export interface TurnRun {
   readonly carriedTools: readonly string[];
   /** Deferred tools loaded so far, sorted (core/tool-offer.ts); undefined in runs from before deferred tools (all offered in full). */
   loadedTools: string[] | undefined;
+  /** The specialists this turn delegated to (workflows/turn-delegate.ts): running ones by child id, and how many finished. */
+  readonly delegations: Delegations;
+}
+
+/** A lead's specialists: what each running one is doing, the finished ones, and whether one that may not run beside others holds the floor. */
+export interface Delegations {
+  readonly active: Map<string, string>;
+  readonly finished: string[];
+  exclusive: boolean;
 }
 
 /** What the tool-calling loop works with once the turn is open. */

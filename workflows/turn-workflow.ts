@@ -77,7 +77,9 @@ export async function turnWorkflow(input: TurnRequest, carried?: unknown): Promi
     toolCallsMade: turn.toolCallsMade,
   }));
   // The totals travel with the outcome: into TurnEnded, the channel's reply and a mission's budget.
-  const outcome: TurnOutcome = spentAnything(turn.spent) ? { ...ended, spend: turn.spent } : ended;
+  const spent: TurnOutcome = spentAnything(turn.spent) ? { ...ended, spend: turn.spent } : ended;
+  // A specialist tells its lead what untrusted content it read: the lead labels its answer so.
+  const outcome: TurnOutcome = req.delegatedBy && turn.taint?.tainted ? { ...spent, readUntrusted: turn.taint.sources } : spent;
   if (spentAnything(turn.spent)) setCurrentDetails(`**Ended ${outcome.status}**${spendSummary(turn.spent)}`);
   const finalized = await finalize(turn, outcome);
   // The worker says when only the owners were asked (the call follows untrusted content): the reply names no gate.
@@ -111,6 +113,7 @@ function startTurn(req: TurnRequest, bookkeeping: Bookkeeping, recording: Record
     plannerText: undefined,
     transcript: [],
     trusted: [],
+    delegations: { active: new Map(), finished: [], exclusive: false },
     carriedTools: carried,
     loadedTools: undefined,
   };
@@ -331,6 +334,9 @@ async function runCalls(
     loop.transcript.push({ role: 'tool', results: batch.value });
   }
   setCurrentDetails(`**Step ${step + 1}**: ${batch.value.map((r) => `${r.tool} → ${summarizeToolOutcome(r.outcome)}`).join(', ')}`);
+  // Specialists' spend counts against this turn's budget (a batch without one spends nothing: the check before it stands).
+  const turnOver = spendStop(loop.opened.spend, turn.spent, 'turn');
+  if (turnOver) return timedOut(turn, turnOver);
   return escalated(turn, step, result, batch.value);
 }
 
@@ -378,6 +384,8 @@ function finalize(turn: TurnRun, outcome: TurnOutcome): ReturnType<Bookkeeping['
 async function deliver(turn: TurnRun, outcome: TurnOutcome): Promise<void> {
   const { req } = turn;
   if (!req.replyRoute) return;
+  // A specialist answers its lead; only its request for an approval goes to the owner's channel.
+  if (req.delegatedBy && outcome.status !== 'Escalated') return;
   const reply = { turnId: req.turnId, channel: req.channel, messageId: req.message.id, route: req.replyRoute, outcome };
   // Older runs replay without the hold (it did not exist when they gave up delivering).
   await deliverOrHold(reply, () => patched(HOLD_UNDELIVERED_REPLIES));

@@ -7,14 +7,15 @@ import { Context } from '@temporalio/activity';
 import { toolCallProofBody, type AuthorityProof } from '../../core/authority.js';
 import { AivyxError } from '../../core/errors.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../../core/llm.js';
-import { budgetUsedUp, priceOf, spendDay } from '../../core/spend.js';
+import { budgetUsedUp, priceOf, spendDay, type SpendBudget } from '../../core/spend.js';
+import { specialistPrompt, specialistsDescription, tighterBudget, type Specialist } from '../../core/specialists.js';
 import type { HistoryEntry } from '../../core/channel.js';
 import { messageText } from '../../core/message.js';
 import type { TokenUsage } from '../../core/spend.js';
 import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
 import { compactedHistory } from '../llm/compaction.js';
 import { DEFAULT_HISTORY_TOKENS } from '../llm/history-window.js';
-import type { LlmStepSink } from '../llm/llm-provider.js';
+import type { LlmProvider, LlmStepSink } from '../llm/llm-provider.js';
 import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, offeredSpecs, wireSpec } from '../llm/step-prompt.js';
 import { SYSTEM_PROMPT, turnContext } from '../llm/system-prompt.js';
 import { countTokens, loadTokenizer, tokenFamilyOf } from '../llm/token-count.js';
@@ -23,6 +24,12 @@ import { toApplicationFailure } from '../failure.js';
 import type { TurnContext } from './context.js';
 import { SESSION_HISTORY_LIMIT } from './types.js';
 import { historyLabels } from '../taint-labels.js';
+
+/** A step's answer and the price-table key of the model that gave it. */
+interface AskedModel {
+  result: LlmStepResult;
+  modelKey: string;
+}
 
 /** The activity that runs one LLM step. */
 export function llmStepActivities(ctx: TurnContext) {
@@ -36,24 +43,25 @@ export function llmStepActivities(ctx: TurnContext) {
   tokenizer.catch(() => undefined);
   const budgets = deps.agent.spendBudgets ?? {};
   // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
-  const modelKey = deps.llm.model ? `${deps.llm.name}:${deps.llm.model}` : deps.llm.name;
+  const keyOf = (llm: LlmProvider) => (llm.model ? `${llm.name}:${llm.model}` : llm.name);
 
   /**
    * The worker's own check before it calls the model: the workflow stops a turn at its budgets, but
    * an attacker at the frontend can complete activities with forged results (under-reported usage),
    * so the ledger — written here, by the worker — has the last word on whether another step may spend.
    */
-  async function refuseOverBudget(input: LlmStepInput, sessionKey: string): Promise<void> {
-    if (!deps.spend || (!budgets.turn && !budgets.sessionDay)) return;
+  async function refuseOverBudget(input: LlmStepInput, sessionKey: string, slice?: SpendBudget): Promise<void> {
+    const turnBudget = tighterBudget(budgets.turn, slice);
+    if (!deps.spend || (!turnBudget && !budgets.sessionDay)) return;
     const [turn, day] = await Promise.all([
-      budgets.turn ? deps.spend.turnTotal(input.turnId, input.step) : undefined,
+      turnBudget ? deps.spend.turnTotal(input.turnId, input.step) : undefined,
       budgets.sessionDay ? deps.spend.dayTotal(sessionKey, spendDay(Date.now())) : undefined,
     ]);
-    const over = (turn && budgetUsedUp(turn, budgets.turn)) ?? (day && budgetUsedUp(day, budgets.sessionDay));
+    const over = (turn && budgetUsedUp(turn, turnBudget)) ?? (day && budgetUsedUp(day, budgets.sessionDay));
     if (over)
       throw new AivyxError(
         'CapabilityDenied',
-        `the model is not called: this ${turn && budgetUsedUp(turn, budgets.turn) ? 'turn' : "session's day"} has used ${over}`,
+        `the model is not called: this ${turn && budgetUsedUp(turn, turnBudget) ? 'turn' : "session's day"} has used ${over}`,
         {
           hint: 'raise the budget (docs/BUDGETS.md) or wait for the next day (UTC)',
           detail: { budget: true },
@@ -62,7 +70,7 @@ export function llmStepActivities(ctx: TurnContext) {
   }
 
   /** Prices a step's usage and records it in the ledger (the worker's own record, whatever the workflow is told). */
-  async function withSpend(input: LlmStepInput, sessionKey: string, result: LlmStepResult): Promise<LlmStepResult> {
+  async function withSpend(input: LlmStepInput, sessionKey: string, { result, modelKey }: AskedModel): Promise<LlmStepResult> {
     if (!result.usage) return result;
     const costUsd = priceOf(result.usage, deps.agent.prices?.[modelKey]);
     await deps.spend?.record({
@@ -81,8 +89,15 @@ export function llmStepActivities(ctx: TurnContext) {
 
   // The model sees one mcp.call spec describing the configured servers' tools, discovered once per worker.
   let mcpSpec: Promise<ToolSpec> | undefined;
-  /** The tool specs the model is offered: `specs`, with the configured MCP servers' tools in `mcp.call`'s. */
-  async function modelTools(specs: ToolSpec[]): Promise<ToolSpec[]> {
+  // The model learns which specialists exist from agent.delegate's spec: the same bytes on every step of this worker.
+  const delegateSpec = (t: ToolSpec): ToolSpec => ({
+    ...t,
+    description: specialistsDescription(t.description, deps.agent.specialists ?? []),
+  });
+
+  /** The tool specs the model is offered: `specs`, with the configured MCP servers' tools in `mcp.call`'s and the specialists in `agent.delegate`'s. */
+  async function modelTools(offered: ToolSpec[]): Promise<ToolSpec[]> {
+    const specs = offered.map((t) => (t.id === 'agent.delegate' ? delegateSpec(t) : t));
     const mcp = deps.mcp;
     if (!mcp || !specs.some((t) => t.id === 'mcp.call')) return specs;
     mcpSpec ??= mcp.pool.listTools().then(mcpToolSpec, (e: unknown) => {
@@ -143,8 +158,16 @@ export function llmStepActivities(ctx: TurnContext) {
     return (await modelTools(offeredSpecs(input.toolIds, input.loadedTools))).map(wireSpec);
   }
 
+  /** The specialist this turn runs as (its verified claim names it), with its budget slice; undefined for a lead's own turn. */
+  async function specialistOf(turnId: string): Promise<{ def: Specialist; spendLimit?: SpendBudget } | undefined> {
+    if (!deps.agent.specialists?.length) return undefined;
+    const authority = await ctx.turnAuthority(turnId);
+    const def = authority?.specialist ? deps.agent.specialists.find((s) => s.name === authority.specialist) : undefined;
+    return def ? { def, ...(authority?.spendLimit ? { spendLimit: authority.spendLimit } : {}) } : undefined;
+  }
+
   /** Calls the model for one step, streaming its text to the channel as it arrives. */
-  async function callModel(input: LlmStepInput): Promise<LlmStepResult> {
+  async function callModel(input: LlmStepInput): Promise<AskedModel> {
     const ctx = Context.current();
     const { sessionKey, toolIds: _ids, tools: _specs, loadedTools: _loaded, ...step } = input;
     const sink: LlmStepSink = {
@@ -153,14 +176,18 @@ export function llmStepActivities(ctx: TurnContext) {
       signal: ctx.cancellationSignal,
     };
     try {
-      await refuseOverBudget(input, sessionKey);
+      const specialist = await specialistOf(input.turnId);
+      await refuseOverBudget(input, sessionKey, specialist?.spendLimit);
       // The owner's clock when the message arrived: the same line on every step and retry of the turn.
       const context = turnContext(input.message.receivedAt, timeZone);
       const tools = await offeredTools(input);
       const { history, usage } = await withHeartbeat(() => stepHistory(input, context, sink));
-      const req = { ...step, system: SYSTEM_PROMPT, context, tools, history };
-      const result = await withHeartbeat(() => deps.llm.step(req, sink));
-      return usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result;
+      const system = specialist ? `${SYSTEM_PROMPT}\n\n${specialistPrompt(specialist.def)}` : SYSTEM_PROMPT;
+      const req = { ...step, system, context, tools, history };
+      // A specialist with a model of its own asks that model (its provider was built when the worker started).
+      const llm = (specialist && deps.specialistLlms?.get(specialist.def.name)) ?? deps.llm;
+      const result = await withHeartbeat(() => llm.step(req, sink));
+      return { result: usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result, modelKey: keyOf(llm) };
     } catch (err) {
       throw toApplicationFailure(err);
     } finally {

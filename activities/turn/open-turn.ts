@@ -6,7 +6,8 @@
 import { turnRequestHash } from '../../core/authority.js';
 import { CapabilitySet, channelTrustTier, tierCeiling, type TrustTier } from '../../core/capability/index.js';
 import type { TurnRequest } from '../../core/channel.js';
-import { spendDay } from '../../core/spend.js';
+import { spendDay, type SpendBudget } from '../../core/spend.js';
+import { tighterBudget } from '../../core/specialists.js';
 import { mcpCeiling } from '../../core/tools/mcp-tools.js';
 import { sessionWorkflowId } from '../../workflows/turn-ids.js';
 import { bookkeepingKey, currentExecution } from '../execution.js';
@@ -14,6 +15,7 @@ import { errorData } from '../failure.js';
 import { offeredToolIds } from '../llm/step-prompt.js';
 import { historyLabels, messageLabel } from '../taint-labels.js';
 import type { TurnContext } from './context.js';
+import { checkDelegation, delegatedTaskLabel } from './delegation.js';
 import { claimResume, openedResume, resumeRecordFor } from './resume.js';
 import { SESSION_HISTORY_LIMIT, type OpenedSpend, type OpenTurnResult, type TurnAuthority } from './types.js';
 
@@ -22,14 +24,15 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
   const agentCaps = CapabilitySet.from(deps.agent.capabilities);
   const budgets = deps.agent.spendBudgets ?? {};
 
-  /** The budgets a turn of `sessionKey` opens with; undefined when none is configured. */
-  async function openedSpend(sessionKey: string): Promise<OpenedSpend | undefined> {
+  /** The budgets a turn of `sessionKey` opens with (a specialist's: the tighter turn budget); undefined when none is configured. */
+  async function openedSpend(sessionKey: string, slice?: SpendBudget): Promise<OpenedSpend | undefined> {
     const day =
       budgets.sessionDay && deps.spend
         ? { budget: budgets.sessionDay, used: await deps.spend.dayTotal(sessionKey, spendDay(Date.now())) }
         : undefined;
-    if (!budgets.turn && !day) return undefined;
-    return { ...(budgets.turn ? { turn: budgets.turn } : {}), ...(day ? { day } : {}) };
+    const turn = tighterBudget(budgets.turn, slice);
+    if (!turn && !day) return undefined;
+    return { ...(turn ? { turn } : {}), ...(day ? { day } : {}) };
   }
 
   /** Audits `TurnRejected` and returns the refusal the workflow ends the turn with. */
@@ -91,15 +94,24 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
       const granted = authorityOf(req);
       if ('refused' in granted) return reject(req, workflowId, granted.refused);
       const { tier, effective } = granted;
+      // A specialist's turn: its lead, its specialist and the set it claims are checked against what this worker holds.
+      const delegation = req.delegatedBy ? await checkDelegation(deps, { ...req, delegatedBy: req.delegatedBy }) : undefined;
+      if (delegation && 'refused' in delegation) return reject(req, workflowId, `specialist turn refused: ${delegation.refused}`);
       // A rerun of an approved call continues from the turn that asked: its record (claimed once, below).
       const resumed = req.resumeFrom ? await resumeRecordFor(deps, { ...req, resumeFrom: req.resumeFrom }) : undefined;
       if (resumed && 'refused' in resumed) return reject(req, workflowId, `it may not resume: ${resumed.refused}`);
       const record = resumed?.record;
       // Untrusted content already in context: the message itself unless the owner sent it, earlier tainted turns,
       // and what the turn it continues had read.
-      const fromMessage = messageLabel(tier, req.channel.sender, req.channel.name, places.owners);
+      // A specialist's task is its lead's model's text: as clean as the lead was when it wrote it.
+      const fromMessage = req.delegatedBy
+        ? delegatedTaskLabel(req)
+        : messageLabel(tier, req.channel.sender, req.channel.name, places.owners);
+      const inherited = req.delegatedBy?.taint ?? [];
       const history = await deps.history.load(sessionWorkflowId(req.channel.name, req.channel.sessionId), SESSION_HISTORY_LIMIT);
-      const taint = [...new Set([...(fromMessage ? [fromMessage] : []), ...historyLabels(history), ...(record?.taint ?? [])])];
+      const taint = [
+        ...new Set([...(fromMessage ? [fromMessage] : []), ...inherited, ...historyLabels(history), ...(record?.taint ?? [])]),
+      ];
       const authority: TurnAuthority = {
         effective,
         trustTier: tier,
@@ -109,6 +121,8 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
         taint,
         channel: req.channel,
         ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),
+        ...(req.delegatedBy ? { specialist: req.delegatedBy.specialist } : {}),
+        ...(req.spendLimit ? { spendLimit: req.spendLimit } : {}),
       };
       const claim = await deps.claims.claim({ kind: 'turn', subject: req.turnId, workflowId, runId, data: authority });
       if (claim.status === 'taken')
@@ -127,8 +141,9 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
         channelName: req.channel.name,
         trustTier: tier,
         effectiveCapabilities: claim.data.effective,
+        ...(req.delegatedBy ? { parentTurnId: req.delegatedBy.parentTurnId, specialist: req.delegatedBy.specialist } : {}),
       });
-      const spend = await openedSpend(sessionWorkflowId(req.channel.name, req.channel.sessionId));
+      const spend = await openedSpend(sessionWorkflowId(req.channel.name, req.channel.sessionId), req.spendLimit);
       return {
         ok: true,
         effective: claim.data.effective,

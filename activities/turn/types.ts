@@ -42,6 +42,8 @@ export interface TurnActivityDeps {
   history: SessionHistoryPort;
   agent: AgentConfig;
   llm: LlmProvider;
+  /** The models of specialists that name one (`model` in AIVYX_SPECIALISTS), by specialist name; the rest ask `llm`. */
+  specialistLlms?: ReadonlyMap<string, LlmProvider>;
   tools: readonly ToolImplementation[];
   /** Configured MCP servers and the tiers an operator opted in to them (granted to no tier by default). */
   mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
@@ -132,6 +134,10 @@ export interface TurnAuthority {
   /** The verified request's channel facts and reply route (tools that act for the asker read them). */
   channel?: ChannelFacts;
   replyRoute?: ReplyRoute;
+  /** A specialist's turn: which specialist (its instructions are added to every step's prompt). */
+  specialist?: string;
+  /** A specialist's turn: its budget slice (the worker's own model-step check uses the tighter budget). */
+  spendLimit?: SpendBudget;
 }
 
 /** Input of `runTool`. */

@@ -10,7 +10,7 @@
 import { AivyxError } from '../errors.js';
 import { canonicalQualifier, qualifierGrants, type QualifierKind } from './qualifier.js';
 
-/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call, kernel.data_dir, skills.* and graph.* (32 bases). */
+/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call, kernel.data_dir, skills.*, graph.* and agent.delegate (33 bases). */
 const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'fs.read': 'path',
   'fs.write': 'path',
@@ -49,6 +49,8 @@ const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'skills.invoke': 'glob',
   'graph.read': 'glob',
   'graph.write': 'glob',
+  // Issue 33 (seed Nonagon): `agent.delegate:<specialist>` asks one owner-defined specialist (core/specialists.ts).
+  'agent.delegate': 'glob',
 });
 
 /** The scope base a tool call into the data directory resolves to (held by Kernel only, never by a channel tier). */
@@ -63,7 +65,6 @@ export const KNOWN_SCOPE_BASES: readonly string[] = Object.freeze(Object.keys(BA
 /** Bases named by the seed but not implemented in v1: parsing them fails. */
 export const RESERVED_SCOPE_BASES: readonly string[] = Object.freeze([
   'agent.spawn',
-  'agent.delegate',
   'agent.terminate',
   'schedule.create',
   'schedule.read',

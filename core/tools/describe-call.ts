@@ -34,6 +34,7 @@ import { parseSkillInvokeInput } from './skill-invoke.js';
 import { parseSkillListInput } from './skill-list.js';
 import { parseGraphWriteInput } from './graph-write.js';
 import { parseGraphQueryInput } from './graph-query.js';
+import { agentDelegateTool } from './agent-delegate.js';
 
 /** A pending call as an approver reads it. */
 export interface CallDescription {
@@ -384,6 +385,10 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
     parseGraphWriteInput(i).relations.map(
       (r) => `relation: ${quoted(r.subject.name)} (${r.subject.kind}) ${r.predicate} ${quoted(r.object.name)} (${r.object.kind})`,
     ),
+  'agent.delegate': (i) => {
+    const p = agentDelegateTool.parse(i);
+    return [`specialist: ${word(p.specialist)}`, `task: ${quoted(p.task)}`];
+  },
   'graph.query': (i) => {
     const p = parseGraphQueryInput(i);
     return [

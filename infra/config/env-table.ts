@@ -4,6 +4,8 @@
  * prints it; docs/CONFIG.md's configuration table is generated from it (`aivyx config --markdown`,
  * checked by test/infra/config-doc.test.ts). A new variable is one entry here.
  */
+import { readFileSync } from 'node:fs';
+import { parseSpecialists, type Specialist } from '../../core/specialists.js';
 import { parseMcpServers } from '../../activities/mcp/mcp-servers.js';
 import { DEFAULT_CONFIRM_FIRST, TOOL_CATALOG } from '../../core/tool-catalog.js';
 import { parseMcpClassification, parseTaintPolicy } from '../../core/taint.js';
@@ -41,7 +43,15 @@ export const DEFAULT_AGENT_CAPABILITIES = [
   'skills.invoke',
   'graph.read',
   'graph.write',
+  // Issue 33: a turn may ask the configured specialists (each gets at most its own set ∩ the turn's).
+  'agent.delegate',
 ];
+
+/** AIVYX_SPECIALISTS' text: inline JSON (starts with `[`), or the file it names. */
+function specialistsText(raw: string): string {
+  const s = raw.trim();
+  return s.startsWith('[') ? s : readFileSync(s, 'utf8');
+}
 
 /**
  * Tools that are confirm-first while `AIVYX_CONFIRM_DESTRUCTIVE` is on (the default): effects that
@@ -550,6 +560,14 @@ export const ENV_TABLE = {
     schema: parsedBy<AuditDigestTarget | undefined>(undefined, parseAuditDigestTarget),
   }),
   // --- MCP
+  // --- specialists (issue 33, docs/SPECIALISTS.md): helpers a lead turn delegates to with agent.delegate
+  AIVYX_SPECIALISTS: envVar({
+    group: 'agent',
+    default: '`researcher` (web and memory reads) and `writer` (writes under `<AIVYX_HOME>/workspace/notes`)',
+    meaning:
+      "the specialists a turn may delegate to: a JSON list, or the path of a JSON file, of `{name, instructions, capabilities, model?, budget?: {tokens?, costUsd?}, parallel?}`; each runs with at most its capabilities ∩ the asking turn's",
+    schema: parsedBy(undefined, (raw: string): Specialist[] | undefined => parseSpecialists(specialistsText(raw))),
+  }),
   AIVYX_MCP_SERVERS: envVar({
     group: 'mcp',
     default: 'none',

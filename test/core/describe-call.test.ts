@@ -112,6 +112,10 @@ const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
     },
     expect: ['relation: "Dana" (person) works_on "Ledger" (project)'],
   },
+  'agent.delegate': {
+    input: { specialist: 'researcher', task: 'read https://a.example/ and summarize' },
+    expect: ['specialist: researcher', 'task: "read https://a.example/ and summarize"'],
+  },
   'graph.query': {
     input: { from: 'Dana', hops: [{ predicate: 'works_on' }, { predicate: 'works_on', direction: 'in' }] },
     expect: ['from: "Dana"', 'path: -works_on-> <-works_on-', 'limit: 20'],

@@ -17,10 +17,11 @@ function parseError(s: string): AivyxError {
 const granted = (needed: string, held: string): boolean => Scope.parse(needed).isGrantedBy(Scope.parse(held));
 
 describe('scope bases', () => {
-  it('knows exactly the 32 bases (kernel.data_dir, mission.list, mission.cancel, skills.* and graph.* included) and the 17 reserved ones', () => {
-    expect(KNOWN_SCOPE_BASES).toHaveLength(32);
+  it('knows exactly the 33 bases (kernel.data_dir, mission.list, mission.cancel, skills.*, graph.* and agent.delegate included) and the 16 reserved ones', () => {
+    expect(KNOWN_SCOPE_BASES).toHaveLength(33);
+    expect(KNOWN_SCOPE_BASES).toContain('agent.delegate');
     expect(KNOWN_SCOPE_BASES).toContain('kernel.data_dir');
-    expect(RESERVED_SCOPE_BASES).toHaveLength(17);
+    expect(RESERVED_SCOPE_BASES).toHaveLength(16);
     expect(KNOWN_SCOPE_BASES).toContain('git.write');
     expect(KNOWN_SCOPE_BASES).toContain('mission.gate');
     expect(KNOWN_SCOPE_BASES).toContain('mission.list');

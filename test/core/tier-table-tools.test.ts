@@ -95,6 +95,8 @@ const TABLE: Readonly<Record<string, Row>> = {
   'skills.invoke': row('✓', '⊘', '⊘', undefined, 'decided'),
   'graph.read': row('✓', '⊘', '⊘', undefined, 'decided'),
   'graph.write': row('✓', '⊘', '⊘', undefined, 'decided'),
+  // Issue 33 (the seed reserves agent.delegate, D4): Trusted only; a specialist never holds more than its lead.
+  'agent.delegate': row('✓', '⊘', '⊘', undefined, 'decided'),
 };
 
 /**
@@ -144,6 +146,7 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   'graph.write': [
     { relations: [{ subject: { name: 'Dana', kind: 'person' }, predicate: 'works_on', object: { name: 'Ledger', kind: 'project' } }] },
   ],
+  'agent.delegate': [{ specialist: 'researcher', task: 'read a page' }],
   'graph.query': [{ from: 'Dana', hops: [{ predicate: 'works_on' }, { predicate: 'works_on', direction: 'in' }] }],
   'channel.send': [
     { channel: 'telegram', to: '12345', text: 'hi' },

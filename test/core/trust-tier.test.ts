@@ -54,6 +54,7 @@ const SAMPLE_QUALIFIED: Record<string, string> = {
   'skills.invoke': 'skills.invoke:any',
   'graph.read': 'graph.read:any',
   'graph.write': 'graph.write:any',
+  'agent.delegate': 'agent.delegate:researcher',
   'mission.gate': 'mission.gate:daily',
   'mcp.call': 'mcp.call:echo/echo',
   'kernel.data_dir': 'kernel.data_dir:/home/u/.aivyx/rest-token',
@@ -129,6 +130,8 @@ const TABLE: ReadonlyArray<[string, Cell, Cell, Cell]> = [
   ['skills.invoke', '✓', '⊘', '⊘'],
   ['graph.read', '✓', '⊘', '⊘'],
   ['graph.write', '✓', '⊘', '⊘'],
+  // Issue 33 (the seed reserves agent.delegate, D4): Trusted only.
+  ['agent.delegate', '✓', '⊘', '⊘'],
 ];
 
 const COLUMNS: readonly Exclude<TrustTier, 'Kernel'>[] = ['Trusted', 'SemiTrusted', 'Untrusted'];

@@ -4,7 +4,7 @@
  * `aivyx` command before any database is opened or dev server started; `aivyx config` shows every
  * variable with its source and never a secret (docs/CONFIG.md's table: config-doc.test.ts).
  */
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +59,22 @@ describe('loadConfig', () => {
     expect(c).toMatchObject({ capabilities: ['fs.read:/srv/**', 'llm.call'], restPort: 0, confirmFirst: [], turnBudgetMs: 1500 });
     expect(loadConfig({ AIVYX_CONFIRM_FIRST: '' }, projectRoot).confirmFirst).toEqual([]);
     expect(loadConfig({ AIVYX_CONFIRM_FIRST: 'fs.delete' }, projectRoot).confirmFirst).toEqual(['fs.delete']);
+  });
+
+  it('reads the specialists (issue 33): the shipped two by default, a JSON list or a file; a bad one is refused by name', () => {
+    const home = mkdtempSync(join(tmpdir(), 'aivyx-specialists-'));
+    const shipped = loadConfig({ AIVYX_HOME: home }, projectRoot).specialists;
+    expect(shipped.map((s) => s.name)).toEqual(['researcher', 'writer']);
+    expect(shipped[1]!.capabilities).toContain(`fs.write:${join(home, 'workspace', 'notes')}/**`);
+    const one = '[{"name":"summarizer","instructions":"Summarize.","capabilities":["memory.read"]}]';
+    expect(loadConfig({ AIVYX_SPECIALISTS: one }, projectRoot).specialists.map((s) => s.name)).toEqual(['summarizer']);
+    const file = join(home, 'specialists.json');
+    writeFileSync(file, one);
+    expect(loadConfig({ AIVYX_SPECIALISTS: file }, projectRoot).specialists).toHaveLength(1);
+    expect(refusal({ AIVYX_SPECIALISTS: '[{"name":"x","instructions":"y","capabilities":["shell.exce"]}]' }).message).toMatch(
+      /^AIVYX_SPECIALISTS=.*specialists: 0\.capabilities\.0: "shell\.exce" is not a valid scope/,
+    );
+    expect(loadConfig({}, projectRoot).capabilities).toContain('agent.delegate');
   });
 
   it('refuses a malformed capability, port or duration, naming the variable and its value', () => {

@@ -196,3 +196,31 @@ describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record a resumed cho
     save(`${missionId}/step-0/run-3`, 'turn-resumed-completed');
   }, 120_000);
 });
+
+describe.runIf(process.env.AIVYX_RECORD_HISTORIES === '1')('record a lead and its specialists', () => {
+  let h: Harness;
+  const ask = (task: string) => ({ tool: 'agent.delegate', input: { specialist: 'helper', task } });
+  beforeAll(async () => {
+    h = await startHarness({
+      codec: false,
+      script: {
+        rules: [
+          { match: 'ask two helpers', steps: [{ call: [ask('helper task one'), ask('helper task two')] }, { say: 'both: {{results}}' }] },
+          { match: 'helper task', steps: [{ call: [{ tool: 'fs.read', input: { path: '/etc/hostname' } }] }, { say: 'helped' }] },
+        ],
+      },
+      agent: {
+        capabilities: ['fs.read', 'llm.call', 'agent.delegate'],
+        specialists: [{ name: 'helper', instructions: 'Help.', capabilities: ['fs.read:/etc/**', 'llm.call'], parallel: true }],
+      },
+    });
+  }, 120_000);
+  afterAll(async () => h?.stop());
+
+  it('records a lead whose step delegates to two specialists in parallel, and one of them', async () => {
+    const lead = await h.turn('ask two helpers', { sessionId: 'recorded-lead', messageId: 'lead-1' });
+    if (lead.outcome.status !== 'Completed') throw new Error(`the lead ended ${lead.outcome.status}`);
+    save(lead.turnId, 'turn-delegated');
+    save(`${lead.turnId}/tool-0-0/helper`, 'turn-specialist');
+  });
+});

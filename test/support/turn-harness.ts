@@ -53,6 +53,8 @@ export interface HarnessOptions {
   llm?: LlmProvider;
   agent?: Partial<AgentConfig>;
   tools?: readonly ToolImplementation[];
+  /** Specialists' own models, by specialist name (wiring's `specialistLlms`). */
+  specialistLlms?: WiringInput['specialistLlms'];
   /** MCP servers for the worker (wiring's `mcp`). */
   mcp?: WiringInput['mcp'];
   /** Channel deliverers for `deliverReply` (default: an empty registry, exposed as `deliveries`). */
@@ -137,6 +139,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     deliveries,
     ...(opts.tools ? { tools: opts.tools } : {}),
     ...(opts.mcp ? { mcp: opts.mcp } : {}),
+    ...(opts.specialistLlms ? { specialistLlms: opts.specialistLlms } : {}),
     ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}),
     ...(opts.missions ? { missionStarts: createMissionStarts(starter), confirmations: createConfirmations(starter) } : {}),
   });

@@ -1,6 +1,6 @@
 /**
  * A worker in its own process, so a test can SIGKILL it mid-turn and start another.
- * Env: DATABASE_URL, AIVYX_TEST_TEMPORAL_ADDRESS, AIVYX_TASK_QUEUE, AIVYX_SCRIPT (JSON file); traces
+ * Env: DATABASE_URL, AIVYX_TEST_TEMPORAL_ADDRESS, AIVYX_TASK_QUEUE, AIVYX_SCRIPT (JSON file), AIVYX_SPECIALISTS (JSON); traces
  * when OTEL_EXPORTER_OTLP_ENDPOINT is set (flushed when SIGTERM stops the worker).
  */
 import { readFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { StreamHub } from '../../infra/stream-hub.js';
 import { startTracing, tracingSettingsFromEnv } from '../../infra/telemetry/index.js';
 import { wireTurnActivities } from '../../app/wiring.js';
 import { createAivyxWorker } from '../../app/worker.js';
+import { parseSpecialists } from '../../core/specialists.js';
 import { TOOL_CATALOG } from '../../core/tool-catalog.js';
 import { TEST_KDF, TEST_PASSPHRASE } from './turn-harness.js';
 
@@ -28,7 +29,8 @@ const activities = wireTurnActivities({
   hub: new StreamHub(),
   llm,
   agent: {
-    capabilities: ['fs.read', 'fs.write', 'shell.exec'],
+    capabilities: ['fs.read', 'fs.write', 'shell.exec', 'agent.delegate'],
+    specialists: env.AIVYX_SPECIALISTS ? parseSpecialists(env.AIVYX_SPECIALISTS) : [],
     budgetMs: 120_000,
     confirmFirst: [],
     showUntrusted: TOOL_CATALOG.map((t) => t.id),

@@ -3,11 +3,12 @@
  * no key), it runs as a child `turnWorkflow`, and a turn that ends `Escalated` opens a gate for exactly
  * its pending call. A confirmation mission's first step starts at that gate (its seed).
  */
-import { ApplicationFailure, ChildWorkflowFailure, executeChild } from '@temporalio/workflow';
+import { executeChild } from '@temporalio/workflow';
 import type { TurnRequest } from '../../core/channel.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { addSpend } from '../../core/spend.js';
 import type { StepGrant } from '../../machines/index.js';
+import { childTurnOutcome } from '../child-turn.js';
 import { turnWorkflow } from '../turn-workflow.js';
 import { acts } from './activities.js';
 import { awaitGate } from './gates.js';
@@ -42,17 +43,8 @@ export async function seededOutcome(run: MissionRun, step: number, attempt: numb
 }
 
 /** Runs one step turn as a child; a failed turn's outcome is read back from the failure's details. */
-async function runStepTurn(request: TurnRequest): Promise<TurnOutcome> {
-  try {
-    return await executeChild(turnWorkflow, { workflowId: request.turnId, args: [request] });
-  } catch (err) {
-    if (err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure) {
-      const detail = err.cause.details?.[0] as TurnOutcome | undefined;
-      if (detail && typeof detail === 'object' && 'status' in detail) return detail;
-      return { status: 'Failed', error: { kind: 'Internal', message: err.cause.message }, toolCallsMade: 0 };
-    }
-    throw err;
-  }
+function runStepTurn(request: TurnRequest): Promise<TurnOutcome> {
+  return childTurnOutcome(executeChild(turnWorkflow, { workflowId: request.turnId, args: [request] }));
 }
 
 /**
