@@ -30,6 +30,7 @@ import { skillListTool } from './tools/skill-list.js';
 import { skillInvokeTool } from './tools/skill-invoke.js';
 import { graphWriteTool } from './tools/graph-write.js';
 import { graphQueryTool } from './tools/graph-query.js';
+import { fsAttachTool } from './tools/fs-attach.js';
 
 const HOST_SCOPE_FAMILIES: ReadonlySet<string> = new Set(['fs', 'shell', 'git', 'mcp']);
 
@@ -63,6 +64,7 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   skillInvokeTool,
   graphWriteTool,
   graphQueryTool,
+  fsAttachTool,
   // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
 ] as ToolDefinition[]);
 
