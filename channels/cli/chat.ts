@@ -6,6 +6,8 @@ import { AivyxError, describeError } from '../../core/errors.js';
 import { isUnavailable } from '../../infra/health.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeSpend } from '../../core/spend.js';
+import type { ListedAttachment } from '../rest/rest-attachments.js';
+import { saveAttachments } from './attachments.js';
 import { outcomeReplyText, toolSummaryFailed, toolSummaryText } from '../outcome-text.js';
 import { CLEAR_COMMAND } from '../ports.js';
 import { watchInbox } from './inbox-watch.js';
@@ -156,6 +158,10 @@ async function showTurn(
     throw new AivyxError('Channel', 'the REST channel closed the stream before accepting the turn');
   }
   if (outcome.status === 'Completed' && !streamed) io.out(`${outcome.finalMessage}\n`);
+  const files = (outcome as { attachments?: ListedAttachment[] }).attachments;
+  if (outcome.status === 'Completed' && files?.length && target.downloads) {
+    for (const path of await saveAttachments(target, files, target.downloads)) io.err(`· attachment saved: ${path}\n`);
+  }
   const counts = turnId === undefined ? undefined : await auditedToolCounts(target, turnId);
   io.err(`${outcomeLine(outcome, counts ?? { failed: failedTools })}\n`);
   return outcome;
