@@ -99,12 +99,13 @@ describe('tool catalog', () => {
       'skills.invoke',
       'graph.write',
       'graph.query',
+      'fs.attach',
     ]);
     expect(findTool('fs.read')).toBe(fsReadTool);
     expect(findTool('nope')).toBeUndefined();
     const specs = toolSpecs(['shell.exec']);
     expect(specs).toEqual([{ id: 'shell.exec', description: shellExecTool.description, inputSchema: shellExecTool.inputSchema }]);
-    expect(toolSpecs()).toHaveLength(28);
+    expect(toolSpecs()).toHaveLength(29);
     expect(errorKindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
     expect(shellExecTool.idempotency).toBe('at-most-once');
   });
