@@ -82,7 +82,7 @@ export function createFsAttachTool(deps: FsAttachDeps): ToolImplementation {
         ctx.idemKey,
       );
       const output: FsAttachOutput = { attachment };
-      return { kind: 'completed', output, verified: 'Verified', attachment };
+      return { kind: 'completed', output, verified: 'NotApplicable', attachment };
     },
   });
 }
