@@ -13,8 +13,10 @@ export const fsAttachTool = defineTool({
   scope: { base: 'fs.read', qualifier: (i) => i.path },
   // The same call (activity key) stores the same attachment once (infra/attachments.ts).
   idempotency: 'natural',
-  // The model sees a handle and a sanitised name, never the content; the file goes only to the turn's own channel.
-  provenance: { output: 'trusted', effect: false },
+  // The model sees a handle and a sanitised name, never the content; but a name is the words of whoever
+  // wrote the folder (as for fs.metadata): outside the trusted roots the result is labelled. The file
+  // goes only to the turn's own conversation: no effect elsewhere.
+  provenance: { output: 'depends', effect: false },
 });
 
 /** Validated input of `fs.attach`; `path` is already lexically normalized. */
