@@ -7,9 +7,11 @@
  * Skipped when Chromium is not installed, except under CI (the CLI and REST checks run regardless).
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { crc32, deflateSync } from 'node:zlib';
 import { chromium, type Browser } from '@playwright/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/temporal/index.js';
@@ -20,12 +22,31 @@ const executablePath = findChromium();
 const home = mkdtempSync(join(tmpdir(), 'aivyx-attach-'));
 // Outside the data directory, which no host tool reaches.
 const files = mkdtempSync(join(tmpdir(), 'aivyx-attach-files-'));
-// A real 1×1 PNG, so the browser can decode what it is shown.
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+/** A real PNG (`width`×`height`, a blue-to-green gradient), so the browser has something to decode and show. */
+function png(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(body.length + 8);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc32(body), body.length + 4);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const rows = Buffer.alloc((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) rows.set([40, Math.round((200 * x) / width), 200], y * (width * 3 + 1) + 1 + x * 3);
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+}
+const PNG = png(160, 60);
 const ACTIVE = '<html><body><script>window.__pwned="attachment"</script><svg onload="window.__pwned=1"/></body></html>';
 const NOTES = 'notes for the owner\n';
 const HTML_NAME = '<script>alert(1)<_script>.html';
-writeFileSync(join(files, 'dot.png'), PNG);
+writeFileSync(join(files, 'chart.png'), PNG);
 writeFileSync(join(files, HTML_NAME), ACTIVE);
 writeFileSync(join(files, 'notes.txt'), NOTES);
 writeFileSync(join(files, 'big.txt'), 'x'.repeat(4096));
@@ -156,12 +177,12 @@ describe('attachments through aivyx up', () => {
         return entry;
       };
 
-      const shown = await say(`attach ${join(files, 'dot.png')}`);
+      const shown = await say(`attach ${join(files, 'chart.png')}`);
       const img = shown.locator('ul.files img');
       await img.waitFor();
       // Decoded: the browser got a PNG it could show, not an error page.
-      await page.waitForFunction("document.querySelector('ul.files img')?.naturalWidth === 1");
-      expect(await img.getAttribute('alt')).toBe('dot.png');
+      await page.waitForFunction("document.querySelector('ul.files img')?.naturalWidth === 160");
+      expect(await img.getAttribute('alt')).toBe('chart.png');
       const src = (await img.getAttribute('src')) ?? '';
       const served = await page.request.get(`${appUrl}${src}`);
       expect(served.headers()['content-type']).toBe('image/png');
@@ -179,6 +200,14 @@ describe('attachments through aivyx up', () => {
       expect(download.headers()['content-type']).toBe('text/plain; charset=utf-8');
       // Its name and content were set as text, and it is a download, never a page: nothing in it ran.
       expect(await page.evaluate<unknown>('window.__pwned')).toBeUndefined();
+
+      if (process.env.AIVYX_UPDATE_SCREENSHOTS === '1') {
+        const out = join(home, 'app-chat-attachments.png');
+        await page.screenshot({ path: out });
+        const images = fileURLToPath(new URL('../../docs/images', import.meta.url));
+        mkdirSync(images, { recursive: true });
+        copyFileSync(out, join(images, 'app-chat-attachments.png'));
+      }
 
       // Another conversation's id, and no session at all.
       const id = /\/app\/attachments\/([0-9a-f]+)/.exec(href)?.[1] ?? '';
