@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AivyxError, describeError } from '../../core/errors.js';
 import { isUnavailable } from '../../infra/health.js';
+import { sanitizeAttachmentName } from '../../core/attachments.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeSpend } from '../../core/spend.js';
 import type { ListedAttachment } from '../rest/rest-attachments.js';
@@ -133,6 +134,12 @@ async function showTurn(
         case 'tool_finished':
           if (toolSummaryFailed(String(data.summary))) failedTools++;
           io.err(`· ${String(data.tool)} → ${toolSummaryText(String(data.summary))}\n`);
+          break;
+        case 'attachment':
+          // A name from the server reaches the terminal only as safe characters (no escape sequences).
+          io.err(
+            `· attached ${sanitizeAttachmentName(String((data.attachment as { name?: unknown } | undefined)?.name), 'application/octet-stream')}\n`,
+          );
           break;
         case 'step_restarted':
           // The retried step streams its text again: show only what it adds (see restart-dedupe.ts).

@@ -123,6 +123,7 @@ describe('attachments through aivyx up', () => {
     const first = chat(`attach ${join(files, 'notes.txt')}`, 'cli-files');
     expect(first.status, first.stderr).toBe(0);
     const saved = join(home, 'downloads', 'notes.txt');
+    expect(first.stderr).toContain('· attached notes.txt');
     expect(first.stderr).toContain(`attachment saved: ${saved}`);
     expect(readFileSync(saved, 'utf8')).toBe(NOTES);
     const second = chat(`attach ${join(files, 'notes.txt')}`, 'cli-files');
