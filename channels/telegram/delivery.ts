@@ -106,11 +106,17 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
   /** An attached file, once per key: a raster image as a photo (shown), anything else as a document (offered). */
   async function sendFile(key: string, chatId: number, file: LoadedAttachment): Promise<void> {
     const input = new InputFile(file.bytes, file.name);
-    const r = await outbox.once(key, async () =>
-      isInlineImage(file.mime)
-        ? (await api.sendPhoto(chatId, input, {}, signal)).message_id
-        : (await api.sendDocument(chatId, input, {}, signal)).message_id,
-    );
+    const asDocument = async () => (await api.sendDocument(chatId, new InputFile(file.bytes, file.name), {}, signal)).message_id;
+    const r = await outbox.once(key, async () => {
+      if (!isInlineImage(file.mime)) return asDocument();
+      try {
+        return (await api.sendPhoto(chatId, input, {}, signal)).message_id;
+      } catch (err) {
+        // Telegram refuses some images as photos (too large, odd dimensions): the file still goes, as a document.
+        if (err instanceof GrammyError && err.error_code === 400 && !/chat not found/i.test(err.description)) return asDocument();
+        throw err;
+      }
+    });
     if (r.status === 'uncertain') log(`${key} may have been sent before a crash; not sending it again`);
   }
 

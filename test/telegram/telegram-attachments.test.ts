@@ -111,6 +111,13 @@ describe('Telegram attachments', () => {
     for (const r of rows.rows) expect(Buffer.from(r.ciphertext).includes('MARKER-notes')).toBe(false);
   });
 
+  it('sends an image Telegram refuses as a photo as a document instead', async () => {
+    await start();
+    tg.failNext('sendPhoto', { status: 400, description: 'Bad Request: PHOTO_INVALID_DIMENSIONS' });
+    await ask('send me the chart');
+    expect(tg.uploads.map((u) => [u.method, u.fileName])).toEqual([['sendDocument', 'chart_script_.html.png']]);
+  });
+
   it('refuses a file over the limit with a clear reason, and uploads nothing', async () => {
     await start();
     await ask('send me the big file');
