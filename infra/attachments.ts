@@ -32,7 +32,11 @@ export function createAttachmentStore(state: DomainHandle): AttachmentStore {
     async save(binding, ref, bytes, callKey) {
       const done = await state.getJson<{ id: string }>(callKeyOf(callKey));
       const earlier = done && (await state.getJson<Meta>(`attachment/meta/${done.id}`));
-      if (earlier) return refOf(earlier);
+      if (earlier) {
+        // A crash may have come before the turn's index entry: writing it again is harmless.
+        await state.putJson(`${turnPrefix(earlier.turnId)}${earlier.id}`, earlier);
+        return refOf(earlier);
+      }
       const meta: Meta = { id: randomBytes(16).toString('hex'), ...ref, ...binding };
       // Bytes first, the index last: whatever a crash leaves behind is never listed half-made.
       await state.put(`attachment/bytes/${meta.id}`, bytes);
