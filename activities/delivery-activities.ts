@@ -13,6 +13,7 @@ import { toApplicationFailure } from './failure.js';
 import type { HeldReply, InboxPort } from './ports.js';
 import type { MissionNotice, MissionNotifier } from './mission/notice.js';
 import { activityKey } from './execution.js';
+import { loadTurnAttachments, type AttachmentSource, type LoadedAttachment } from './tools/attachment-port.js';
 
 /** A turn's final reply on its way to the channel it came from. */
 export interface ReplyToDeliver {
@@ -22,6 +23,11 @@ export interface ReplyToDeliver {
   messageId: string;
   route: ReplyRoute;
   outcome: TurnOutcome;
+  /**
+   * The files the turn handed over (`fs.attach`), read by the delivery activity from the sealed
+   * store for this channel and session only: the workflow carries no bytes.
+   */
+  attachments?: LoadedAttachment[];
 }
 
 /** One channel's outbound side. Both methods must be idempotent per `idemKey`. */
@@ -55,7 +61,7 @@ export class DeliveryRegistry {
 }
 
 /** The delivery activities; `inbox` keeps what could not be delivered (none: such a reply is only reported). */
-export function createDeliveryActivities(registry: DeliveryRegistry, inbox?: InboxPort) {
+export function createDeliveryActivities(registry: DeliveryRegistry, inbox?: InboxPort, attachments?: AttachmentSource) {
   return {
     /** Delivers a turn's final reply through its channel's deliverer, once per activity. */
     async deliverReply(reply: ReplyToDeliver): Promise<void> {
@@ -69,7 +75,11 @@ export function createDeliveryActivities(registry: DeliveryRegistry, inbox?: Inb
         );
       }
       try {
-        await deliverer(reply, activityKey());
+        const files =
+          attachments && reply.outcome.status === 'Completed'
+            ? await loadTurnAttachments(attachments, reply.turnId, { channel: reply.channel.name, sessionId: reply.channel.sessionId })
+            : [];
+        await deliverer(files.length > 0 ? { ...reply, attachments: files } : reply, activityKey());
       } catch (err) {
         // A deliverer may say a failure is final (`detail.retryable: false`): the turn then keeps the reply.
         throw toApplicationFailure(err);

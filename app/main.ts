@@ -20,6 +20,7 @@
  */
 // Only what every command needs is imported here; each command loads its own modules when it runs,
 // so `aivyx --help` and the REST-only commands (chat, mission, approvals…) start in a fraction of a second.
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { AivyxError, describeError } from '../core/errors.js';
@@ -209,13 +210,16 @@ async function target(config: AivyxConfig, standalone: boolean): Promise<{ targe
           hint: 'start it again',
           detail: { unavailable: true, dependency: 'aivyx up' },
         });
-      return { url: running.restUrl, token };
+      return { url: running.restUrl, token, downloads: join(config.home, 'downloads') };
     };
     return { target: current, stop: async () => undefined };
   }
   if (!standalone) throw noStack(found, config.home);
   const stack = await start(config, { restPort: 0, headless: true, quiet: true, role: 'standalone' }, await passphrase(config));
-  return { target: () => ({ url: stack.restUrl!, token: stack.restToken }), stop: () => stack.stop() };
+  return {
+    target: () => ({ url: stack.restUrl!, token: stack.restToken, downloads: join(config.home, 'downloads') }),
+    stop: () => stack.stop(),
+  };
 }
 
 /** Takes `--standalone` out of a command's arguments. */

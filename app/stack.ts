@@ -47,6 +47,7 @@ import { lockHome, type HomeRole } from '../infra/home-lock.js';
 import { codecToken, restToken } from '../infra/home-tokens.js';
 import { getSecret } from '../infra/secrets.js';
 import { SealedStorage, unlockStorageKeyring } from '../infra/storage/index.js';
+import { createAttachmentStore } from '../infra/attachments.js';
 import { StreamHub } from '../infra/stream-hub.js';
 import { startPgStreamBus, type StreamBus } from '../infra/stream-bus.js';
 import { holdLease, type LeasedWork } from '../infra/leases.js';
@@ -531,6 +532,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...(config.env.AIVYX_TIME_ZONE ? { timeZone: config.env.AIVYX_TIME_ZONE } : {}),
           ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
         },
+        attachmentMaxBytes: config.env.AIVYX_ATTACHMENT_MAX_BYTES,
         // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
         protectedPaths: dataDirProtection({
           home: config.home,
@@ -609,6 +611,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
       skills: ownerSkills,
       inbox: createInbox(storage.domain('sessions')),
+      attachments: createAttachmentStore(channelState),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     }).catch((err: unknown) => {

@@ -49,6 +49,8 @@ import { createSessionHistory } from '../infra/session-history.js';
 import type { SessionClearing } from '../channels/turn-gateway.js';
 import { createSpendLedger } from '../infra/spend-ledger.js';
 import { SealedStorage } from '../infra/storage/index.js';
+import { createAttachmentStore } from '../infra/attachments.js';
+import { createFsAttachTool } from '../activities/tools/fs-attach.js';
 import type { StreamBus } from '../infra/stream-bus.js';
 import { createIntentStore } from '../infra/tool-intent-store.js';
 import { tracedLlmProvider } from '../infra/telemetry/index.js';
@@ -78,6 +80,8 @@ export interface WiringInput {
   tools?: readonly ToolImplementation[];
   /** Tells approvers about gates; default: status lines on the stream hub, keyed by mission id. */
   notifier?: MissionNotifier;
+  /** The largest file `fs.attach` hands over (`AIVYX_ATTACHMENT_MAX_BYTES`; default core/attachments.ts). */
+  attachmentMaxBytes?: number;
   /** What no host tool reaches below Kernel: the data directory, the passphrase file (infra/data-dir.ts). */
   protectedPaths?: ProtectedPaths;
 }
@@ -136,7 +140,11 @@ export function wireTurnActivities(input: WiringInput) {
   return {
     ...turn,
     ...missions,
-    ...createDeliveryActivities(input.deliveries ?? new DeliveryRegistry(), createInbox(storage.domain('sessions'))),
+    ...createDeliveryActivities(
+      input.deliveries ?? new DeliveryRegistry(),
+      createInbox(storage.domain('sessions')),
+      createAttachmentStore(storage.domain('channel_state')),
+    ),
   };
 }
 
@@ -228,6 +236,11 @@ function defaultTools(input: WiringInput, storage: SealedStorage): ToolImplement
     createValueReadTool({ reader: quarantinedReader(input.llm) }),
     ...createSkillTools({ store: skillStoreOf(input.db, input.master, storage) }),
     ...createGraphTools({ store: graphStoreOf(input.db, input.master, storage) }),
+    createFsAttachTool({
+      store: createAttachmentStore(storage.domain('channel_state')),
+      ...(input.attachmentMaxBytes ? { maxBytes: input.attachmentMaxBytes } : {}),
+      ...confined,
+    }),
     // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
   ];
 }

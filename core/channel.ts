@@ -1,4 +1,5 @@
 /** What a channel tells the core about itself, and the turn request it sends (seed D3 `ChannelContext`). */
+import type { AttachmentRef } from './attachments.js';
 import type { AuthorityProof } from './authority.js';
 import type { TrustTier } from './capability/index.js';
 import type { Message } from './message.js';
@@ -82,6 +83,8 @@ export type StreamEvent =
   | { type: 'status'; text: string }
   | { type: 'tool_started'; tool: string; callId: string }
   | { type: 'tool_finished'; tool: string; callId: string; summary: string }
+  /** A file the turn hands over (`files.attach`): the handle only; the bytes stay sealed (core/attachments.ts). */
+  | { type: 'attachment'; attachment: AttachmentRef }
   /** An LLM step was retried: text already shown for it should be discarded. */
   | { type: 'step_restarted'; step: number };
 

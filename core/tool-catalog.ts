@@ -31,6 +31,7 @@ import { skillInvokeTool } from './tools/skill-invoke.js';
 import { graphWriteTool } from './tools/graph-write.js';
 import { graphQueryTool } from './tools/graph-query.js';
 import { agentDelegateTool } from './tools/agent-delegate.js';
+import { fsAttachTool } from './tools/fs-attach.js';
 
 const HOST_SCOPE_FAMILIES: ReadonlySet<string> = new Set(['fs', 'shell', 'git', 'mcp']);
 
@@ -65,6 +66,7 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = Object.freeze([
   graphWriteTool,
   graphQueryTool,
   agentDelegateTool,
+  fsAttachTool,
   // New tools go above this line (docs/CONTRIBUTING.md, "Adding a tool").
 ] as ToolDefinition[]);
 

@@ -4,7 +4,7 @@
  * path is what the turn's grants and the data-directory rule are checked against (confinement.ts).
  */
 import { toolErrorFor } from '../../core/tools/tool-error.js';
-import { realpath } from 'node:fs/promises';
+import { realpath, type FileHandle } from 'node:fs/promises';
 import { AivyxError } from '../../core/errors.js';
 import { fsReadTool } from '../../core/tools/fs-read.js';
 import { assertReachable, confinedScope, NO_PROTECTED_PATHS, openChecked, type ProtectedPaths } from './confinement.js';
@@ -34,7 +34,8 @@ export interface FsReadOptions {
 const fail = toolErrorFor('fs.read');
 const toolError = (message: string, cause?: unknown) => fail(message, cause === undefined ? {} : { cause });
 
-function ioMessage(e: unknown, path: string): string {
+/** An I/O failure on `path` in a person's words (no such file, permission denied…). */
+export function ioMessage(e: unknown, path: string): string {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return `no such file: ${path}`;
   if (code === 'EACCES' || code === 'EPERM') return `permission denied: ${path}`;
@@ -65,6 +66,22 @@ function utf8Boundary(buf: Uint8Array, length: number): number {
   return length - (i - 1) >= need ? length : i - 1;
 }
 
+/**
+ * Reads at most `limit` bytes of an open file. Callers ask for one byte past their cap: that tells
+ * "exactly the cap" from "more than the cap" without trusting stat.size (a file may grow meanwhile).
+ */
+export async function readUpTo(handle: FileHandle, limit: number, signal: AbortSignal): Promise<{ buf: Uint8Array; filled: number }> {
+  const buf = new Uint8Array(limit);
+  let filled = 0;
+  while (filled < buf.length) {
+    signal.throwIfAborted();
+    const { bytesRead } = await handle.read(buf, filled, buf.length - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return { buf, filled };
+}
+
 /** Creates the `fs.read` implementation (reading is naturally idempotent). */
 export function createFsReadTool(options: FsReadOptions = {}): ToolImplementation {
   const limit = options.maxBytesLimit ?? FS_READ_DEFAULT_MAX_BYTES;
@@ -91,15 +108,7 @@ export function createFsReadTool(options: FsReadOptions = {}): ToolImplementatio
       try {
         const stat = await handle.stat();
         if (!stat.isFile()) throw toolError(`not a regular file: ${path}`);
-        // One byte past the cap tells "exactly maxBytes" from "more than maxBytes" without trusting stat.size.
-        const buf = new Uint8Array(maxBytes + 1);
-        let filled = 0;
-        while (filled < buf.length) {
-          ctx.signal.throwIfAborted();
-          const { bytesRead } = await handle.read(buf, filled, buf.length - filled, filled);
-          if (bytesRead === 0) break;
-          filled += bytesRead;
-        }
+        const { buf, filled } = await readUpTo(handle, maxBytes + 1, ctx.signal);
         const truncated = filled > maxBytes;
         const keep = truncated ? utf8Boundary(buf, maxBytes) : filled;
         const content = Buffer.from(buf.buffer, 0, keep).toString('utf8');

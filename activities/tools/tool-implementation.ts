@@ -1,4 +1,5 @@
 /** The contract every tool activity implementation satisfies (the Node-side half of a tool). */
+import type { AttachmentRef } from '../../core/attachments.js';
 import type { MemoryOperation } from '../../core/audit-events.js';
 import type { ChannelFacts, ReplyRoute } from '../../core/channel.js';
 import type { Verification } from '../../core/outcomes.js';
@@ -39,6 +40,8 @@ export type ToolRunResult =
       verified: Verification;
       /** This result is untrusted, and why (a recalled memory written after untrusted content); see activities/taint-labels.ts. */
       untrusted?: string;
+      /** A file this call handed to the person who asked (`fs.attach`): streamed to their channel as an `attachment` event. */
+      attachment?: AttachmentRef;
     }
   | { kind: 'escalate'; reason: string };
 

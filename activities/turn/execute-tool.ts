@@ -69,6 +69,8 @@ export async function executeTool(
         ? { status: 'Completed', output: result.output, verified: result.verified }
         : { status: 'RequiresEscalation', reason: result.reason };
     untrustedOutput = outputLabel(call.tool, call.input, scope, result.kind === 'completed' ? result.untrusted : undefined, places);
+    if (result.kind === 'completed' && result.attachment)
+      deps.stream.publish(turnId, { type: 'attachment', attachment: result.attachment });
   } catch (e) {
     outcome = { status: 'Failed', error: errorData(e, 'Tool') };
     // A failure's message can carry what the tool read (a server's error text): labelled like its output.

@@ -19,6 +19,7 @@
  *   ANY  /api/v1/*                the REST channel's API (docs at channels/rest/rest-server.ts)
  *   POST /app/reminders           {when: "in 2h" | "tomorrow 9:00", text} → a reminder mission
  *   GET  /app/turn-gate?turn=T    the gate an escalated turn of this app opened, and the turn its approval re-runs
+ *   GET  /app/attachments/:id?session=S   a file a turn of conversation S attached: a raster image inline, anything else a download
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -141,6 +142,7 @@ function appRoutes(opts: AppServerOptions, url: string, port: number): Hono {
   );
   app.post('/app/reminders', async (c) => c.json(await createReminder(d, await c.req.json().catch(() => ({}))), 201));
   app.get('/app/turn-gate', async (c) => c.json(await turnGate(d, c.req.query('turn') ?? '')));
+  app.get('/app/attachments/:id', (c) => attachment(c, d));
   pageRoutes(app, d);
   app.notFound((c) => c.json({ error: { kind: 'NotFound', message: `no page ${c.req.path}` } }, 404));
   return app as unknown as Hono;
@@ -210,10 +212,25 @@ async function toRest(c: Context, d: AppDeps): Promise<Response> {
   const path = c.req.path.slice('/api'.length);
   const query = new URL(c.req.url).search;
   const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : await c.req.text();
-  const res = await callRest(d.rest, c.req.method, `${path}${query}`, body, c.req.raw.signal);
+  return relayed(await callRest(d.rest, c.req.method, `${path}${query}`, body, c.req.raw.signal), ['content-type', 'cache-control']);
+}
+
+/** The REST channel's answer as ours, with only the headers named (the app sets its own security headers). */
+function relayed(res: Response, keep: readonly string[]): Response {
   const headers = new Headers();
-  for (const h of ['content-type', 'cache-control']) if (res.headers.get(h)) headers.set(h, res.headers.get(h)!);
+  for (const h of keep) if (res.headers.get(h)) headers.set(h, res.headers.get(h)!);
   return new Response(res.body, { status: res.status, headers });
+}
+
+/**
+ * A file a turn attached, from the REST channel (which serves it only for its own conversation: 404
+ * otherwise), with the REST channel's content type and disposition; nosniff and the CSP are added
+ * to every answer of the app.
+ */
+async function attachment(c: Context, d: AppDeps): Promise<Response> {
+  const session = c.req.query('session') ?? '';
+  const path = `/v1/attachments/${encodeURIComponent(c.req.param('id') ?? '')}?session=${encodeURIComponent(session)}`;
+  return relayed(await callRest(d.rest, 'GET', path), ['content-type', 'content-length', 'content-disposition']);
 }
 
 /** A reminder from one line: "in 2h" or a local time ("tomorrow 9:00", "17:30"), then the text it says. */

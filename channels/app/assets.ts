@@ -27,7 +27,7 @@ textarea{width:100%}.row{display:flex;gap:.6em;align-items:center;flex-wrap:wrap
 .columns{display:grid;grid-template-columns:16em 1fr;gap:1.5em}.side ul{padding-left:1em}
 #log,.rerun{list-style:none;padding:0;margin:0 0 1em}#log>li,.rerun>li{padding:.5em .8em;border:1px solid var(--line);border-radius:8px;margin:.5em 0}
 #log .you{background:color-mix(in srgb,var(--accent) 10%,transparent)}.events{color:var(--muted);font-size:.9em;margin:.3em 0 0;padding-left:1.2em}
-.reply{white-space:pre-wrap}
+.reply{white-space:pre-wrap}.files{list-style:none;padding:0}.files img{display:block;max-width:min(100%,32em);max-height:24em}
 .gate{border:2px solid var(--accent);border-radius:8px;padding:.6em 1em;margin:1em 0}.gate h3{margin:.2em 0}
 pre{white-space:pre-wrap;word-break:break-word;background:color-mix(in srgb,var(--fg) 6%,transparent);padding:.6em;border-radius:6px}
 .meta,small,.empty{color:var(--muted)}.good{color:var(--good)}.bad,.error{color:var(--bad)}
@@ -75,6 +75,21 @@ export const APP_JS = `'use strict';
     }
   }
 
+  /** A turn's files: raster images shown, everything else offered as a download (names set as text). */
+  function filesView(files) {
+    const list = el('ul', 'files'); list.setAttribute('aria-label', 'Attachments');
+    const image = /^image\\/(png|jpeg|gif|webp)$/;
+    for (const f of files) {
+      const href = '/app/attachments/' + encodeURIComponent(f.id) + '?session=' + encodeURIComponent(f.session);
+      const item = el('li'); item.dataset.attachment = f.id;
+      if (image.test(f.mime)) { const img = el('img'); img.src = href; img.alt = f.name; item.append(img); }
+      const a = el('a', null, f.name); a.href = href; a.setAttribute('download', f.name);
+      item.append(a, el('small', null, ' ' + f.mime.split(';')[0] + ', ' + f.size + ' bytes'));
+      list.append(item);
+    }
+    return list;
+  }
+
   /** One assistant entry in the conversation: streamed text, events, the outcome. */
   function turnView(log) {
     const li = el('li', 'assistant'); const reply = el('div', 'reply'); const events = el('ul', 'events');
@@ -89,10 +104,11 @@ export const APP_JS = `'use strict';
         else if (event === 'status') line('status: ' + d.text);
         else if (event === 'tool_started') line('tool started: ' + d.tool);
         else if (event === 'tool_finished') line('tool finished: ' + d.tool + ' — ' + d.summary);
+        else if (event === 'attachment') line('attached: ' + d.attachment.name);
         else if (event === 'error') line('error: ' + d.message, 'error');
         else if (event === 'outcome') {
           li.dataset.outcome = d.status;
-          if (d.status === 'Completed') reply.textContent = d.finalMessage;
+          if (d.status === 'Completed') { reply.textContent = d.finalMessage; if (d.attachments) li.append(filesView(d.attachments)); }
           else if (d.status === 'Escalated') line('needs approval: ' + d.pendingTool + ' — ' + d.reason);
           else line(d.status + (d.error ? ': ' + d.error.message : ''), 'error');
         }

@@ -4,8 +4,11 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AivyxError, describeError } from '../../core/errors.js';
 import { isUnavailable } from '../../infra/health.js';
+import { sanitizeAttachmentName } from '../../core/attachments.js';
 import type { TurnOutcome } from '../../core/outcomes.js';
 import { describeSpend } from '../../core/spend.js';
+import type { ListedAttachment } from '../rest/rest-attachments.js';
+import { saveAttachments } from './attachments.js';
 import { outcomeReplyText, toolSummaryFailed, toolSummaryText } from '../outcome-text.js';
 import { CLEAR_COMMAND } from '../ports.js';
 import { watchInbox } from './inbox-watch.js';
@@ -132,6 +135,12 @@ async function showTurn(
           if (toolSummaryFailed(String(data.summary))) failedTools++;
           io.err(`· ${String(data.tool)} → ${toolSummaryText(String(data.summary))}\n`);
           break;
+        case 'attachment':
+          // A name from the server reaches the terminal only as safe characters (no escape sequences).
+          io.err(
+            `· attached ${sanitizeAttachmentName(String((data.attachment as { name?: unknown } | undefined)?.name), 'application/octet-stream')}\n`,
+          );
+          break;
         case 'step_restarted':
           // The retried step streams its text again: show only what it adds (see restart-dedupe.ts).
           dedupe.restarted();
@@ -156,6 +165,10 @@ async function showTurn(
     throw new AivyxError('Channel', 'the REST channel closed the stream before accepting the turn');
   }
   if (outcome.status === 'Completed' && !streamed) io.out(`${outcome.finalMessage}\n`);
+  const files = (outcome as { attachments?: ListedAttachment[] }).attachments;
+  if (outcome.status === 'Completed' && files?.length && target.downloads) {
+    for (const path of await saveAttachments(target, files, target.downloads)) io.err(`· attachment saved: ${path}\n`);
+  }
   const counts = turnId === undefined ? undefined : await auditedToolCounts(target, turnId);
   io.err(`${outcomeLine(outcome, counts ?? { failed: failedTools })}\n`);
   return outcome;

@@ -12,6 +12,8 @@ export interface SseEvent {
 export interface RestTarget {
   url: string;
   token: string;
+  /** Where `aivyx chat` saves the files a turn attaches (default: `downloads` in the data directory; channels/cli/attachments.ts). */
+  downloads?: string;
 }
 
 async function failure(res: Response): Promise<AivyxError> {
@@ -86,4 +88,11 @@ export async function restJson(target: RestTarget, method: 'GET' | 'POST' | 'DEL
   });
   if (!res.ok) throw await failure(res);
   return res.json();
+}
+
+/** The bytes at a GET endpoint of the REST channel (an attachment). */
+export async function restBytes(target: RestTarget, path: string): Promise<Uint8Array> {
+  const res = await request(target, path, { method: 'GET' });
+  if (!res.ok) throw await failure(res);
+  return new Uint8Array(await res.arrayBuffer());
 }

@@ -3,6 +3,7 @@
  * idempotency key through the outbox; its Message-ID derives from the key. Approval requests carry a
  * single-use token in the subject and a plus-address, and later notices reply in the gate's thread.
  */
+import type { LoadedAttachment } from '../../activities/tools/attachment-port.js';
 import nodemailer from 'nodemailer';
 import type { ChannelDeliverer, ReplyToDeliver } from '../../activities/delivery-activities.js';
 import { toApplicationFailure } from '../../activities/failure.js';
@@ -36,6 +37,8 @@ export interface OutboundMail {
   inReplyTo?: string;
   references?: readonly string[];
   replyTo?: string;
+  /** Files attached to the mail (a turn's `fs.attach`): name and type as the store sanitised and detected them. */
+  attachments?: readonly LoadedAttachment[];
 }
 
 interface GateThread {
@@ -103,6 +106,16 @@ export function createEmailOutbound(deps: EmailOutboundDeps): EmailOutbound {
           ...(mail.inReplyTo ? { inReplyTo: angle(mail.inReplyTo) } : {}),
           ...(mail.references && mail.references.length > 0 ? { references: mail.references.map(angle).join(' ') } : {}),
           ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
+          ...(mail.attachments?.length
+            ? {
+                attachments: mail.attachments.map((a) => ({
+                  filename: a.name,
+                  content: Buffer.from(a.bytes),
+                  contentType: a.mime,
+                  contentDisposition: 'attachment' as const,
+                })),
+              }
+            : {}),
           // RFC 3834: marks our mail as automatic so well-behaved responders do not answer it.
           headers: { 'Auto-Submitted': 'auto-replied', 'X-Auto-Response-Suppress': 'All' },
         });
@@ -142,6 +155,7 @@ export function createEmailOutbound(deps: EmailOutboundDeps): EmailOutbound {
         text: emailOutcomeText(reply.outcome, reply.turnId),
         ...(typeof r.inReplyTo === 'string' ? { inReplyTo: r.inReplyTo } : {}),
         ...(Array.isArray(r.references) ? { references: r.references } : {}),
+        ...(reply.attachments?.length ? { attachments: reply.attachments } : {}),
       });
     },
 

@@ -9,6 +9,8 @@
  *                                    turn: it clears the session (as below) → SSE `cleared` {sessionId, text}
  *   GET  /v1/turns?startsWith=P      {turns}: the turn ids that start with P, newest first (short ids)
  *   GET  /v1/turns/:id/events        SSE: re-attach to a turn — `turn`, its remaining events, `outcome`
+ *                                    (an `outcome` lists the files its turn attached: `attachments` [{id, name, mime, size, session}])
+ *   GET  /v1/attachments/:id?session=S   one of those files (rest-attachments.ts)
  *   POST /v1/turns/:id/cancel        cancel a running turn
  *   GET  /v1/audit/verify            chain, tree, witness-file checkpoints and the tool-call reconciliation: {ok, count, failed?, reason?, ...}
  *   POST /v1/audit/verify            {checkpoint?, source?} → the same, also against the checkpoint given
@@ -57,6 +59,8 @@ import { parseMissionSpec } from '../mission-input.js';
 import { CLEAR_COMMAND, type LocalMissionPort, type LocalTurnPort } from '../ports.js';
 import { ONE_SHOT_IDLE_MS } from '../turn-client.js';
 import { parseBody } from '../zod-errors.js';
+import { attachmentRoutes, outcomeWithAttachments } from './rest-attachments.js';
+import type { AttachmentSource } from '../../activities/tools/attachment-port.js';
 
 /** What the REST channel serves besides turns: the audit log (docs/AUDIT.md). */
 export interface RestAuditPort {
@@ -97,6 +101,8 @@ export interface RestServerOptions {
     predicates(): Promise<string[]>;
     addPredicate(predicate: string): Promise<{ predicates: string[] }>;
   };
+  /** Serves /v1/attachments and lists a turn's files in its `outcome` when given (channels/rest/rest-attachments.ts). */
+  attachments?: AttachmentSource;
   /** The stack's dependencies (`temporal`, `database`, channels): reported by /v1/health; a request needing one that is down gets 503. */
   health?: Health;
   host?: string;
@@ -349,6 +355,7 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   );
 
   app.post('/v1/messages', (c) => postMessage(c, d));
+  attachmentRoutes(app, d.attachments);
   app.get('/v1/turns', async (c) => {
     d.need('temporal');
     return c.json({ turns: await d.gateway.turnsStartingWith(parseBody(turnsQuery, c.req.query(), 'query').startsWith) });
@@ -542,7 +549,7 @@ async function finish(relay: SseRelay, d: RouteDeps, id: string, first: Promise<
   let pending = first;
   for (;;) {
     try {
-      relay.send('outcome', await pending);
+      relay.send('outcome', await outcomeWithAttachments(d.attachments, id, await pending));
       break;
     } catch (err) {
       if (isTemporalUnreachable(err) && d.health) {

@@ -3,8 +3,11 @@
  * notices (`notifyApprovers` through `routingMissionNotifier`). It runs in the worker process —
  * in `aivyx up`, the adapter's process — and makes every send at most once per activity key
  * through `infra/outbox.ts`, so a retried activity or a restarted process never sends twice.
+ * A reply's attachments follow its text: a raster image by sendPhoto, any other file by sendDocument.
  */
-import { GrammyError, type Api } from 'grammy';
+import { GrammyError, InputFile, type Api } from 'grammy';
+import type { LoadedAttachment } from '../../activities/tools/attachment-port.js';
+import { isInlineImage } from '../../core/attachments.js';
 import type { ChannelDeliverer, ReplyToDeliver } from '../../activities/delivery-activities.js';
 import type { MissionNotice } from '../../activities/mission-activities.js';
 import type { ReplyRoute } from '../../core/channel.js';
@@ -100,6 +103,23 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
     return r.value;
   }
 
+  /** An attached file, once per key: a raster image as a photo (shown), anything else as a document (offered). */
+  async function sendFile(key: string, chatId: number, file: LoadedAttachment): Promise<void> {
+    const input = new InputFile(file.bytes, file.name);
+    const asDocument = async () => (await api.sendDocument(chatId, new InputFile(file.bytes, file.name), {}, signal)).message_id;
+    const r = await outbox.once(key, async () => {
+      if (!isInlineImage(file.mime)) return asDocument();
+      try {
+        return (await api.sendPhoto(chatId, input, {}, signal)).message_id;
+      } catch (err) {
+        // Telegram refuses some images as photos (too large, odd dimensions): the file still goes, as a document.
+        if (err instanceof GrammyError && err.error_code === 400 && !/chat not found/i.test(err.description)) return asDocument();
+        throw err;
+      }
+    });
+    if (r.status === 'uncertain') log(`${key} may have been sent before a crash; not sending it again`);
+  }
+
   async function rememberRequest(gateId: string, chatId: number, messageId: number): Promise<void> {
     const rec = (await store.getJson<GateMessages>(gateKey(gateId))) ?? { messages: [] };
     if (rec.messages.some((m) => m.chatId === chatId && m.messageId === messageId)) return;
@@ -182,6 +202,7 @@ export function createTelegramDeliverer(deps: TelegramDelivererDeps): Required<C
               i === 0 ? { reply_parameters: { message_id: route.replyTo, allow_sending_without_reply: true } } : {},
             );
         }
+        for (const file of reply.attachments ?? []) await sendFile(`${idemKey}/file/${file.id}`, route.chatId, file);
       } catch (err) {
         // A chat that is gone or shut us out (blocked, kicked, deleted) will not heal by retrying: the turn keeps the
         // reply in the owner's inbox. Other 400s (rights, a bad part) may, so Temporal retries them.

@@ -25,6 +25,7 @@ import { parseValueReadInput } from './value-read.js';
 import { parseAuditReadInput, parseConfigReadInput, parseConfigWriteInput } from './config-tools.js';
 import { parseFsDeleteInput } from './fs-delete.js';
 import { parseFsMetadataInput } from './fs-metadata.js';
+import { parseFsAttachInput } from './fs-attach.js';
 import { parseGitCommitInput, parseGitDiffInput, parseGitStatusInput } from './git-tools.js';
 import { parseMcpCallInput } from './mcp-tools.js';
 import { parseNetFetchInput, parseNetPostInput } from './net-tools.js';
@@ -257,6 +258,7 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
     return [`path: ${word(p.path)}`, `recursive: ${p.recursive ? 'yes (the whole tree)' : 'no'}`];
   },
   'fs.metadata': (i) => [`path: ${word(parseFsMetadataInput(i).path)}`],
+  'fs.attach': (i) => [`path: ${word(parseFsAttachInput(i).path)}`],
   'net.fetch': (i) => {
     const p = parseNetFetchInput(i);
     return [

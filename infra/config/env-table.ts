@@ -352,6 +352,13 @@ export const ENV_TABLE = {
     meaning: 'a turn past this many milliseconds ends `TimedOut`',
     schema: integer(300_000, 1, 'a number of milliseconds'),
   }),
+  AIVYX_ATTACHMENT_MAX_BYTES: envVar({
+    group: 'agent',
+    default: '`5242880` (5 MiB)',
+    meaning:
+      'the largest file `fs.attach` hands over (sealed in the store, then sent: a photo or document on Telegram, a mail attachment, a download in the app and the CLI); a larger one is refused and nothing is sent',
+    schema: integer(5_242_880, 1, 'a number of bytes'),
+  }),
   AIVYX_PRICES: envVar({
     group: 'agent',
     default: 'none (tokens only)',

@@ -90,7 +90,7 @@ describe('the cacheable prefix', () => {
   });
 
   it('tool schemas go on the wire without the bounds their parsers enforce, in catalog order', () => {
-    expect(tools.map((t) => t.id)).toEqual(['fs.read', 'memory.recall', 'mission.create']);
+    expect(tools.map((t) => t.id)).toEqual(['fs.read', 'memory.recall', 'mission.create', 'fs.attach']);
     const wire = JSON.stringify(tools);
     expect(wire).not.toMatch(/maxLength|maxItems|minItems|"maximum"|additionalProperties/);
     expect(wire).toContain('"required":["path"]');

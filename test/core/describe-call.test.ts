@@ -32,6 +32,7 @@ const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
   },
   'fs.delete': { input: { path: '/tmp/build', recursive: true }, expect: ['path: /tmp/build', 'recursive: yes (the whole tree)'] },
   'fs.metadata': { input: { path: '/etc//hosts' }, expect: ['path: /etc/hosts'] },
+  'fs.attach': { input: { path: '/home/u/./chart.png' }, expect: ['path: /home/u/chart.png'] },
   'net.fetch': {
     input: { url: 'HTTPS://Example.COM:443/a/./b?q=1', headers: { Accept: 'text/html' } },
     expect: ['request: GET https://example.com/a/b?q=1', 'headers: Accept: text/html'],

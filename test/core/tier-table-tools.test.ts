@@ -112,6 +112,8 @@ const SAMPLES: Readonly<Record<string, readonly unknown[]>> = {
   ],
   'fs.delete': [{ path: '/home/u/old.txt' }, { path: '/home/u/tmp', recursive: true }],
   'fs.metadata': [{ path: '/home/u/notes.txt' }],
+  // Attaching is reading: the fs.read row decides (inside the policy's folder, and outside it).
+  'fs.attach': [{ path: '/home/u/shared/chart.png' }, { path: '/home/u/.ssh/id_rsa' }],
   'net.fetch': [{ url: 'https://api.example.com/v1/items' }, { url: 'http://127.0.0.1:8080/api', method: 'HEAD' }],
   'net.post': [
     { url: 'https://api.example.com/v1/items', method: 'POST', body: '{}', contentType: 'application/json' },

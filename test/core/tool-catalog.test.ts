@@ -100,12 +100,13 @@ describe('tool catalog', () => {
       'graph.write',
       'graph.query',
       'agent.delegate',
+      'fs.attach',
     ]);
     expect(findTool('fs.read')).toBe(fsReadTool);
     expect(findTool('nope')).toBeUndefined();
     const specs = toolSpecs(['shell.exec']);
     expect(specs).toEqual([{ id: 'shell.exec', description: shellExecTool.description, inputSchema: shellExecTool.inputSchema }]);
-    expect(toolSpecs()).toHaveLength(29);
+    expect(toolSpecs()).toHaveLength(30);
     expect(errorKindOf(() => toolSpecs(['fs.read', 'nope']))).toBe('NotFound');
     expect(shellExecTool.idempotency).toBe('at-most-once');
   });

@@ -3,7 +3,7 @@
  * (`client: { apiRoot }`). It speaks getMe, deleteWebhook, getUpdates (offset + long-poll
  * timeout, confirming like Telegram does), sendMessage and editMessageText (with inline
  * keyboards), editMessageReplyMarkup, answerCallbackQuery, sendChatAction, getFile and file
- * download, records every call, builds button-press updates, and injects 4xx/429/5xx faults.
+ * download, sendPhoto and sendDocument as multipart uploads (`uploads`), records every call, builds button-press updates, and injects 4xx/429/5xx faults.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +27,19 @@ export interface SentMessage {
   replyMarkup?: { inline_keyboard: { text: string; callback_data?: string }[][] };
 }
 
+/** A file in a multipart upload. */
+interface Upload {
+  fileName: string;
+  bytes: Buffer;
+}
+
+/** A photo or document the bot uploaded. */
+export interface SentUpload extends Upload {
+  method: 'sendPhoto' | 'sendDocument';
+  chatId: number;
+  messageId: number;
+}
+
 /** A fault to answer the next call of a method with. */
 export type Fault = { status: 429; retryAfter: number } | { status: 500 | 502 | 503 } | { status: 400 | 403; description: string };
 
@@ -45,6 +58,8 @@ export interface BotApiEmulator {
   calls: RecordedCall[];
   /** Every message the bot sent, by `chatId:messageId`. */
   sent: Map<string, SentMessage>;
+  /** Every photo and document the bot uploaded (sendPhoto, sendDocument as multipart), in order. */
+  uploads: SentUpload[];
   /** Queues an update (assigns `update_id` when absent) and wakes long polls; returns it. */
   pushUpdate(update: Record<string, unknown>): Record<string, unknown> & { update_id: number };
   /** A private-chat text message update from `user` (chat id = user id). */
@@ -83,6 +98,7 @@ export interface BotApiEmulator {
 export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<BotApiEmulator> {
   const calls: RecordedCall[] = [];
   const sent = new Map<string, SentMessage>();
+  const uploads: SentUpload[] = [];
   const queue: Array<Record<string, unknown> & { update_id: number }> = [];
   const files = new Map<string, { bytes: Buffer; path: string }>();
   const faults = new Map<string, Fault[]>();
@@ -103,14 +119,51 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
   async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+    const bytes = Buffer.concat(chunks);
+    const raw = bytes.toString('utf8');
     const url = new URL(req.url ?? '/', 'http://x');
     const params: Record<string, unknown> = Object.fromEntries(url.searchParams);
     if (raw.length === 0) return params;
     const type = req.headers['content-type'] ?? '';
+    if (type.includes('multipart/form-data')) return { ...params, ...multipart(bytes, type) };
     if (type.includes('json')) return { ...params, ...(JSON.parse(raw) as Record<string, unknown>) };
     if (type.includes('x-www-form-urlencoded')) return { ...params, ...Object.fromEntries(new URLSearchParams(raw)) };
     return params;
+  }
+
+  /** A multipart upload (sendPhoto, sendDocument): `attach://<field>` values become the uploaded file. */
+  function multipart(bytes: Buffer, type: string): Record<string, unknown> {
+    const boundary = /boundary="?([^";]+)"?/.exec(type)?.[1];
+    if (!boundary) return {};
+    const fields: Record<string, unknown> = {};
+    const uploads = new Map<string, Upload>();
+    const delimiter = Buffer.from(`--${boundary}`);
+    let at = bytes.indexOf(delimiter);
+    while (at >= 0) {
+      const start = at + delimiter.length;
+      const next = bytes.indexOf(delimiter, start);
+      if (next < 0) break;
+      // Each part: CRLF, headers, CRLF CRLF, content, CRLF (before the next delimiter).
+      const part = bytes.subarray(start + 2, next - 2);
+      const split = part.indexOf('\r\n\r\n');
+      if (split >= 0) {
+        const head = part.subarray(0, split).toString('utf8');
+        const content = part.subarray(split + 4);
+        // grammY quotes the field name but not the file name.
+        const name = /[;\s]name="?([^";\r\n]*)"?/.exec(head)?.[1] ?? '';
+        const file = /filename=(?:"([^"]*)"|([^;\r\n]*))/.exec(head);
+        const fileName = file ? (file[1] ?? file[2] ?? '') : undefined;
+        if (fileName === undefined) fields[name] = content.toString('utf8');
+        else uploads.set(name, { fileName, bytes: Buffer.from(content) });
+      }
+      at = next;
+    }
+    for (const [k, v] of Object.entries(fields)) {
+      const ref = typeof v === 'string' && v.startsWith('attach://') ? uploads.get(v.slice('attach://'.length)) : undefined;
+      if (ref) fields[k] = ref;
+    }
+    for (const [k, v] of uploads) if (!(k in fields)) fields[k] = v;
+    return fields;
   }
 
   function reply(res: ServerResponse, status: number, payload: unknown): void {
@@ -201,6 +254,17 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
         sent.set(`${chatId}:${messageId}`, { chatId, messageId, text: text(p), edits: 0, ...(kb ? { replyMarkup: kb } : {}) });
         return { message_id: messageId, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: 'private' }, text: text(p) };
       }
+      case 'sendPhoto':
+      case 'sendDocument': {
+        const field = method === 'sendPhoto' ? 'photo' : 'document';
+        const file = p[field] as Upload | undefined;
+        if (!file || !Buffer.isBuffer(file.bytes))
+          throw Object.assign(new Error(`Bad Request: there is no ${field} in the request`), { code: 400 });
+        const chatId = Number(p.chat_id);
+        const messageId = nextMessageId++;
+        uploads.push({ method, chatId, messageId, ...file });
+        return { message_id: messageId, date: Math.floor(Date.now() / 1000), chat: { id: chatId, type: 'private' } };
+      }
       case 'editMessageText': {
         const chatId = Number(p.chat_id);
         const key = `${chatId}:${Number(p.message_id)}`;
@@ -286,6 +350,7 @@ export async function startBotApiEmulator(token = '123456:TEST-token'): Promise<
     token,
     calls,
     sent,
+    uploads,
     pushUpdate(update) {
       const u = { ...update, update_id: typeof update.update_id === 'number' ? update.update_id : nextUpdateId++ };
       queue.push(u);

@@ -70,6 +70,8 @@ export interface HarnessOptions {
   missions?: boolean;
   /** What no host tool may reach (infra/data-dir.ts `dataDirProtection`); default nothing. */
   protectedPaths?: WiringInput['protectedPaths'];
+  /** The largest file `fs.attach` hands over (default core/attachments.ts). */
+  attachmentMaxBytes?: number;
   /** Sessions close after this long without a message (default: a day). */
   sessionIdleMs?: number;
 }
@@ -141,6 +143,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     ...(opts.mcp ? { mcp: opts.mcp } : {}),
     ...(opts.specialistLlms ? { specialistLlms: opts.specialistLlms } : {}),
     ...(opts.protectedPaths ? { protectedPaths: opts.protectedPaths } : {}),
+    ...(opts.attachmentMaxBytes ? { attachmentMaxBytes: opts.attachmentMaxBytes } : {}),
     ...(opts.missions ? { missionStarts: createMissionStarts(starter), confirmations: createConfirmations(starter) } : {}),
   });
   const worker = await createAivyxWorker({
