@@ -89,7 +89,9 @@ export async function startMatrixCrypto(deps: MatrixCryptoDeps): Promise<MatrixC
   const { client, log, keys } = deps;
   const restored = await keys.load();
   const machine = await wasm.OlmMachine.initialize(new wasm.UserId(deps.userId), new wasm.DeviceId(deps.deviceId), keys.storeName);
-  log(`Matrix end-to-end encryption: device ${deps.deviceId}, ${restored ? 'keys restored from sealed state' : 'new keys'}`);
+  // Its public session key, for the owner to compare with what their client shows for the assistant's session.
+  const sessionKey = machine.identityKeys.ed25519.toBase64();
+  log(`Matrix end-to-end encryption: device ${deps.deviceId} (session key ${sessionKey}), ${restored ? 'keys restored' : 'new keys'}`);
   let flushing: Promise<void> = Promise.resolve();
   // Whether the machine's store may have changed since it was last sealed.
   let dirty = !restored;

@@ -107,6 +107,22 @@ describeMatrix('Matrix owner-pinned device keys (real Synapse, Rust crypto)', ()
     expect(await tierOf(hello)).toBe('SemiTrusted');
   });
 
+  it('her pinned device’s encrypted "paid" ends the mission’s wait for it; her unpinned device’s did not', async () => {
+    const { missionId } = await w.missions.create({
+      goal: 'wait for Alice to pay',
+      steps: [{ waitFor: { matrix: { from: '@alice:localhost', contains: 'paid' } }, within: '1h' }],
+    });
+    const status = () => w.tc.client.workflow.getHandle(missionId).query(missionStatusQuery) as Promise<MissionStatus>;
+    await until(async () => (await status()).state === 'waiting', 'the wait');
+    const fromPhone = await say(phone, aliceDm, 'I paid it');
+    await replyTo(owner, aliceDm, fromPhone, /^read you$/);
+    expect(await status()).toMatchObject({ state: 'waiting', step: 0 });
+    const paid = await say(owner, aliceDm, 'I paid it, really');
+    await until(async () => (await status()).state !== 'waiting', 'the wait ends');
+    const received = (await w.mh.audit(missionId)).filter((e) => e.type === 'MissionEventReceived');
+    expect(received).toEqual([expect.objectContaining({ eventId: paid })]);
+  });
+
   it('her unpinned second device stays Untrusted: its write is refused and nothing is written', async () => {
     const write = await say(phone, aliceDm, 'note the door code');
     expect(await replyTo(owner, aliceDm, write, /^not saved:/)).toContain('fs.write: Denied');
