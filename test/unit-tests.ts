@@ -35,6 +35,7 @@ export const UNIT_TESTS = [
   'test/email/threading.test.ts',
   'test/email/trust.test.ts',
   'test/matrix/config-trust.test.ts',
+  'test/matrix/verify-pin.test.ts',
   'test/contributing/matrix-footprint.test.ts',
   'test/infra/codec-server.test.ts',
   'test/infra/config-doc.test.ts',

@@ -5,6 +5,7 @@
 import { AivyxError } from '../../core/errors.js';
 import { envValue } from '../../infra/config.js';
 import type { MatrixTier } from './trust.js';
+import type { DevicePin } from './verify.js';
 
 /** Everything but the secret: checked at start-up before anything opens. */
 export interface MatrixSettings {
@@ -13,6 +14,8 @@ export interface MatrixSettings {
   tokenSecret: string;
   allowlist: string[];
   roomTiers: Record<string, MatrixTier>;
+  /** Devices the owner verified out of band (AIVYX_MATRIX_VERIFIED_DEVICES; verify.ts); none: every encrypted message is Untrusted. */
+  verifiedDevices?: DevicePin[];
 }
 
 /** The channel's configuration (with the access token); `encryption: false` leaves encrypted rooms unread (default on). */
@@ -29,7 +32,8 @@ export function matrixSettingsFromEnv(env: Record<string, string | undefined>): 
       hint: 'aivyx secrets set matrix-token (the bot account access token), then AIVYX_MATRIX_TOKEN_SECRET=matrix-token',
     });
   const roomTiers = Object.fromEntries(envValue(env, 'AIVYX_MATRIX_ROOM_TIERS')) as Record<string, MatrixTier>;
-  return { homeserver, userId, tokenSecret, allowlist: envValue(env, 'AIVYX_MATRIX_ALLOWLIST'), roomTiers };
+  const verifiedDevices = envValue(env, 'AIVYX_MATRIX_VERIFIED_DEVICES');
+  return { homeserver, userId, tokenSecret, allowlist: envValue(env, 'AIVYX_MATRIX_ALLOWLIST'), roomTiers, verifiedDevices };
 }
 
 /** Reads AIVYX_MATRIX_* and the access token secret; undefined when AIVYX_MATRIX_HOMESERVER is unset. */

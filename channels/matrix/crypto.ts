@@ -5,15 +5,15 @@
  * counts of each batch go into the machine, and the requests it wants made (upload our device keys,
  * query others' devices, claim one-time keys, send room keys) are made over the same HTTP client.
  *
- * Trust: a decrypted message says which device sent it. We support **no device verification**
- * (no emoji/QR flow, no cross-signing of our own): a device counts as verified only when the Rust
- * crypto says it is (`Device.isVerified()`: locally trusted or cross-signed by an identity we
- * verified), which nothing here ever makes true. So every encrypted message is Untrusted — it can
- * talk with the assistant, never act as its owner (DESIGN.md, "Matrix").
+ * Trust: a decrypted message says which device sent it. The one verification we support is the
+ * owner's pin (verify.ts, AIVYX_MATRIX_VERIFIED_DEVICES): a message counts as verified only when it
+ * is, authenticated, from a device pinned with its ed25519 key. Every other encrypted message is
+ * Untrusted — it can talk with the assistant, never act as its owner (DESIGN.md, "Matrix").
  */
 import * as wasm from '@matrix-org/matrix-sdk-crypto-wasm';
 import type { MatrixClient, MatrixEvent, OutgoingEvent } from './client.js';
 import type { CryptoKeyStore } from './crypto-store.js';
+import { fromPinnedDevice, type DevicePin } from './verify.js';
 
 /** The crypto parts of a /sync response. */
 export interface CryptoSyncParts {
@@ -27,7 +27,7 @@ export interface CryptoSyncParts {
 export interface DecryptedMatrixEvent {
   /** The plaintext event (type and content from the ciphertext; id, sender, time from the outer event). */
   event: MatrixEvent;
-  /** True only when the sending device is verified (never, with the verification we support: see above). */
+  /** True only when the sending device is one the owner pinned, and the message authenticated as from it (verify.ts). */
   verified: boolean;
   /** The sending device's id, when the crypto knows it. */
   device?: string;
@@ -73,6 +73,8 @@ export interface MatrixCryptoDeps {
   deviceId: string;
   /** Where the keys are kept between starts (crypto-store.ts). */
   keys: CryptoKeyStore;
+  /** Devices verified out of band; none: no encrypted message is from a verified device. */
+  pins?: readonly DevicePin[];
   log: (line: string) => void;
 }
 
@@ -87,7 +89,9 @@ export async function startMatrixCrypto(deps: MatrixCryptoDeps): Promise<MatrixC
   const { client, log, keys } = deps;
   const restored = await keys.load();
   const machine = await wasm.OlmMachine.initialize(new wasm.UserId(deps.userId), new wasm.DeviceId(deps.deviceId), keys.storeName);
-  log(`Matrix end-to-end encryption: device ${deps.deviceId}, ${restored ? 'keys restored from sealed state' : 'new keys'}`);
+  // Its public session key, for the owner to compare with what their client shows for the assistant's session.
+  const sessionKey = machine.identityKeys.ed25519.toBase64();
+  log(`Matrix end-to-end encryption: device ${deps.deviceId} (session key ${sessionKey}), ${restored ? 'keys restored' : 'new keys'}`);
   let flushing: Promise<void> = Promise.resolve();
   // Whether the machine's store may have changed since it was last sealed.
   let dirty = !restored;
@@ -132,10 +136,24 @@ export async function startMatrixCrypto(deps: MatrixCryptoDeps): Promise<MatrixC
   // One at a time: the machine hands out the same pending request until it is marked sent.
   const flush = (): Promise<void> => (flushing = flushing.then(makeRequests, makeRequests));
 
-  async function verifiedDevice(sender: string, device: wasm.DeviceId | undefined): Promise<boolean> {
-    if (!device) return false;
-    const d = await machine.getDevice(new wasm.UserId(sender), device);
-    return d?.isVerified() ?? false;
+  /** Whether the decrypted event is from a pinned device (verify.ts), by what the crypto store holds of that device. */
+  async function verifiedDevice(sender: string, d: wasm.DecryptedRoomEvent): Promise<boolean> {
+    const senderDevice = d.senderDevice?.toString();
+    if (!senderDevice || !deps.pins?.length) return false;
+    const device = await machine.getDevice(new wasm.UserId(sender), new wasm.DeviceId(senderDevice));
+    const known = device && { ed25519: device.ed25519Key?.toBase64(), curve25519: device.curve25519Key?.toBase64() };
+    const facts = {
+      sender,
+      senderDevice,
+      senderCurve25519Key: d.senderCurve25519Key,
+      senderClaimedEd25519Key: d.senderClaimedEd25519Key,
+      shieldCode: d.shieldState(false)?.code,
+    };
+    const verified = fromPinnedDevice(deps.pins, facts, known);
+    // The owner pinned this device, yet it did not pass: a wrong fingerprint is the usual cause.
+    if (!verified && deps.pins.some((p) => p.userId === sender && p.deviceId === senderDevice))
+      log(`a message from pinned device ${senderDevice} of ${sender} did not match its pin (AIVYX_MATRIX_VERIFIED_DEVICES): Untrusted`);
+    return verified;
   }
 
   await flush();
@@ -167,7 +185,7 @@ export async function startMatrixCrypto(deps: MatrixCryptoDeps): Promise<MatrixC
         }
         const event: MatrixEvent = { ...ev, type: inner.type, content: inner.content as Record<string, unknown> };
         const device = d.senderDevice?.toString();
-        return { event, verified: await verifiedDevice(ev.sender, d.senderDevice), ...(device ? { device } : {}) };
+        return { event, verified: await verifiedDevice(ev.sender, d), ...(device ? { device } : {}) };
       } catch (err) {
         log(`an encrypted event in ${roomId} could not be decrypted: ${(err as Error).message}`);
         return undefined;

@@ -144,13 +144,15 @@ export function createMatrixInbound(deps: MatrixInboundDeps) {
 
   /**
    * An encrypted event: decrypted, then handled as its plaintext would be — except that from a device
-   * that is not verified it is only ever an Untrusted message: never an approval, a command or a
-   * mission's event.
+   * that is not verified (pinned by the owner: verify.ts) it is only ever an Untrusted message: never
+   * an approval, a command or a mission's event.
    */
   async function onEncrypted(roomId: string, ev: MatrixEvent): Promise<void> {
     if (!deps.crypto) return log(`an encrypted event in ${roomId} was not read (end-to-end encryption is off)`);
     const opened = await deps.crypto.decrypt(roomId, ev);
     if (!opened) return;
+    // Ciphertext inside ciphertext is nobody's message: it is not opened again.
+    if (opened.event.type === 'm.room.encrypted') return log(`an encrypted event in ${roomId} held another: ignored`);
     if (opened.verified) return dispatch(roomId, opened.event);
     const { event } = opened;
     const body = typeof event.content.body === 'string' ? event.content.body : undefined;

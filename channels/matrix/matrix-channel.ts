@@ -18,11 +18,12 @@ import { createMatrixInbound, MATRIX_CHANNEL_NAME } from './inbound.js';
 import { syncKey } from './state.js';
 
 /** Starts the Rust crypto for the token's device; without it (no device, a failure) encrypted rooms are not read. */
-async function startCrypto(client: MatrixClient, self: string, ctx: ChannelContext): Promise<MatrixCrypto | undefined> {
+async function startCrypto(client: MatrixClient, config: MatrixConfig, ctx: ChannelContext): Promise<MatrixCrypto | undefined> {
+  const self = config.userId;
   try {
     const deviceId = await client.deviceId();
     const keys = cryptoKeyStore(ctx.storage, `aivyx-mx-${self}-${deviceId}`);
-    return await startMatrixCrypto({ client, userId: self, deviceId, keys, log: ctx.log });
+    return await startMatrixCrypto({ client, userId: self, deviceId, keys, pins: config.verifiedDevices ?? [], log: ctx.log });
   } catch (err) {
     ctx.log(`Matrix end-to-end encryption is off (encrypted rooms are not read): ${(err as Error).message}`);
     return undefined;
@@ -103,7 +104,7 @@ export async function startMatrixChannel(config: MatrixConfig, ctx: ChannelConte
   if (self !== config.userId) throw new Error(`the Matrix access token is for ${self}, not AIVYX_MATRIX_USER_ID ${config.userId}`);
   let stopped = false;
   const store = ctx.storage;
-  const crypto = config.encryption === false ? undefined : await startCrypto(client, self, ctx);
+  const crypto = config.encryption === false ? undefined : await startCrypto(client, config, ctx);
   client.encryption = encryptOutgoing(client, crypto);
   const approvals = createApprovals({
     client,

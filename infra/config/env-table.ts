@@ -143,6 +143,24 @@ function roomTier(pair: string): [string, string] {
   return [room, tier];
 }
 
+/** An ed25519 key in canonical unpadded base64 (as Element shows it, spaces allowed), or a throw. */
+function ed25519Fingerprint(raw: string): string {
+  const key = raw.replace(/\s+/g, '').replace(/=+$/, '');
+  const canonical = /^[A-Za-z0-9+/]{43}$/.test(key) ? Buffer.from(key, 'base64').toString('base64').replace(/=+$/, '') : '';
+  if (canonical !== key) throw new Error(`"${raw}" is not an ed25519 key (43 base64 characters, Element's "Session key")`);
+  return key;
+}
+
+/**
+ * `@user:server/DEVICEID=<ed25519 key>`: a device the owner verified out of band (Element's
+ * session id and session key). The server part holds no "/", so the first "/" after it ends the user id.
+ */
+function devicePin(item: string): { userId: string; deviceId: string; ed25519: string } {
+  const m = /^(@[^:]+:[A-Za-z0-9.-]+(?::\d+)?)\/([^=/\s]+)=(.+)$/.exec(item);
+  if (!m) throw new Error(`"${item}" is not @user:server/DEVICEID=<ed25519 key>`);
+  return { userId: matrixId(m[1]!), deviceId: m[2]!, ed25519: ed25519Fingerprint(m[3]!) };
+}
+
 function hopMta(raw: string): 'postfix' | 'exim' {
   const v = raw.trim().toLowerCase();
   if (v !== 'postfix' && v !== 'exim') throw new Error('must be postfix or exim');
@@ -749,6 +767,13 @@ export const ENV_TABLE = {
     default: 'none',
     meaning: 'Matrix per-room tiers, e.g. `!abc:example.org:SemiTrusted` (at most SemiTrusted)',
     schema: list([], roomTier),
+  }),
+  AIVYX_MATRIX_VERIFIED_DEVICES: envVar({
+    group: 'channels',
+    default: 'none → every encrypted message Untrusted',
+    meaning:
+      "Matrix devices verified out of band, `@you:example.org/DEVICEID=<ed25519 session key>` (comma-separated): their encrypted messages get their sender's tier",
+    schema: list([], devicePin),
   }),
   // New channels go above this line (docs/CONTRIBUTING.md, "Adding a channel"): one line per variable, group `channels`.
   // --- logs and traces (docs/OBSERVABILITY.md)

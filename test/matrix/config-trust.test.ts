@@ -28,7 +28,32 @@ describe('matrixConfigFromEnv', () => {
       accessToken: 'syt_abc',
       allowlist: ['@alice:example.org'],
       roomTiers: { '!fam:example.org': 'SemiTrusted' },
+      verifiedDevices: [],
     });
+  });
+
+  it('reads pinned devices: user, device id and the ed25519 key as Element shows it (grouped by spaces) in canonical form', async () => {
+    const key = 'Nmsc7yZsfV6c/GT6Or7NXIcN2mgmtqWymkfWhyUdVEE';
+    const shown = key.match(/.{1,4}/g)!.join(' ');
+    const c = await matrixConfigFromEnv(
+      { ...base, AIVYX_MATRIX_VERIFIED_DEVICES: `@alice:example.org/GXNJJOQBJN=${shown}, @a/b:m.org:8448/X=${key}=` },
+      secret,
+    );
+    expect(c?.verifiedDevices).toEqual([
+      { userId: '@alice:example.org', deviceId: 'GXNJJOQBJN', ed25519: key },
+      { userId: '@a/b:m.org:8448', deviceId: 'X', ed25519: key },
+    ]);
+  });
+
+  it('refuses a pin without a device, with a display name, or with something that is not a 32-byte key', async () => {
+    const pins = (v: string) => matrixConfigFromEnv({ ...base, AIVYX_MATRIX_VERIFIED_DEVICES: v }, secret);
+    const key = 'Nmsc7yZsfV6c/GT6Or7NXIcN2mgmtqWymkfWhyUdVEE';
+    await expect(pins(`@alice:example.org=${key}`)).rejects.toThrow(/is not @user:server\/DEVICEID=<ed25519 key>/);
+    await expect(pins(`Alice/GXNJJOQBJN=${key}`)).rejects.toThrow(/is not @user:server\/DEVICEID/);
+    await expect(pins('@alice:example.org/GXNJJOQBJN=abc')).rejects.toThrow(/is not an ed25519 key/);
+    await expect(pins(`@alice:example.org/GXNJJOQBJN=${key}AAAA`)).rejects.toThrow(/is not an ed25519 key/);
+    // Not canonical: the last character carries bits a 32-byte key does not have.
+    await expect(pins(`@alice:example.org/GXNJJOQBJN=${key.slice(0, -1)}F`)).rejects.toThrow(/is not an ed25519 key/);
   });
 
   it('refuses a missing secret, a display name in the allowlist, and a room above SemiTrusted', async () => {

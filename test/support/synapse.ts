@@ -32,6 +32,8 @@ export interface Synapse {
   serverName: string;
   /** Registers `localpart` with the shared secret and returns its MXID and token. */
   register(localpart: string): Promise<SynapseUser>;
+  /** Logs `localpart` in again: a new access token for a new device of the same account. */
+  newDevice(localpart: string): Promise<SynapseUser>;
   stop(): Promise<void>;
 }
 
@@ -103,13 +105,30 @@ export async function startSynapse(): Promise<Synapse> {
     child.kill('SIGKILL');
     throw e;
   }
+  // Each user's password, for logging in from another device.
+  const passwords = new Map<string, string>();
   return {
     url,
     serverName: 'localhost',
+    async newDevice(localpart) {
+      const res = await fetch(`${url}/_matrix/client/v3/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          type: 'm.login.password',
+          identifier: { type: 'm.id.user', user: localpart },
+          password: passwords.get(localpart),
+        }),
+      });
+      if (!res.ok) throw new Error(`logging ${localpart} in: HTTP ${res.status} ${await res.text()}`);
+      const body = (await res.json()) as { user_id: string; access_token: string };
+      return { userId: body.user_id, accessToken: body.access_token };
+    },
     async register(localpart) {
       const endpoint = `${url}/_synapse/admin/v1/register`;
       const { nonce } = (await (await fetch(endpoint)).json()) as { nonce: string };
       const password = randomBytes(12).toString('hex');
+      passwords.set(localpart, password);
       const mac = createHmac('sha1', secret).update(`${nonce}\0${localpart}\0${password}\0notadmin`).digest('hex');
       const res = await fetch(endpoint, {
         method: 'POST',
