@@ -97,13 +97,26 @@ export interface ToolCallLogPort {
    * untrusted results; `unrecorded`, the keys with no finished row (a result this worker did not
    * produce, or not yet: either way it cannot be vouched for).
    */
-  contextLabels(keys: readonly string[]): Promise<{ untrusted: string[]; unrecorded: string[] }>;
+  contextLabels(keys: readonly string[]): Promise<ContextLabels>;
   /**
    * The untrusted sources runTool recorded for calls of `tool` with this input hash in the turns
    * `turns` name (a turn id, or the id its runs' ids extend: `<mission>/step-2` covers
    * `<mission>/step-2/run-1`): why such a call was gated (empty: it was not taint).
    */
   callTaint(turns: readonly string[], tool: string, inputHash: string): Promise<string[]>;
+}
+
+/** What the worker's own rows say about the results in a turn's context (`ToolCallLogPort.contextLabels`). */
+export interface ContextLabels {
+  /** Labels of untrusted results among them. */
+  untrusted: string[];
+  /** Keys with no finished row: results this worker did not produce (or not yet). */
+  unrecorded: string[];
+  /**
+   * Untrusted sources the specialists read whose answers are among them (an `agent.delegate` result
+   * is its child's answer): the workflow labels such an answer itself, and this is the worker's check on it.
+   */
+  delegated: string[];
 }
 
 /** Best-effort events from activities to the channel (seed `stream_event`). */

@@ -39,10 +39,10 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
     },
     audit: (f, ending) => auditToolCall(db, auditKey, f, ending),
     async contextLabels(keys) {
-      if (keys.length === 0) return { untrusted: [], unrecorded: [] };
+      if (keys.length === 0) return { untrusted: [], unrecorded: [], delegated: [] };
       const rows = await db
         .selectFrom('tool_calls')
-        .select(['idem_key', 'state', 'tool', 'outcome', 'untrusted_output'])
+        .select(['idem_key', 'turn_id', 'state', 'tool', 'outcome', 'untrusted_output'])
         .where('idem_key', 'in', [...keys])
         .execute();
       const done = rows.filter((r) => r.state === 'done');
@@ -54,7 +54,11 @@ export function createToolCallLog(db: Kysely<Database>, auditKey: Uint8Array): T
         ...(unvouched(r.outcome) ? [unvouchedLabel(r.tool)] : []),
       ]);
       const recorded = new Set(done.map((r) => r.idem_key));
-      return { untrusted: [...new Set(labels)], unrecorded: keys.filter((k) => !recorded.has(k)) };
+      const delegated = await specialistReads(
+        db,
+        done.filter((r) => r.tool === DELEGATE_TOOL),
+      );
+      return { untrusted: [...new Set(labels)], unrecorded: keys.filter((k) => !recorded.has(k)), delegated };
     },
     async callTaint(turns, tool, hash) {
       if (turns.length === 0) return [];
@@ -83,6 +87,26 @@ function rowOf(f: ToolCallFacts) {
     audit_seq: null,
     tainted_by: f.taintedBy?.length ? JSON.stringify(f.taintedBy) : null,
   };
+}
+
+/** The tool whose result is a specialist's answer (its child turns run under ids its key derives). */
+const DELEGATE_TOOL = 'agent.delegate';
+
+/**
+ * The untrusted sources read by the specialists of these `agent.delegate` calls, and by theirs: each
+ * child's turn id extends its lead's with the call's activity id (core/specialists.ts `delegateChildId`).
+ */
+async function specialistReads(db: Kysely<Database>, delegations: readonly { idem_key: string; turn_id: string }[]): Promise<string[]> {
+  if (delegations.length === 0) return [];
+  const prefixes = delegations.map((d) => `${d.turn_id}/${d.idem_key.slice(d.idem_key.lastIndexOf('/') + 1)}/`);
+  const rows = await db
+    .selectFrom('tool_calls')
+    .select('untrusted_output')
+    .where('state', '=', 'done')
+    .where('untrusted_output', 'is not', null)
+    .where((eb) => eb.or(prefixes.map((p) => eb('turn_id', 'like', `${likeEscaped(p)}%`))))
+    .execute();
+  return [...new Set(rows.flatMap((r) => (r.untrusted_output ? [r.untrusted_output] : [])))];
 }
 
 /** `text` as a LIKE pattern that matches only itself (turn ids may hold `_`). */

@@ -39,6 +39,11 @@ export function callTaintCheck({ deps }: TurnContext) {
       const unaccounted = [...(authority.taint ?? []), ...context.untrusted].filter((s) => !declared.includes(s));
       if (unaccounted.length > 0)
         return { refused: `the turn read untrusted content the workflow did not account for (${unaccounted.join('; ')})` };
+      // A specialist's answer is labelled by the workflow; the worker holds it to its own rows.
+      if (declared.length === 0 && context.delegated.length > 0)
+        return {
+          refused: `a specialist of this turn read untrusted content the workflow did not account for (${context.delegated.join('; ')})`,
+        };
       if (declared.length === 0) return { sources: [], action: 'free' };
       const def = findTool(input.call.tool);
       const declaredAction = input.taint?.action ?? 'gate';

@@ -40,6 +40,8 @@ export function finalizeTurnActivities(ctx: TurnContext) {
         ...(context.unrecorded.length > 0 ? ['a result this worker did not record'] : []),
       ]),
     ];
+    // The workflow's own label of a specialist's answer names what it read; the worker's rows back it up.
+    if (sources.length === 0) sources.push(...context.delegated);
     const untrusted = sources.length > 0 ? flatLabel(sources) : undefined;
     const fromMessage = messageLabel(authority.trustTier, request.channel.sender, request.channel.name, places.owners);
     await deps.history.record(input.sessionKey, {
