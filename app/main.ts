@@ -11,6 +11,7 @@
  *   aivyx mission create | list | show | approve | deny | cancel [--standalone]
  *   aivyx sessions [--json]
  *   aivyx approvals
+ *   aivyx specialists [--json] | stop ID
  *   aivyx app [--no-open]         a single-use sign-in link for the owner's app in a browser
  *   aivyx memory list [--query Q] [--topic T] [--limit N] | show ID | forget ID
  *   aivyx inbox [--json] | dismiss ID
@@ -51,6 +52,7 @@ import { DECIDE_USAGE, runApprovalsCommand, runDecisionCommand } from '../channe
 import { resolveTurnId } from '../channels/cli/id-lookup.js';
 import type { RestTarget } from '../channels/cli/rest-client.js';
 import { runSessionsCommand } from '../channels/cli/session-commands.js';
+import { runSpecialistsCommand } from '../channels/cli/specialist-commands.js';
 import { unknownCommand } from '../channels/cli/did-you-mean.js';
 import { projectRoot } from './project-root.js';
 import type { Stack, StackRole } from './stack.js';
@@ -75,6 +77,7 @@ const COMMANDS = [
   'mission',
   'sessions',
   'approvals',
+  'specialists',
   'app',
   'approve',
   'deny',
@@ -107,6 +110,7 @@ const USAGE = `usage:
          … --standalone                  (chat, mission) run on a stack of this command's own when no aivyx up runs
   aivyx sessions [--json]                the open conversations (a session closes after a day without a message)
   aivyx approvals                        the gates waiting for you, each with the call it would run
+  aivyx specialists [--json] | stop ID   the specialists running for your requests; stop one (its lead is told, goes on)
   aivyx app [--no-open]                  sign in to the owner's app in a browser: a link that works once (docs/APP.md)
 ${DECIDE_USAGE}
   aivyx memory list|show ID|forget ID    what the assistant remembers (scope-checked and audited like its tools)
@@ -464,6 +468,8 @@ async function main(argv: string[]): Promise<number> {
       return overRest(config, args, runSessionsCommand);
     case 'approvals':
       return overRest(config, args, (_rest, t, out) => runApprovalsCommand(t, out));
+    case 'specialists':
+      return overRest(config, args, runSpecialistsCommand);
     case 'app': {
       const { values } = parseArgs({ args, options: { 'no-open': { type: 'boolean' } } });
       const found = inspectHome(config.home);

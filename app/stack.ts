@@ -30,6 +30,7 @@ import type { ChannelContext } from '../channels/contract.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { createMissionWaits } from '../infra/mission-waits.js';
 import { startRestServer } from '../channels/rest/rest-server.js';
+import { createOwnerSpecialists } from './owner-specialists.js';
 import { startAppServer } from '../channels/app/index.js';
 import { CHANNELS } from '../channels/registry.js';
 import { AivyxError } from '../core/errors.js';
@@ -610,6 +611,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       missions,
       memory: ownerMemoryOf(db.db, master, { capabilities: config.capabilities, tierPolicy: config.tierPolicy }),
       skills: ownerSkills,
+      specialists: createOwnerSpecialists({
+        client,
+        taskQueue,
+        audit: createAuditPort(db.db, master.subkey('audit')),
+        capabilities: config.capabilities,
+        tierPolicy: config.tierPolicy,
+      }),
       inbox: createInbox(storage.domain('sessions')),
       attachments: createAttachmentStore(channelState),
       health,

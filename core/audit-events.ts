@@ -196,6 +196,20 @@ export type AuditEvent =
       by: string;
       channel: string;
     }
+  /**
+   * The owner stopped one running specialist (`aivyx specialists stop`, issue 33): written before the
+   * child is cancelled, under the child's turn id. Who, on which channel, at which tier.
+   */
+  | {
+      type: 'SpecialistStopped';
+      /** The child turn's workflow id. */
+      turnId: string;
+      parentTurnId: string;
+      specialist: string;
+      by: string;
+      channel: string;
+      trustTier: TrustTier;
+    }
   | ({ type: 'MissionEnded'; turnId: string; missionId: string; state: string; reason?: string } & Partial<SpendTotals>);
 
 /** What model steps spent, as `TurnEnded` and `MissionEnded` record it (absent when nothing was reported). */

@@ -136,6 +136,13 @@ export function delegateChildId(leadTurnId: string, activityId: string, speciali
   return `${leadTurnId}/${activityId}/${specialist}`;
 }
 
+/** A child turn id's parts (`<lead>/tool-<step>-<i>/<specialist>`), or undefined for any other id. */
+export function parseDelegateChildId(id: string): { leadTurnId: string; specialist: string } | undefined {
+  const m = /^(.+)\/tool-\d{1,6}-\d{1,6}\/([^/]+)$/.exec(id);
+  if (!m?.[1] || !m[2] || !SPECIALIST_NAME.test(m[2])) return undefined;
+  return { leadTurnId: m[1], specialist: m[2] };
+}
+
 /** The tighter of two budgets, field by field; absent means no limit. */
 export function tighterBudget(a: SpendBudget | undefined, b: SpendBudget | undefined): SpendBudget | undefined {
   if (!a) return b;

@@ -7,6 +7,7 @@
  * against the lead's budget. The lead's UI summary lists its specialists.
  */
 import {
+  CancellationScope,
   ChildWorkflowCancellationType,
   ParentClosePolicy,
   condition,
@@ -90,11 +91,12 @@ export async function runDelegation(turn: TurnRun, activityId: string, out: Tool
     if (!d.parallel) running.exclusive = false;
   }
   turn.spent = addSpend(turn.spent, outcome.spend);
-  running.active.set(childId, `${d.specialist}: ${outcome.status}`);
+  // Cancelled while the lead was not: the owner stopped this one child (`aivyx specialists stop`, the UI).
+  const stopped = outcome.status === 'Cancelled' && !turn.cancelRequested && !CancellationScope.current().consideredCancelled;
   running.finished.push(childId);
   running.active.delete(childId);
-  showSpecialists(turn, `${d.specialist} ${outcome.status}`);
-  return { outcome: answerOf(d.specialist, outcome), label: labelOf(d.specialist, outcome) };
+  showSpecialists(turn, `${d.specialist} ${stopped ? 'stopped by the owner' : outcome.status}`);
+  return { outcome: answerOf(d.specialist, outcome, stopped), label: labelOf(d.specialist, outcome) };
 }
 
 /** The child turn, cancelled when the lead's scope is (a cancel of the lead, its budget) and when the lead closes. */
@@ -117,8 +119,8 @@ function showSpecialists(turn: TurnRun, last?: string): void {
   );
 }
 
-/** The child's outcome as the lead's tool result: its answer, or why it has none. */
-function answerOf(specialist: string, o: TurnOutcome): ToolOutcome {
+/** The child's outcome as the lead's tool result: its answer, or why it has none (`stopped`: the owner stopped it). */
+function answerOf(specialist: string, o: TurnOutcome, stopped: boolean): ToolOutcome {
   const failed = (
     kind: 'Timeout' | 'Cancelled' | 'ToolEscalation',
     message: string,
@@ -135,7 +137,9 @@ function answerOf(specialist: string, o: TurnOutcome): ToolOutcome {
         ? failed('Timeout', `stopped at its budget: ${o.budget.reason}`, { budget: o.budget.limit })
         : failed('Timeout', 'ran out of time before it answered');
     case 'Cancelled':
-      return failed('Cancelled', 'was cancelled before it answered');
+      return stopped
+        ? failed('Cancelled', 'was stopped by the owner before it answered: do not ask it again for this task', { stoppedBy: 'owner' })
+        : failed('Cancelled', 'was cancelled before it answered');
     case 'Escalated':
       return failed(
         'ToolEscalation',

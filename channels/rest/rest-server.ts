@@ -29,6 +29,8 @@
  *   POST /v1/missions/:id/cancel     {reason?}
  *   POST /v1/gates/approve           {gateId, missionId?, reason?}  — as local-user@cli (Trusted)
  *   POST /v1/gates/deny              {gateId, missionId?, reason?}
+ *   GET  /v1/specialists             {specialists}: the running specialists (child id, specialist, lead, state)
+ *   POST /v1/specialists/:id/stop    stop one running specialist as the owner (needs agent.terminate:<specialist>; audited)
  *
  * Errors are `{error: {kind, message, hint?}}`: 400 bad input (naming the field), 401 token,
  * 404 unknown turn/mission/gate/route, 409 a gate already decided, 413 too large, 421 a Host
@@ -103,6 +105,11 @@ export interface RestServerOptions {
   };
   /** Serves /v1/attachments and lists a turn's files in its `outcome` when given (channels/rest/rest-attachments.ts). */
   attachments?: AttachmentSource;
+  /** Serves /v1/specialists when given: the running specialists, and the owner's stop of one (app/owner-specialists.ts). */
+  specialists?: {
+    list(): Promise<unknown[]>;
+    stop(childTurnId: string): Promise<unknown>;
+  };
   /** The stack's dependencies (`temporal`, `database`, channels): reported by /v1/health; a request needing one that is down gets 503. */
   health?: Health;
   host?: string;
@@ -444,6 +451,17 @@ function registerRoutes(app: Hono, d: RouteDeps): void {
   };
   app.get('/v1/inbox', async (c) => c.json({ replies: await inbox().list() }));
   app.post('/v1/inbox/:id/dismiss', async (c) => c.json({ dismissed: await inbox().dismiss(c.req.param('id')) }));
+  const specialists = () => {
+    if (!d.specialists) throw new AivyxError('NotFound', 'specialists are not served here');
+    d.need('temporal');
+    return d.specialists;
+  };
+  app.get('/v1/specialists', async (c) => c.json({ specialists: await specialists().list() }));
+  app.post('/v1/specialists/:id{.+}/stop', async (c) => {
+    const s = specialists();
+    d.need('database');
+    return c.json(await s.stop(c.req.param('id')), 202);
+  });
   app.post('/v1/missions', async (c) => {
     const spec = parseMissionSpec(await jsonBody(c));
     return c.json(spec.schedule ? await missions().schedule(spec) : await missions().create(spec), 201);

@@ -10,7 +10,7 @@
 import { AivyxError } from '../errors.js';
 import { canonicalQualifier, qualifierGrants, type QualifierKind } from './qualifier.js';
 
-/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call, kernel.data_dir, skills.*, graph.* and agent.delegate (33 bases). */
+/** Qualifier kind of every active base: the v1 namespace plus git.*, mission.*, mcp.call, kernel.data_dir, skills.*, graph.*, agent.delegate and agent.terminate (34 bases). */
 const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'fs.read': 'path',
   'fs.write': 'path',
@@ -51,6 +51,8 @@ const BASE_KINDS: Readonly<Record<string, QualifierKind>> = Object.freeze({
   'graph.write': 'glob',
   // Issue 33 (seed Nonagon): `agent.delegate:<specialist>` asks one owner-defined specialist (core/specialists.ts).
   'agent.delegate': 'glob',
+  // `agent.terminate:<specialist>`: the owner stops one running specialist (app/owner-specialists.ts); no tool uses it.
+  'agent.terminate': 'glob',
 });
 
 /** The scope base a tool call into the data directory resolves to (held by Kernel only, never by a channel tier). */
@@ -65,7 +67,6 @@ export const KNOWN_SCOPE_BASES: readonly string[] = Object.freeze(Object.keys(BA
 /** Bases named by the seed but not implemented in v1: parsing them fails. */
 export const RESERVED_SCOPE_BASES: readonly string[] = Object.freeze([
   'agent.spawn',
-  'agent.terminate',
   'schedule.create',
   'schedule.read',
   'schedule.delete',

@@ -45,6 +45,8 @@ export const DEFAULT_AGENT_CAPABILITIES = [
   'graph.write',
   // Issue 33: a turn may ask the configured specialists (each gets at most its own set ∩ the turn's).
   'agent.delegate',
+  // The owner may stop a running specialist (`aivyx specialists stop`); no tool of the assistant's uses it.
+  'agent.terminate',
 ];
 
 /** AIVYX_SPECIALISTS' text: inline JSON (starts with `[`), or the file it names. */

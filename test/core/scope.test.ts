@@ -17,11 +17,12 @@ function parseError(s: string): AivyxError {
 const granted = (needed: string, held: string): boolean => Scope.parse(needed).isGrantedBy(Scope.parse(held));
 
 describe('scope bases', () => {
-  it('knows exactly the 33 bases (kernel.data_dir, mission.list, mission.cancel, skills.*, graph.* and agent.delegate included) and the 16 reserved ones', () => {
-    expect(KNOWN_SCOPE_BASES).toHaveLength(33);
+  it('knows exactly the 34 bases (kernel.data_dir, mission.list, mission.cancel, skills.*, graph.*, agent.delegate and agent.terminate included) and the 15 reserved ones', () => {
+    expect(KNOWN_SCOPE_BASES).toHaveLength(34);
     expect(KNOWN_SCOPE_BASES).toContain('agent.delegate');
+    expect(KNOWN_SCOPE_BASES).toContain('agent.terminate');
     expect(KNOWN_SCOPE_BASES).toContain('kernel.data_dir');
-    expect(RESERVED_SCOPE_BASES).toHaveLength(16);
+    expect(RESERVED_SCOPE_BASES).toHaveLength(15);
     expect(KNOWN_SCOPE_BASES).toContain('git.write');
     expect(KNOWN_SCOPE_BASES).toContain('mission.gate');
     expect(KNOWN_SCOPE_BASES).toContain('mission.list');

@@ -11,6 +11,7 @@ import {
   defaultSpecialists,
   delegateChildId,
   delegatedCapabilities,
+  parseDelegateChildId,
   parseSpecialists,
   specialistsDescription,
   tighterBudget,
@@ -72,6 +73,16 @@ describe('specialists in configuration', () => {
     expect(CapabilitySet.from(['agent.delegate']).grants('agent.delegate:writer')).toBe(true);
     expect(() => agentDelegateTool.parse({ specialist: '../x', task: 't' })).toThrow(/specialist/);
     expect(delegateChildId('turn/cli/m1', 'tool-0-2', 'writer')).toBe('turn/cli/m1/tool-0-2/writer');
+  });
+
+  it('a child turn id reads back as its lead and specialist; any other id (a lead, a session, a bad name) as none', () => {
+    expect(parseDelegateChildId('turn/cli/m1/tool-0-2/writer')).toEqual({ leadTurnId: 'turn/cli/m1', specialist: 'writer' });
+    expect(parseDelegateChildId('turn/cli/m1/tool-0-2/writer/tool-1-0/researcher')).toEqual({
+      leadTurnId: 'turn/cli/m1/tool-0-2/writer',
+      specialist: 'researcher',
+    });
+    for (const id of ['turn/cli/m1', 'session/cli/s1', 'turn/cli/m1/tool-x-2/writer', 'turn/cli/m1/tool-0-2/Writer', '/tool-0-2/writer'])
+      expect(parseDelegateChildId(id), id).toBeUndefined();
   });
 
   it("agent.delegate's description names the configured specialists, by the first sentence of their instructions", () => {

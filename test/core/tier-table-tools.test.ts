@@ -97,6 +97,8 @@ const TABLE: Readonly<Record<string, Row>> = {
   'graph.write': row('✓', '⊘', '⊘', undefined, 'decided'),
   // Issue 33 (the seed reserves agent.delegate, D4): Trusted only; a specialist never holds more than its lead.
   'agent.delegate': row('✓', '⊘', '⊘', undefined, 'decided'),
+  // The owner's stop of one specialist (no tool asks for it): Trusted only.
+  'agent.terminate': row('✓', '⊘', '⊘', undefined, 'decided'),
 };
 
 /**

