@@ -27,7 +27,7 @@ import { randomInt } from 'node:crypto';
 import { startTelegramChannel, telegramMessageId } from '../../channels/telegram/index.js';
 import { awaitTurnOutcome } from '../../channels/turn-client.js';
 import { turnWorkflowId } from '../../workflows/turn-ids.js';
-import { startBotApiEmulator } from '../support/bot-api-emulator.js';
+import { startBotApiEmulator, QUICK_POLLING } from '../support/bot-api-emulator.js';
 import { startHarness, type Harness } from '../support/turn-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'aivyx-clear-'));
@@ -303,10 +303,7 @@ describe('/clear on Telegram (issue 31)', () => {
       allowlist: [ALICE.id],
       // Its members may ask for things (AIVYX_TELEGRAM_CHAT_TIERS): SemiTrusted may write memory.
       chatTiers: { [String(GROUP.id)]: 'SemiTrusted' },
-      mode: 'polling',
-      pollTimeoutSeconds: 1,
-      throttle: false,
-      log: () => undefined,
+      ...QUICK_POLLING,
     });
     try {
       /** Sends `text` to the group as `user`; resolves with the turn once it has ended. */

@@ -32,6 +32,7 @@ import {
   type BotApiEmulator,
   type SentMessage,
   type TgUser,
+  QUICK_POLLING,
 } from '../support/bot-api-emulator.js';
 import { openGateOf, startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, updateRefusal, type TestConnection } from '../support/temporal.js';
@@ -100,10 +101,7 @@ beforeAll(async () => {
       storage: state,
       allowlist: [ALICE.id, MALLORY.id],
       owner: { ids: OWNERS, skills: ownerSkills() },
-      mode: 'polling',
-      pollTimeoutSeconds: 1,
-      throttle: false,
-      log: () => undefined,
+      ...QUICK_POLLING,
     }),
   );
 }, 120_000);

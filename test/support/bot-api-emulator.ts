@@ -433,3 +433,6 @@ export async function replyTo(tg: BotApiEmulator, user: TgUser, text: string, ch
   await tg.waitFor(() => messagesTo(tg, chatId).length > before, 20_000, `reply to ${text.split('\n')[0]}`);
   return messagesTo(tg, chatId)[before]!.text;
 }
+
+/** Channel options every emulator-backed test uses: long polling that returns within a second, no send throttle, quiet. */
+export const QUICK_POLLING = { mode: 'polling', pollTimeoutSeconds: 1, throttle: false, log: () => undefined } as const;

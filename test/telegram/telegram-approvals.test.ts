@@ -30,7 +30,7 @@ import { confirmationGateId, confirmationMissionId, turnWorkflowId } from '../..
 import { missionStatusQuery } from '../../workflows/mission-messages.js';
 import { SealedStorage, type DomainHandle } from '../../infra/storage/index.js';
 import type { MissionResult } from '../../workflows/mission-messages.js';
-import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser } from '../support/bot-api-emulator.js';
+import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser, QUICK_POLLING } from '../support/bot-api-emulator.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
@@ -184,10 +184,7 @@ async function start(): Promise<void> {
       allowlist: [ALICE.id],
       // The owner made the family group SemiTrusted: its members can ask for things (AIVYX_TELEGRAM_CHAT_TIERS).
       chatTiers: { [String(GROUP.id)]: 'SemiTrusted' },
-      mode: 'polling',
-      pollTimeoutSeconds: 1,
-      throttle: false,
-      log: () => undefined,
+      ...QUICK_POLLING,
     }),
   );
 }

@@ -16,7 +16,7 @@ import { TurnGateway } from '../../channels/turn-gateway.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { SealedStorage } from '../../infra/storage/index.js';
 import type { MissionResult } from '../../workflows/mission-messages.js';
-import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser } from '../support/bot-api-emulator.js';
+import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser, QUICK_POLLING } from '../support/bot-api-emulator.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
@@ -61,10 +61,7 @@ beforeAll(async () => {
     missionControl: missions,
     storage: SealedStorage.open(mh.db, master).domain('channel_state'),
     allowlist: [ALICE.id, MALLORY.id],
-    mode: 'polling',
-    pollTimeoutSeconds: 1,
-    throttle: false,
-    log: () => undefined,
+    ...QUICK_POLLING,
   });
 }, 120_000);
 

@@ -15,7 +15,7 @@ import { openDatabase } from '../../infra/db/index.js';
 import { auditEntriesForTurn } from '../../infra/audit/index.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { SealedStorage } from '../../infra/storage/index.js';
-import { replyTo, startBotApiEmulator, type BotApiEmulator, type TgUser } from '../support/bot-api-emulator.js';
+import { replyTo, startBotApiEmulator, type BotApiEmulator, type TgUser, QUICK_POLLING } from '../support/bot-api-emulator.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
 
@@ -54,10 +54,7 @@ beforeAll(async () => {
       ids: [`telegram:${ALICE.id}`],
       skills: ownerSkillsOf(db.db, master, { capabilities: ['skills.list', 'skills.invoke', 'skills.propose'] }),
     },
-    mode: 'polling',
-    pollTimeoutSeconds: 1,
-    throttle: false,
-    log: () => undefined,
+    ...QUICK_POLLING,
   });
 }, 120_000);
 

@@ -29,7 +29,7 @@ import { GateTokens, gateTokenKey } from '../../infra/gate-tokens.js';
 import { openKeyring } from '../../infra/keyring.js';
 import { SealedStorage } from '../../infra/storage/index.js';
 import { confirmationMissionId, confirmationRerunTurnId } from '../../workflows/turn-ids.js';
-import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser } from '../support/bot-api-emulator.js';
+import { startBotApiEmulator, type BotApiEmulator, type SentMessage, type TgUser, QUICK_POLLING } from '../support/bot-api-emulator.js';
 import { startMissionHarness, type MissionHarness } from '../support/mission-harness.js';
 import { testConnection, type TestConnection } from '../support/temporal.js';
 import { TEST_KDF, TEST_PASSPHRASE } from '../support/turn-harness.js';
@@ -105,10 +105,7 @@ beforeAll(async () => {
     gateTokens: new GateTokens(gateTokenKey(master.subkey('channel_state')), state),
     storage: state,
     allowlist: [ALICE.id],
-    mode: 'polling',
-    pollTimeoutSeconds: 1,
-    throttle: false,
-    log: () => undefined,
+    ...QUICK_POLLING,
   });
 }, 120_000);
 afterAll(async () => {
