@@ -396,6 +396,19 @@ export interface ResumeRecord {
   taint: string[];
   /** Trusted reads' outputs: destinations they name count as the owner's (core/taint.ts). */
   trusted: string[];
+  /** A specialist's turn escalated: who it ran as, from its verified claim (the approved rerun runs as it). */
+  specialist?: ResumedSpecialist;
+}
+
+/** The specialist an escalated turn ran as, kept (sealed, by the worker) for the approved rerun. */
+export interface ResumedSpecialist {
+  name: string;
+  /** The lead turn that delegated it (the rerun's `TurnStarted` names it). */
+  leadTurnId: string;
+  /** The set the specialist held: the rerun holds no more. */
+  effective: string[];
+  /** Its budget slice: the rerun's spend limit. */
+  spendLimit?: SpendBudget;
 }
 
 /** Resume records, sealed in the worker's store (infra/resume-records.ts). */

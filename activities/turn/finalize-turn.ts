@@ -18,6 +18,7 @@ import { errorData, toApplicationFailure } from '../failure.js';
 import { messageLabel } from '../taint-labels.js';
 import { scheduledFacts, type TurnContext } from './context.js';
 import type { FinalizedTurn, FinalizeTurnInput, TurnAuthority } from './types.js';
+import type { ResumeRecord } from '../ports.js';
 
 /** True for a turn a channel started (`turn/<channel>/…`), as opposed to a mission's step turn. */
 export function isChannelTurn(turnId: string): boolean {
@@ -85,7 +86,15 @@ export function finalizeTurnActivities(ctx: TurnContext) {
       context: input.context ?? [],
       taint: [...new Set([...(authority.taint ?? []), ...(input.taint ?? [])])],
       trusted: resume.trusted,
+      ...specialistOf(authority),
     });
+  }
+
+  /** The specialist a verified turn ran as, from its claim (never the workflow's input), for its approved rerun. */
+  function specialistOf(authority: TurnAuthority): Pick<ResumeRecord, 'specialist'> {
+    const { specialist, leadTurnId, effective, spendLimit } = authority;
+    if (!specialist || !leadTurnId) return {};
+    return { specialist: { name: specialist, leadTurnId, effective, ...(spendLimit ? { spendLimit } : {}) } };
   }
 
   /**

@@ -16,7 +16,7 @@ import { offeredToolIds } from '../llm/step-prompt.js';
 import { historyLabels, messageLabel } from '../taint-labels.js';
 import type { TurnContext } from './context.js';
 import { checkDelegation, delegatedTaskLabel } from './delegation.js';
-import { claimResume, openedResume, resumeRecordFor } from './resume.js';
+import { claimResume, openedResume, resumeRecordFor, runsAs } from './resume.js';
 import { SESSION_HISTORY_LIMIT, type OpenedSpend, type OpenTurnResult, type TurnAuthority } from './types.js';
 
 /** The activity that opens a turn. */
@@ -93,7 +93,7 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
       if (!verdict.ok) return reject(req, workflowId, verdict.reason);
       const granted = authorityOf(req);
       if ('refused' in granted) return reject(req, workflowId, granted.refused);
-      const { tier, effective } = granted;
+      const { tier } = granted;
       // A specialist's turn: its lead, its specialist and the set it claims are checked against what this worker holds.
       const delegation = req.delegatedBy ? await checkDelegation(deps, { ...req, delegatedBy: req.delegatedBy }) : undefined;
       if (delegation && 'refused' in delegation) return reject(req, workflowId, `specialist turn refused: ${delegation.refused}`);
@@ -101,6 +101,12 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
       const resumed = req.resumeFrom ? await resumeRecordFor(deps, { ...req, resumeFrom: req.resumeFrom }) : undefined;
       if (resumed && 'refused' in resumed) return reject(req, workflowId, `it may not resume: ${resumed.refused}`);
       const record = resumed?.record;
+      // Who the turn runs as: the specialist its verified delegation names, or the one whose approved call it reruns.
+      const role = runsAs(deps, req, record);
+      if ('refused' in role) return reject(req, workflowId, `it may not resume: ${role.refused}`);
+      const effective = role.within
+        ? CapabilitySet.fromJSON(granted.effective).intersect(CapabilitySet.fromJSON(role.within)).toJSON()
+        : granted.effective;
       // Untrusted content already in context: the message itself unless the owner sent it, earlier tainted turns,
       // and what the turn it continues had read.
       // A specialist's task is its lead's model's text: as clean as the lead was when it wrote it.
@@ -121,8 +127,8 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
         taint,
         channel: req.channel,
         ...(req.replyRoute ? { replyRoute: req.replyRoute } : {}),
-        ...(req.delegatedBy ? { specialist: req.delegatedBy.specialist } : {}),
-        ...(req.spendLimit ? { spendLimit: req.spendLimit } : {}),
+        ...(role.specialist ? { specialist: role.specialist, leadTurnId: role.leadTurnId } : {}),
+        ...(role.spendLimit ? { spendLimit: role.spendLimit } : {}),
       };
       const claim = await deps.claims.claim({ kind: 'turn', subject: req.turnId, workflowId, runId, data: authority });
       if (claim.status === 'taken')
@@ -141,9 +147,9 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
         channelName: req.channel.name,
         trustTier: tier,
         effectiveCapabilities: claim.data.effective,
-        ...(req.delegatedBy ? { parentTurnId: req.delegatedBy.parentTurnId, specialist: req.delegatedBy.specialist } : {}),
+        ...(role.specialist ? { parentTurnId: role.leadTurnId, specialist: role.specialist } : {}),
       });
-      const spend = await openedSpend(sessionWorkflowId(req.channel.name, req.channel.sessionId), req.spendLimit);
+      const spend = await openedSpend(sessionWorkflowId(req.channel.name, req.channel.sessionId), role.spendLimit);
       return {
         ok: true,
         effective: claim.data.effective,

@@ -10,6 +10,8 @@ import { inputHash } from '../../core/canonical-json.js';
 import type { OneShotGrant, TurnRequest } from '../../core/channel.js';
 import type { ToolCall } from '../../core/tools.js';
 import { confirmationMissionId } from '../../workflows/turn-ids.js';
+import type { SpendBudget } from '../../core/spend.js';
+import { tighterBudget } from '../../core/specialists.js';
 import type { ResumeRecord } from '../ports.js';
 import type { OpenedResume, TurnActivityDeps } from './types.js';
 
@@ -78,5 +80,37 @@ export function openedResume(deps: Pick<TurnActivityDeps, 'proofs'>, record: Res
     transcript: record.transcript,
     context: record.context,
     trusted: record.trusted,
+  };
+}
+
+/** Who a verified turn runs as: a specialist (its lead, its budget slice, the set it held at most), or no one. */
+export interface RunsAs {
+  specialist?: string;
+  leadTurnId?: string;
+  spendLimit?: SpendBudget;
+  /** The rerun of a specialist's call holds no more than the specialist did. */
+  within?: string[];
+}
+
+/**
+ * A specialist's turn runs as the specialist its attested delegation names; the approved rerun of its
+ * call runs as the specialist the worker's sealed resume record names — never one a rerun's input
+ * names — with its instructions, model and budget slice, and within the set it held.
+ */
+export function runsAs(
+  deps: Pick<TurnActivityDeps, 'agent'>,
+  req: TurnRequest,
+  record: ResumeRecord | undefined,
+): RunsAs | { refused: string } {
+  const resumed = record?.specialist;
+  if (resumed && !deps.agent.specialists?.some((s) => s.name === resumed.name))
+    return { refused: `turn ${record.turnId} ran as specialist "${resumed.name}", which is no longer configured` };
+  const specialist = req.delegatedBy?.specialist ?? resumed?.name;
+  const leadTurnId = req.delegatedBy?.parentTurnId ?? resumed?.leadTurnId;
+  const spendLimit = tighterBudget(req.spendLimit, resumed?.spendLimit);
+  return {
+    ...(specialist && leadTurnId ? { specialist, leadTurnId } : {}),
+    ...(spendLimit ? { spendLimit } : {}),
+    ...(resumed ? { within: resumed.effective } : {}),
   };
 }

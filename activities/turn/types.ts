@@ -134,8 +134,10 @@ export interface TurnAuthority {
   /** The verified request's channel facts and reply route (tools that act for the asker read them). */
   channel?: ChannelFacts;
   replyRoute?: ReplyRoute;
-  /** A specialist's turn: which specialist (its instructions are added to every step's prompt). */
+  /** A specialist's turn (or the approved rerun of its call): which specialist (its instructions are added to every step's prompt). */
   specialist?: string;
+  /** A specialist's turn: the lead turn that delegated it. */
+  leadTurnId?: string;
   /** A specialist's turn: its budget slice (the worker's own model-step check uses the tighter budget). */
   spendLimit?: SpendBudget;
 }
