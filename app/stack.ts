@@ -48,7 +48,7 @@ import { lockHome, type HomeRole } from '../infra/home-lock.js';
 import { codecToken, restToken } from '../infra/home-tokens.js';
 import { getSecret } from '../infra/secrets.js';
 import { SealedStorage, unlockStorageKeyring } from '../infra/storage/index.js';
-import { createAttachmentStore } from '../infra/attachments.js';
+import { createAttachmentStore, startAttachmentSweep } from '../infra/attachments.js';
 import { StreamHub } from '../infra/stream-hub.js';
 import { startPgStreamBus, type StreamBus } from '../infra/stream-bus.js';
 import { holdLease, type LeasedWork } from '../infra/leases.js';
@@ -496,6 +496,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const target = config.auditDigest;
       await once('audit-digest', async () => startAuditDigest({ service: audit, deliveries, target, log }));
     }
+    // Expired attachments' sealed rows are deleted (they are not served from the moment they expire).
+    if (runsWorker(role)) {
+      const store = createAttachmentStore(channelState, { ttlMs: config.env.AIVYX_ATTACHMENT_TTL });
+      await once('attachment-sweep', async () => startAttachmentSweep({ store, log }));
+    }
 
     if (runsWorker(role)) {
       // Gate notices go to the stream hub (by mission id) and the approvers' channels.
@@ -534,6 +539,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           ...(config.hostQueue ? { hostQueue: config.hostQueue } : {}),
         },
         attachmentMaxBytes: config.env.AIVYX_ATTACHMENT_MAX_BYTES,
+        attachmentTtlMs: config.env.AIVYX_ATTACHMENT_TTL,
         // No host tool reaches the data directory (except its workspace) or the passphrase file below Kernel.
         protectedPaths: dataDirProtection({
           home: config.home,
@@ -619,7 +625,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         tierPolicy: config.tierPolicy,
       }),
       inbox: createInbox(storage.domain('sessions')),
-      attachments: createAttachmentStore(channelState),
+      attachments: createAttachmentStore(channelState, { ttlMs: config.env.AIVYX_ATTACHMENT_TTL }),
       health,
       info: { temporalUi: uiUrl ?? null, temporalAddress: address },
     }).catch((err: unknown) => {

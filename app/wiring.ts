@@ -82,6 +82,8 @@ export interface WiringInput {
   notifier?: MissionNotifier;
   /** The largest file `fs.attach` hands over (`AIVYX_ATTACHMENT_MAX_BYTES`; default core/attachments.ts). */
   attachmentMaxBytes?: number;
+  /** How long a stored attachment is served (`AIVYX_ATTACHMENT_TTL`; default infra/attachments.ts). */
+  attachmentTtlMs?: number;
   /** What no host tool reaches below Kernel: the data directory, the passphrase file (infra/data-dir.ts). */
   protectedPaths?: ProtectedPaths;
 }
@@ -143,14 +145,18 @@ export function wireTurnActivities(input: WiringInput) {
     ...createDeliveryActivities(
       input.deliveries ?? new DeliveryRegistry(),
       createInbox(storage.domain('sessions')),
-      createAttachmentStore(storage.domain('channel_state')),
+      createAttachmentStore(storage.domain('channel_state'), { ttlMs: input.attachmentTtlMs }),
     ),
   };
 }
 
-/** What the gateway's `/clear` needs: the sessions' history (where the worker keeps it) and the audit log. */
+/** What the gateway's `/clear` needs: the sessions' history (where the worker keeps it), their attachments and the audit log. */
 export function sessionClearingOf(db: Kysely<Database>, master: MasterKey, storage = SealedStorage.open(db, master)): SessionClearing {
-  return { history: createSessionHistory(storage.domain('sessions')), audit: createAuditPort(db, master.subkey('audit')) };
+  return {
+    history: createSessionHistory(storage.domain('sessions')),
+    attachments: createAttachmentStore(storage.domain('channel_state')),
+    audit: createAuditPort(db, master.subkey('audit')),
+  };
 }
 
 /** The sealed memory store (the memory tools' and the owner's `aivyx memory`). */

@@ -11,6 +11,7 @@ import type { StreamBus } from '../infra/stream-bus.js';
 import { isTemporalUnreachable, isWorkflowNotFound } from '../infra/temporal/client-errors.js';
 import type { AuditPort } from '../activities/ports.js';
 import type { SessionClearPort as SessionHistoryClear } from '../infra/session-history.js';
+import type { AttachmentForgetting } from '../infra/attachments.js';
 import { sessionWorkflowId } from '../workflows/turn-ids.js';
 import { SESSION_CLEARED_TEXT, type GatewayTurn, type LocalTurnPort, type SessionSummary } from './ports.js';
 import { awaitTurnOutcome, buildTurnRequest, cancelTurn, submitTurn, type SessionOptions, type TurnClientDeps } from './turn-client.js';
@@ -32,9 +33,10 @@ function turnError(turnWorkflowId: string, err: unknown): unknown {
   });
 }
 
-/** What `/clear` needs: the sessions' history (the worker's, in the same database) and the audit log. */
+/** What `/clear` needs: the sessions' history (the worker's, in the same database), their attachments and the audit log. */
 export interface SessionClearing {
   history: SessionHistoryClear;
+  attachments?: Pick<AttachmentForgetting, 'forgetSession'>;
   audit: AuditPort;
 }
 
@@ -44,7 +46,8 @@ export class TurnGateway implements LocalTurnPort {
 
   /**
    * `/clear` on any channel: deletes the session's history, so its next turn's model sees no earlier
-   * exchange and no earlier taint (docs/SECURITY.md); memory stays. A turn still running records its
+   * exchange and no earlier taint (docs/SECURITY.md), and the files its turns attached (that channel's
+   * session's only); memory stays. A turn still running records its
    * exchange when it ends, with its own label. Audited as `SessionCleared` once per `eventId`.
    */
   async clearSession(channel: ChannelFacts, eventId: string): Promise<{ text: string }> {
@@ -52,6 +55,7 @@ export class TurnGateway implements LocalTurnPort {
     if (!sessions) throw new AivyxError('Config', 'this gateway cannot clear conversations', { hint: 'run it under aivyx up' });
     const session = sessionWorkflowId(channel.name, channel.sessionId);
     await sessions.history.clear(session);
+    await sessions.attachments?.forgetSession(channel.name, channel.sessionId);
     await sessions.audit.append(`gateway/session-cleared/${channel.name}/${eventId}`, {
       type: 'SessionCleared',
       turnId: session,

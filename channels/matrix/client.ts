@@ -1,7 +1,7 @@
 /**
  * A thin client of the Matrix Client-Server API (v3) over fetch: the few calls the channel makes —
  * sync, send (with a transaction id, so a repeated send is the same event), edit (`m.replace`),
- * joined members, join, create a DM. Why not an SDK: DESIGN.md, "Matrix".
+ * joined members, join, create a DM, upload a file. Why not an SDK: DESIGN.md, "Matrix".
  */
 import { createHash } from 'node:crypto';
 import type { CryptoSyncParts } from './crypto.js';
@@ -112,6 +112,26 @@ export class MatrixClient {
       });
     }
     return JSON.parse(text || '{}') as T;
+  }
+
+  /**
+   * Uploads `bytes` to the media repository (`/_matrix/media/v3/upload`: uploads were not moved by
+   * authenticated media, only downloads); its `mxc://` URI.
+   */
+  async upload(bytes: Uint8Array, mime: string, filename: string | undefined): Promise<string> {
+    const q = filename ? `?${new URLSearchParams({ filename }).toString()}` : '';
+    const res = await fetch(`${this.homeserver.replace(/\/$/, '')}/_matrix/media/v3/upload${q}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.accessToken}`, 'content-type': mime },
+      body: Buffer.from(bytes),
+      signal: this.signal ?? null,
+    });
+    const answer = (await res.json().catch(() => ({}))) as { content_uri?: string; errcode?: string };
+    if (!res.ok || typeof answer.content_uri !== 'string' || !answer.content_uri.startsWith('mxc://'))
+      throw new AivyxError('Channel', `Matrix upload failed: HTTP ${res.status} ${answer.errcode ?? ''}`.trim(), {
+        detail: { status: res.status, errcode: answer.errcode ?? '', retryable: res.status >= 500 || res.status === 429 },
+      });
+    return answer.content_uri;
   }
 
   /** The bot's own user id (checks the token). */

@@ -1,11 +1,12 @@
 /**
- * The Matrix `ChannelDeliverer`: a turn's final reply (`deliverReply`), gate notices
+ * The Matrix `ChannelDeliverer`: a turn's final reply (`deliverReply`) and its files, gate notices
  * (`notifyGate`) and `channel.send`. It runs in the worker process; every send is at most once per
  * activity key (infra/outbox.ts) and carries a transaction id derived from that key, so the
  * homeserver answers a repeat with the first event.
  */
 import type { ChannelDeliverer, ReplyToDeliver } from '../../activities/delivery-activities.js';
 import type { MissionNotice } from '../../activities/mission-activities.js';
+import type { LoadedAttachment } from '../../activities/tools/attachment-port.js';
 import type { ReplyRoute } from '../../core/channel.js';
 import { AivyxError } from '../../core/errors.js';
 import type { GateApproverRef } from '../../machines/index.js';
@@ -13,6 +14,7 @@ import { createOutbox } from '../../infra/outbox.js';
 import type { DomainHandle } from '../../infra/storage/index.js';
 import type { GateTokenPort } from '../ports.js';
 import { MXID, type MatrixClient } from './client.js';
+import { fileMessage } from './files.js';
 import { closedText, outcomeText, requestText, splitText } from './render.js';
 import {
   dmKey,
@@ -82,6 +84,12 @@ export function createMatrixDeliverer(deps: MatrixDelivererDeps): Required<Chann
     return r.value;
   }
 
+  /** An attached file, once per key: uploaded, then an `m.image` or `m.file` event. */
+  async function sendFile(key: string, roomId: string, file: LoadedAttachment, encrypted: boolean): Promise<void> {
+    const r = await outbox.once(key, async () => client.send(roomId, 'm.room.message', await fileMessage(client, file, encrypted), key));
+    if (r.status === 'uncertain') log(`${key} may have been sent before a crash; not sending it again`);
+  }
+
   async function rememberRequest(gateId: string, roomId: string, eventId: string, token: string): Promise<void> {
     await store.putJson(requestKey(eventId), { roomId, gateId, token } satisfies ApprovalRequest);
     const rec = (await store.getJson<GateRequests>(gateKey(gateId))) ?? { requests: [] };
@@ -139,6 +147,10 @@ export function createMatrixDeliverer(deps: MatrixDelivererDeps): Required<Chann
         if (i === 0 && rec?.streamEventId) await client.editText(route.roomId, rec.streamEventId, part, `${idemKey}/0/final`);
         else await send(`${idemKey}/${i}`, route.roomId, part, i === 0 ? route.replyTo : undefined);
       }
+      // The files follow the text, each once per key; into an encrypted room only encrypted (files.ts).
+      const files = reply.attachments ?? [];
+      const encrypted = files.length > 0 && (await client.isEncrypted(route.roomId));
+      for (const file of files) await sendFile(`${idemKey}/file/${file.id}`, route.roomId, file, encrypted);
       if (rec) await markDelivered(store, reply.turnId, rec);
     },
 

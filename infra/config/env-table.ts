@@ -14,10 +14,12 @@ import { Scope } from '../../core/capability/scope.js';
 import { TRUST_TIERS } from '../../core/capability/trust-tier.js';
 import { AivyxError } from '../../core/errors.js';
 import { checkTimeZone } from '../../core/local-time.js';
+import { durationMs } from '../../core/duration.js';
 import { findTool } from '../../core/tool-catalog.js';
 import { parseMcpTierGrants } from '../../core/tools/mcp-tools.js';
 import { parseAuditDigestTarget, type AuditDigestTarget } from '../audit/digest.js';
 import { LOG_FORMATS } from '../telemetry/logs.js';
+import { DEFAULT_ATTACHMENT_TTL_MS } from '../attachments.js';
 import { envVar, httpUrl, integer, list, onOff, oneOf, parsedBy, port, text } from './env-var.js';
 
 /** The agent's default capabilities: what a personal assistant on your own machine needs from day one. */
@@ -50,6 +52,13 @@ export const DEFAULT_AGENT_CAPABILITIES = [
 ];
 
 /** AIVYX_SPECIALISTS' text: inline JSON (starts with `[`), or the file it names. */
+/** An attachment expiry: a positive duration (`30d`, `12h`). */
+function attachmentTtl(raw: string): number {
+  const ms = durationMs(raw);
+  if (!(ms > 0)) throw new Error('must be a positive duration such as 30d or 12h');
+  return ms;
+}
+
 function specialistsText(raw: string): string {
   const s = raw.trim();
   return s.startsWith('[') ? s : readFileSync(s, 'utf8');
@@ -378,6 +387,13 @@ export const ENV_TABLE = {
     meaning:
       'the largest file `fs.attach` hands over (sealed in the store, then sent: a photo or document on Telegram, a mail attachment, a download in the app and the CLI); a larger one is refused and nothing is sent',
     schema: integer(5_242_880, 1, 'a number of bytes'),
+  }),
+  AIVYX_ATTACHMENT_TTL: envVar({
+    group: 'agent',
+    default: '`30d`',
+    meaning:
+      'how long a stored attachment is kept: `90s`, `24h`, `30d`…; after that it is not served (as if it never existed) and its sealed rows are deleted (at start and every six hours). A month: long enough to come back to a file in the app or REST, short enough that sealed copies of your files do not pile up; Telegram and e-mail keep their own copy',
+    schema: parsedBy(DEFAULT_ATTACHMENT_TTL_MS, attachmentTtl),
   }),
   AIVYX_PRICES: envVar({
     group: 'agent',

@@ -3,7 +3,8 @@
  * AIVYX_HOME/downloads and prints the path, never overwriting; a file over the limit is refused and
  * nothing is saved; the REST channel serves a file only to its own conversation (another session,
  * or a guessed id: 404) with its detected type, never as active content; and the app in Chromium
- * shows an image inline and offers an HTML file as an inert download under an escaped name.
+ * shows an image inline and offers an HTML file as an inert download under an escaped name; `/clear`
+ * forgets the session's files (only its).
  * Skipped when Chromium is not installed, except under CI (the CLI and REST checks run regardless).
  */
 import type { ChildProcess } from 'node:child_process';
@@ -156,6 +157,24 @@ describe('attachments through aivyx up', () => {
     expect((await get(file!.id, 'rest-other')).status).toBe(404);
     expect((await get('0'.repeat(32), 'rest-files')).status).toBe(404);
     expect((await fetch(`${restUrl}/v1/attachments/${file!.id}?session=rest-files`)).status).toBe(401);
+  }, 120_000);
+
+  it("/clear forgets the session's files, and only that session's", async () => {
+    const get = (id: string, session: string) =>
+      fetch(`${restUrl}/v1/attachments/${id}?session=${session}`, { headers: { authorization: `Bearer ${token()}` } });
+    const [cleared] = (await restTurn(`attach ${join(files, 'notes.txt')}`, 'rest-clear')).attachments ?? [];
+    const [kept] = (await restTurn(`attach ${join(files, 'notes.txt')}`, 'rest-kept')).attachments ?? [];
+    expect((await get(cleared!.id, 'rest-clear')).status).toBe(200);
+    const res = await fetch(`${restUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: '/clear', sessionId: 'rest-clear' }),
+    });
+    expect(await res.text()).toContain('event: cleared');
+    expect((await get(cleared!.id, 'rest-clear')).status).toBe(404);
+    const other = await get(kept!.id, 'rest-kept');
+    expect(other.status).toBe(200);
+    expect(await other.text()).toBe(NOTES);
   }, 120_000);
 
   it.skipIf(!executablePath && !process.env.CI)(

@@ -5,6 +5,7 @@
  * limit refused with nothing stored; and `aivyx chat`'s saving, which writes nowhere but its folder
  * whatever name a server sends.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -71,6 +72,49 @@ describe('the attachment store', () => {
     }>`select key, ciphertext from sealed_records where key like 'attachment/%'`.execute(s.db);
     expect(rows.rows.length).toBeGreaterThan(0);
     for (const r of rows.rows) expect(Buffer.from(r.ciphertext).includes('PLAINTEXT-MARKER'), r.key).toBe(false);
+  });
+});
+
+describe('forgetting attachments', () => {
+  const rowsOf = async (id: string, callKey: string) => {
+    const call = `attachment/call/${createHash('sha256').update(callKey).digest('hex')}`;
+    const rows = await sql<{ key: string }>`select key from sealed_records
+      where domain = 'channel_state' and (key like ${`%${id}%`} or key = ${call})`.execute(s.db);
+    return rows.rows.map((r) => r.key).sort();
+  };
+
+  it('serves an expired attachment to nobody, and the sweep deletes its bytes, meta, turn entry and call key', async () => {
+    let clock = Date.UTC(2030, 0, 1);
+    const timed = createAttachmentStore(SealedStorage.open(s.db, master).domain('channel_state'), { ttlMs: 3_600_000, now: () => clock });
+    const owner = { channel: 'rest', sessionId: 'ttl' };
+    const old = await timed.save({ ...owner, turnId: 'turn/rest/ttl-1' }, ref, Buffer.from('old'), 'k/ttl-1');
+    clock += 1_800_000;
+    const fresh = await timed.save({ ...owner, turnId: 'turn/rest/ttl-2' }, ref, Buffer.from('new'), 'k/ttl-2');
+    expect(await rowsOf(old.id, 'k/ttl-1')).toHaveLength(4);
+
+    clock += 1_800_001; // the first is an hour and a moment old, the second half an hour
+    expect(await timed.get(old.id, owner)).toBeUndefined();
+    expect(await timed.forTurn('turn/rest/ttl-1', 'rest')).toEqual([]);
+    expect(await rowsOf(old.id, 'k/ttl-1')).toHaveLength(4); // not served, not yet deleted
+
+    expect(await timed.sweep()).toBeGreaterThanOrEqual(1);
+    expect(await rowsOf(old.id, 'k/ttl-1')).toEqual([]);
+    expect(Buffer.from((await timed.get(fresh.id, owner))!.bytes).toString()).toBe('new');
+    expect(await rowsOf(fresh.id, 'k/ttl-2')).toHaveLength(4);
+    // A retried call of the swept one stores the file anew rather than pointing at nothing.
+    const again = await timed.save({ ...owner, turnId: 'turn/rest/ttl-1' }, ref, Buffer.from('old'), 'k/ttl-1');
+    expect(again.id).not.toBe(old.id);
+  });
+
+  it("forgets one channel's session's attachments (/clear), and no other session's or channel's", async () => {
+    const mine = await store.save({ channel: 'cli', sessionId: 'c1', turnId: 'turn/cli/c1' }, ref, Buffer.from('mine'), 'k/c1');
+    const otherSession = await store.save({ channel: 'cli', sessionId: 'c2', turnId: 'turn/cli/c2' }, ref, Buffer.from('x'), 'k/c2');
+    const otherChannel = await store.save({ channel: 'rest', sessionId: 'c1', turnId: 'turn/rest/c1' }, ref, Buffer.from('y'), 'k/c3');
+    expect(await store.forgetSession('cli', 'c1')).toBe(1);
+    expect(await rowsOf(mine.id, 'k/c1')).toEqual([]);
+    expect(await store.get(mine.id, { channel: 'cli', sessionId: 'c1' })).toBeUndefined();
+    expect(await store.get(otherSession.id, { channel: 'cli', sessionId: 'c2' })).toBeDefined();
+    expect(await store.get(otherChannel.id, { channel: 'rest', sessionId: 'c1' })).toBeDefined();
   });
 });
 

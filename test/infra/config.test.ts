@@ -103,6 +103,11 @@ describe('loadConfig', () => {
       /^TEMPORAL_ADDRESS="http:\/\/temporal:7233": must be host:port/,
     );
     expect(refusal({ AIVYX_TELEGRAM_WEBHOOK_PORT: '-1' }).message).toMatch(/^AIVYX_TELEGRAM_WEBHOOK_PORT="-1": not a port/);
+    // The attachment expiry: a duration as missions write them, a month by default, never zero.
+    expect(loadConfig({}, projectRoot).env.AIVYX_ATTACHMENT_TTL).toBe(30 * 86_400_000);
+    expect(loadConfig({ AIVYX_ATTACHMENT_TTL: '12h' }, projectRoot).env.AIVYX_ATTACHMENT_TTL).toBe(12 * 3_600_000);
+    expect(refusal({ AIVYX_ATTACHMENT_TTL: '30 days' }).message).toMatch(/^AIVYX_ATTACHMENT_TTL="30 days": invalid duration/);
+    expect(refusal({ AIVYX_ATTACHMENT_TTL: '0d' }).message).toMatch(/^AIVYX_ATTACHMENT_TTL="0d": must be a positive duration/);
   });
 
   it('names every bad variable at once, and never echoes a secret or a password', () => {
