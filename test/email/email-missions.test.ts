@@ -61,10 +61,12 @@ async function replyTo(m: string): Promise<string> {
   await h.smtp.waitFor(() => repliesTo(m).length > 0, 45_000, `a reply to ${m}`);
   return repliesTo(m)[0]!.parsed.text?.trim() ?? '';
 }
-async function mail(from: string, text: string, sign?: false): Promise<{ id: string; reply: string }> {
+async function mail(from: string, text: string, sign?: false): Promise<{ id: string; reply: string; why: string }> {
   const id = mid('cmd');
   await h.sendAs({ from, subject: 'missions', text, messageId: id, ...(sign === false ? { sign } : {}) });
-  return { id, reply: await replyTo(id) };
+  const reply = await replyTo(id);
+  // What the channel made of the mail (kind, tier and why): the message of an assertion on the reply.
+  return { id, reply, why: h.channelLog.filter((l) => l.includes(id)).join('\n') || 'no channel log line for it' };
 }
 const status = async (id: string): Promise<string> => (await h.client.workflow.getHandle(id).describe()).status.name;
 
@@ -83,10 +85,11 @@ describeMail('mission commands by mail', () => {
     expect(await h.audit(turnWorkflowId('email', emailMessageId(alice.id)))).toEqual([]);
 
     expect((await mail(ALICE, `show ${ids.alice}`)).reply).toMatch(new RegExp(`^- ${ids.alice} — running.*renew the passport`));
-    expect((await mail(MALLORY, `show ${ids.alice}`)).reply).toBe(`Nothing changed: no mission ${ids.alice} of yours.`);
+    const shown = await mail(MALLORY, `show ${ids.alice}`);
+    expect(shown.reply, shown.why).toBe(`Nothing changed: no mission ${ids.alice} of yours.`);
 
     const mallory = await mail(MALLORY, `cancel ${ids.alice}`);
-    expect(mallory.reply).toBe(`Nothing changed: no mission ${ids.alice} of yours.`);
+    expect(mallory.reply, mallory.why).toBe(`Nothing changed: no mission ${ids.alice} of yours.`);
     // Unsigned, "from" Alice: not verified, so not a command — an ordinary (Untrusted) message.
     const spoofed = await mail(ALICE, `cancel ${ids.alice}`, false);
     expect(spoofed.reply).toBe(`hello cancel ${ids.alice}`);

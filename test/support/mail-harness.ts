@@ -87,6 +87,8 @@ export interface MailHarness {
   master: MasterKey;
   client: Client;
   taskQueue: string;
+  /** What the e-mail channels said (one line per mail: its id, its kind and its tier with the reasons). */
+  channelLog: string[];
   deliveries: DeliveryRegistry;
   gateway: TurnGateway;
   missions: MissionGateway;
@@ -123,6 +125,7 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
   const hub = new StreamHub();
   const inner = createScriptedProvider(opts.script);
   const seen = new Map<string, Message>();
+  const channelLog: string[] = [];
   // Records what the model was shown, per turn.
   const llm: LlmProvider = { name: 'recording', step: (req, sink) => (seen.set(req.turnId, req.message), inner.step(req, sink)) };
   const agent: AgentConfig = {
@@ -198,6 +201,7 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
     keys,
     notices,
     seen,
+    channelLog,
     async startChannel(over = {}) {
       const ch = await startEmailChannel({
         imap: { host: dovecot.host, port: dovecot.port, user: dovecot.user, password: dovecot.password, startTls: 'never' },
@@ -211,7 +215,7 @@ export async function startMailHarness(opts: MailHarnessOptions): Promise<MailHa
         gateTokens: new GateTokens(gateTokenKey(master.subkey('channel_state')), state),
         trust: { allowlist: opts.allowlist, trustedHop: { host: smtp.hostname, mta: 'exim' }, resolver: mapResolver(dns) },
         reconnect: { initialMs: 200, maxMs: 1000 },
-        log: () => undefined,
+        log: (line: string) => channelLog.push(line),
         ...over,
       });
       channels.add(ch);
