@@ -39,7 +39,7 @@ export async function wireServices({ config, opts, role, log, cleanups }: StackS
   // MCP servers are processes of the host: a worker without the host's tools starts none.
   const mcp =
     runsWorker(role) && !opts.noHostTools && config.mcpServers.length > 0
-      ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers }
+      ? { pool: createMcpClientPool(config.mcpServers), tierGrants: config.mcpTiers, trustHints: config.mcpTrustHints }
       : undefined;
   if (mcp) cleanups.push(() => mcp.pool.close());
   const attestor = createAttestor(master.subkey('attestation'));

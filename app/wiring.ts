@@ -65,7 +65,12 @@ export interface WiringInput {
   specialistLlms?: ReadonlyMap<string, LlmProvider>;
   agent: AgentConfig;
   /** Configured MCP servers (their tools run as `mcp.call`) and the tiers opted in to them. */
-  mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
+  mcp?: {
+    pool: McpClientPool;
+    tierGrants: McpTierGrants;
+    /** Servers whose own read-only declarations the owner believes (AIVYX_MCP_TRUST_HINTS). */
+    trustHints?: readonly string[];
+  };
   /** Opens confirmation gates for channel turns that end `Escalated` (confirm-first); none in bare tests. */
   confirmations?: ConfirmationPort;
   /** Starts the missions `mission.create` calls create; none: the tool says this worker cannot. */

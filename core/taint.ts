@@ -147,14 +147,30 @@ function mcpView(
   input: unknown,
   classes: McpClassification,
 ): 'read' | { tool: ToolDefinition; input: Record<string, unknown> } | undefined {
+  const rule = mcpRule(tool, input, classes);
+  return rule === undefined || rule === 'read' ? rule : { tool: rule, input: mcpFields(input) };
+}
+
+/**
+ * The rule an `mcp.call` is judged by: `read` for a tool the owner classified as a read; for one whose
+ * content arguments the owner named, `mcp.call` with `arguments.<name>` as its content fields;
+ * undefined for any other call (an unclassified MCP tool keeps every argument as authority).
+ */
+export function mcpRule(tool: ToolDefinition, input: unknown, classes: McpClassification): 'read' | ToolDefinition | undefined {
   if (tool.id !== 'mcp.call') return undefined;
-  const { server, tool: name, arguments: args } = (input ?? {}) as { server?: unknown; tool?: unknown; arguments?: unknown };
+  const { server, tool: name } = (input ?? {}) as { server?: unknown; tool?: unknown };
   const cls = classes[`${String(server)}/${String(name)}`];
-  if (cls === undefined) return undefined;
-  if (cls === 'read') return 'read';
-  const flat = Object.fromEntries(Object.entries((args ?? {}) as Record<string, unknown>).map(([k, v]) => [`arguments.${k}`, v]));
+  if (cls === undefined || cls === 'read') return cls;
   const contentFields = cls.content.map((c) => `arguments.${c}`);
-  return { tool: { ...tool, id: 'mcp.call', provenance: { ...tool.provenance, contentFields } }, input: { server, tool: name, ...flat } };
+  return { ...tool, provenance: { ...tool.provenance, contentFields } };
+}
+
+/** An `mcp.call`'s input with each argument as its own field: `{server, tool, "arguments.<name>": …}`. */
+export function mcpFields(input: unknown): Record<string, unknown> {
+  const { server, tool, arguments: args } = (input ?? {}) as { server?: unknown; tool?: unknown; arguments?: unknown };
+  const named = args !== null && typeof args === 'object' && !Array.isArray(args);
+  const flat = named ? Object.entries(args as Record<string, unknown>).map(([k, v]) => [`arguments.${k}`, v] as const) : [];
+  return { server, tool, ...(named ? {} : args === undefined ? {} : { arguments: args }), ...Object.fromEntries(flat) };
 }
 
 /**

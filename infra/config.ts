@@ -6,6 +6,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { AivyxError } from '../core/errors.js';
 import type { TrustedPlaces } from '../activities/taint-labels.js';
 import type { McpClassification, TaintPolicy } from '../core/taint.js';
 import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
@@ -71,6 +72,8 @@ export interface AivyxConfig {
   trustedPlaces: TrustedPlaces;
   /** MCP servers (AIVYX_MCP_SERVERS, JSON) and the tiers opted in to their tools (AIVYX_MCP_TIERS). */
   mcpServers: McpServerConfig[];
+  /** Servers whose read-only declarations the owner believes (AIVYX_MCP_TRUST_HINTS). */
+  mcpTrustHints: string[];
   mcpTiers: McpTierGrants;
   /** The specialists a turn may delegate to (AIVYX_SPECIALISTS, or the shipped researcher and writer). */
   specialists: Specialist[];
@@ -113,6 +116,17 @@ function spendBudgetsOf(v: EnvValues): SpendBudgets {
   return { ...(turn ? { turn } : {}), ...(sessionDay ? { sessionDay } : {}), ...(mission ? { mission } : {}) };
 }
 
+/** `AIVYX_MCP_TRUST_HINTS`, each a configured server: a misspelt name must not quietly believe nothing (or another server). */
+function trustHintsOf(v: EnvValues): string[] {
+  const configured = v.AIVYX_MCP_SERVERS.map((s) => s.name);
+  const unknown = v.AIVYX_MCP_TRUST_HINTS.filter((name) => !configured.includes(name));
+  if (unknown.length > 0)
+    throw new AivyxError('Config', `AIVYX_MCP_TRUST_HINTS: no MCP server named ${unknown.map((n) => `"${n}"`).join(', ')}`, {
+      hint: `configured servers: ${configured.join(', ') || 'none (AIVYX_MCP_SERVERS)'}`,
+    });
+  return v.AIVYX_MCP_TRUST_HINTS;
+}
+
 /** Reads and validates the configuration (throws `Config` naming every bad variable); `projectRoot` locates the bundled demo script. */
 export function loadConfig(env: Record<string, string | undefined>, projectRoot: string): AivyxConfig {
   const { values: v } = parseEnv(env);
@@ -149,6 +163,7 @@ export function loadConfig(env: Record<string, string | undefined>, projectRoot:
     },
     mcpServers: v.AIVYX_MCP_SERVERS,
     mcpTiers: v.AIVYX_MCP_TIERS,
+    mcpTrustHints: trustHintsOf(v),
     specialists: v.AIVYX_SPECIALISTS ?? defaultSpecialists(join(resolve(v.AIVYX_HOME), 'workspace', 'notes')),
     env: v,
     // Validated here too (a bad glob names its variable before anything starts).

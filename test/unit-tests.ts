@@ -18,6 +18,7 @@ export const UNIT_TESTS = [
   'test/activities/git-tools.test.ts',
   'test/activities/history-compaction.test.ts',
   'test/activities/mcp-call.test.ts',
+  'test/activities/mcp-classes.test.ts',
   'test/activities/mission-control.test.ts',
   'test/activities/mission-create.test.ts',
   'test/activities/net-tools.test.ts',

@@ -109,6 +109,7 @@ export function createMcpClientPool(configs: readonly McpServerConfig[], opts: {
               name: t.name,
               ...(t.description ? { description: t.description } : {}),
               inputSchema: t.inputSchema as Record<string, unknown>,
+              ...(t.annotations?.readOnlyHint === true ? { readOnly: true } : {}),
             });
           cursor = page.nextCursor;
         } while (cursor);

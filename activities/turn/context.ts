@@ -8,6 +8,7 @@ import { inputHash } from '../../core/canonical-json.js';
 import type { ToolOutcome } from '../../core/outcomes.js';
 import type { ToolCall } from '../../core/tools.js';
 import { activityKey, currentExecution } from '../execution.js';
+import { createMcpClasses, type McpClasses } from '../mcp/mcp-classes.js';
 import type { ToolCallFacts } from '../ports.js';
 import type { TrustedPlaces } from '../taint-labels.js';
 import type { ToolImplementation } from '../tools/tool-implementation.js';
@@ -20,6 +21,8 @@ export interface TurnContext {
   readonly toolsById: ReadonlyMap<string, ToolImplementation>;
   /** The owner's own files and vouched-for servers (taint labels). */
   readonly places: TrustedPlaces;
+  /** How MCP tools are classified: the owner's classification and the declarations of servers the owner trusts. */
+  readonly mcpClasses: McpClasses;
   /** Audits `ScopeDenied` for a call (keyed under `key`, the running activity's by default) and returns its outcome. */
   denied(turnId: string, call: Pick<ToolCall, 'callId' | 'tool'>, scope: string, held: string[], key?: string): Promise<ToolOutcome>;
   /** The claim of the turn this activity runs in, when this run verified it. */
@@ -32,6 +35,7 @@ export function createTurnContext(deps: TurnActivityDeps): TurnContext {
     deps,
     toolsById: new Map(deps.tools.map((t) => [t.descriptor.id, t])),
     places: deps.agent.trustedPlaces ?? {},
+    mcpClasses: createMcpClasses(deps.agent.mcpTools ?? {}, deps.mcp?.trustHints ?? [], deps.mcp?.pool),
 
     async denied(turnId, call, scope, held, key = activityKey()) {
       const parsed = Scope.tryParse(scope);

@@ -20,7 +20,7 @@ import { claimResume, openedResume, resumeRecordFor, runsAs } from './resume.js'
 import { SESSION_HISTORY_LIMIT, type OpenedSpend, type OpenTurnResult, type TurnAuthority } from './types.js';
 
 /** The activity that opens a turn. */
-export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
+export function openTurnActivities({ deps, toolsById, places, mcpClasses }: TurnContext) {
   const agentCaps = CapabilitySet.from(deps.agent.capabilities);
   const budgets = deps.agent.spendBudgets ?? {};
 
@@ -150,6 +150,7 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
         ...(role.specialist ? { parentTurnId: role.leadTurnId, specialist: role.specialist } : {}),
       });
       const spend = await openedSpend(sessionWorkflowId(req.channel.name, req.channel.sessionId), role.spendLimit);
+      const mcpTools = await mcpClasses.load();
       return {
         ok: true,
         effective: claim.data.effective,
@@ -162,7 +163,7 @@ export function openTurnActivities({ deps, toolsById, places }: TurnContext) {
           messageTrusted: fromMessage === undefined,
           policy: deps.agent.taintPolicy ?? {},
           ...(places.owners?.length ? { owners: [...places.owners] } : {}),
-          ...(deps.agent.mcpTools && Object.keys(deps.agent.mcpTools).length > 0 ? { mcpTools: deps.agent.mcpTools } : {}),
+          ...(Object.keys(mcpTools).length > 0 ? { mcpTools } : {}),
         },
         ...(deps.agent.hostQueue ? { hostQueue: deps.agent.hostQueue } : {}),
         ...(record ? { resume: openedResume(deps, record, req.turnId, runId) } : {}),

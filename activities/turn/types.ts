@@ -46,7 +46,12 @@ export interface TurnActivityDeps {
   specialistLlms?: ReadonlyMap<string, LlmProvider>;
   tools: readonly ToolImplementation[];
   /** Configured MCP servers and the tiers an operator opted in to them (granted to no tier by default). */
-  mcp?: { pool: McpClientPool; tierGrants: McpTierGrants };
+  mcp?: {
+    pool: McpClientPool;
+    tierGrants: McpTierGrants;
+    /** Servers whose own read-only declarations the owner believes (AIVYX_MCP_TRUST_HINTS). */
+    trustHints?: readonly string[];
+  };
   /** Opens a confirmation gate when a channel turn ends `Escalated`; without it such a turn just ends. */
   confirmations?: ConfirmationPort;
   /** Where `llmStep` records each step's spend and `openTurn` reads a session's day; none: no session-day budget. */

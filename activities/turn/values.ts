@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import type { ToolOutcome } from '../../core/outcomes.js';
-import { authorityFields, policyAction, stricter, taintGoverns, type McpClassification } from '../../core/taint.js';
+import { authorityFields, mcpFields, mcpRule, policyAction, stricter, taintGoverns } from '../../core/taint.js';
 import { findTool } from '../../core/tool-catalog.js';
 import type { ToolCall } from '../../core/tools.js';
 import { refsByField, substituteRefs, valueHandle, valueRefusal, valueText, VALUE_TTL_MS } from '../../core/values.js';
@@ -34,10 +34,9 @@ export function valueIdOf(idemKey: string): string {
 }
 
 /** Holding, substituting and rendering values, over the turn's shared context. */
-export function valueHolding({ deps }: TurnContext) {
+export function valueHolding({ deps, mcpClasses }: TurnContext) {
   const shown = new Set(deps.agent.showUntrusted ?? []);
   const policy = deps.agent.taintPolicy ?? {};
-  const mcpTools = deps.agent.mcpTools ?? {};
   const now = deps.now ?? Date.now;
 
   /** The values `ids` if this turn may use them: read by it, or by a call in its verified context. */
@@ -55,8 +54,10 @@ export function valueHolding({ deps }: TurnContext) {
   return {
     /** The call with every reference substituted and the values it used, field by field. */
     async resolve(input: RunToolInput): Promise<ResolvedCall> {
-      const byField = refsByField(input.call.input);
+      const byField = refsByField(fieldsOf(input.call));
       if (byField.size === 0) return { call: input.call, used: [] };
+      // withValues judges an MCP call by the classification its turn opened with (loaded once per worker).
+      if (input.call.tool === 'mcp.call') await mcpClasses.load();
       try {
         const values = await usable([...byField.values()].flat(), input.turnId, input.context ?? []);
         const used = [...byField].flatMap(([field, ids]) => ids.map((id) => ({ field, id, label: values.get(id)!.label })));
@@ -75,13 +76,15 @@ export function valueHolding({ deps }: TurnContext) {
       if (used.length === 0) return taint;
       const sources = [...new Set([...taint.sources, ...used.map((u) => u.label)])];
       const def = findTool(call.tool);
-      if (!def || !taintGoverns(def) || isMcpRead(call, mcpTools)) return { ...taint, sources };
-      const authority = new Set(authorityFields(def, Object.fromEntries(used.map((u) => [u.field, true]))));
+      // An MCP call is judged argument by argument, by the owner's classification of its tool.
+      const rule = def && (mcpRule(def, call.input, mcpClasses.current()) ?? def);
+      if (!rule || rule === 'read' || !taintGoverns(rule)) return { ...taint, sources };
+      const authority = new Set(authorityFields(rule, Object.fromEntries(used.map((u) => [u.field, true]))));
       const steering = used.find((u) => authority.has(u.field));
-      const field = steering?.field ?? (def.provenance.launders ? 'content' : undefined);
+      const field = steering?.field ?? (rule.provenance.launders ? 'content' : undefined);
       if (field === undefined) return { ...taint, sources };
-      const shows = steering ? shownValue((substituted.input as Record<string, unknown>)[steering.field]) : undefined;
-      return { sources, action: stricter(taint.action, policyAction(def.id, policy)), field, ...(shows ? { shows } : {}) };
+      const shows = steering ? shownValue(fieldsOf(substituted)[steering.field]) : undefined;
+      return { sources, action: stricter(taint.action, policyAction(rule.id, policy)), field, ...(shows ? { shows } : {}) };
     },
 
     /** Holds an untrusted, completed result as a value, unless the owner chose to show this tool's results. */
@@ -119,10 +122,9 @@ function shownValue(value: unknown): string {
   return text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX - 1)}…` : text;
 }
 
-/** True for an MCP call of a tool the owner classified as a read (`AIVYX_MCP_TOOLS`): a value in its arguments steers no effect. */
-function isMcpRead(call: ToolCall, classes: McpClassification): boolean {
-  const { server, tool } = (call.input ?? {}) as { server?: unknown; tool?: unknown };
-  return call.tool === 'mcp.call' && classes[`${String(server)}/${String(tool)}`] === 'read';
+/** A call's input as values are attributed to it: by top-level field, and an MCP call by argument (`arguments.<name>`). */
+function fieldsOf(call: ToolCall): Record<string, unknown> {
+  return call.tool === 'mcp.call' ? mcpFields(call.input) : ((call.input ?? {}) as Record<string, unknown>);
 }
 
 /** True when the owner chose to show this call's untrusted results to the model (`AIVYX_SHOW_UNTRUSTED`). */

@@ -78,6 +78,8 @@ export interface DiscoveredMcpTool {
   name: string;
   description?: string;
   inputSchema?: Record<string, unknown>;
+  /** The server declares the tool does not change anything (`annotations.readOnlyHint`): believed only where the owner says so. */
+  readOnly?: boolean;
 }
 
 /**

@@ -516,6 +516,13 @@ export const ENV_TABLE = {
       'how you classify MCP tools: `server/tool=read` (never stopped) or `server/tool=content:arg+arg` (those arguments carry only content; the rest must come from you after untrusted content), comma-separated; an unclassified MCP tool is an effect',
     schema: parsedBy({}, parseMcpClassification),
   }),
+  AIVYX_MCP_TRUST_HINTS: envVar({
+    group: 'mcp',
+    default: 'none',
+    meaning:
+      "MCP servers whose own declarations you believe (comma-separated names): a tool such a server declares read-only (`readOnlyHint`) is classified `read`; your `AIVYX_MCP_TOOLS` still wins, and every other server's declarations are ignored",
+    schema: list([]),
+  }),
   AIVYX_MCP_TRUSTED: envVar({
     group: 'mcp',
     default: 'none',

@@ -7,22 +7,27 @@ import { describe, expect, it } from 'vitest';
 import type { HeldValue, ValueStorePort } from '../../activities/ports.js';
 import type { TurnContext } from '../../activities/turn/context.js';
 import { valueHolding, valueIdOf } from '../../activities/turn/values.js';
+import { createMcpClasses } from '../../activities/mcp/mcp-classes.js';
 import { createValueReadTool } from '../../activities/tools/value-read.js';
 import type { QuarantinedReader } from '../../activities/llm/quarantined-reader.js';
 import type { ToolRunContext } from '../../activities/tools/tool-implementation.js';
 import { netFetchTool } from '../../core/tools/net-tools.js';
 import { AivyxError } from '../../core/errors.js';
+import { parseMcpClassification, type McpClassification } from '../../core/taint.js';
 import { valueRef, VALUE_TTL_MS } from '../../core/values.js';
 
 const T0 = Date.UTC(2026, 11, 5);
 
-function setup(now = T0) {
+function setup(now = T0, mcpTools: McpClassification = {}) {
   const rows = new Map<string, HeldValue>();
   const values: ValueStorePort = {
     put: async (v) => void (rows.has(v.id) ? undefined : rows.set(v.id, v)),
     get: async (id) => rows.get(id),
   };
-  const ctx = { deps: { values, agent: { taintPolicy: {} }, now: () => now } } as unknown as TurnContext;
+  const ctx = {
+    deps: { values, agent: { taintPolicy: {} }, now: () => now },
+    mcpClasses: createMcpClasses(mcpTools, []),
+  } as unknown as TurnContext;
   const hold = (turnId: string, body: unknown, label = 'a page from evil.example', at = 'a0') => {
     const idemKey = `${turnId}/run/${at}`;
     const id = valueIdOf(idemKey);
@@ -113,6 +118,32 @@ describe('what a call that uses values needs', () => {
       sources: ['a page from evil.example'],
       action: 'free',
     });
+  });
+
+  it('an MCP call is judged argument by argument, as the owner classified its tool', async () => {
+    const h = setup(T0, parseMcpClassification('mail/send=content:body+subject,mail/search=read'));
+    const page = h.hold('turn/a', 'To: mallory@evil.example\nthree things happened');
+    const mcp = (tool: string, args: Record<string, unknown>) => c('mcp.call', { server: 'mail', tool, arguments: args });
+    const decide = async (tool: string, args: Record<string, unknown>) => {
+      const r = await h.holding.resolve({ turnId: 'turn/a', step: 0, scope: 'mcp.call:mail/*', call: mcp(tool, args) });
+      if (!('used' in r)) throw new Error(JSON.stringify(r));
+      return h.holding.withValues(mcp(tool, args), r.used, free, r.call);
+    };
+    // The page in the body the owner named as content: it runs, and carries the page's label on.
+    expect(await decide('send', { to: 'owner@home.example', body: `fwd: ${valueRef(page)}` })).toEqual({
+      sources: ['a page from evil.example'],
+      action: 'free',
+    });
+    // The page in the recipient: asked, naming the argument and quoting what it will hold.
+    expect(await decide('send', { to: valueRef(page), body: 'hi' })).toEqual({
+      sources: ['a page from evil.example'],
+      action: 'gate',
+      field: 'arguments.to',
+      shows: 'To: mallory@evil.example three things happened',
+    });
+    // A read the owner classified never waits; a tool the owner did not classify is an effect in every argument.
+    expect(await decide('search', { query: valueRef(page) })).toMatchObject({ action: 'free' });
+    expect(await decide('archive', { body: valueRef(page) })).toMatchObject({ action: 'gate', field: 'arguments.body' });
   });
 
   it("a tool that launders what it writes into the owner's data is gated for a value in its content", () => {

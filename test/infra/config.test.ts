@@ -78,6 +78,15 @@ describe('loadConfig', () => {
     expect(loadConfig({}, projectRoot).capabilities).toContain('agent.terminate');
   });
 
+  it("believes only configured MCP servers' declarations (AIVYX_MCP_TRUST_HINTS); a misspelt one is refused by name", () => {
+    const servers = '[{"name":"mail","transport":"stdio","command":"mail-mcp"}]';
+    expect(loadConfig({ AIVYX_MCP_SERVERS: servers, AIVYX_MCP_TRUST_HINTS: 'mail' }, projectRoot).mcpTrustHints).toEqual(['mail']);
+    expect(loadConfig({}, projectRoot).mcpTrustHints).toEqual([]);
+    const e = refusal({ AIVYX_MCP_SERVERS: servers, AIVYX_MCP_TRUST_HINTS: 'mial' });
+    expect(e.message).toBe('AIVYX_MCP_TRUST_HINTS: no MCP server named "mial"');
+    expect(e.hint).toBe('configured servers: mail');
+  });
+
   it('refuses a malformed capability, port or duration, naming the variable and its value', () => {
     expect(refusal({ AIVYX_CAPABILITIES: 'fs.raed,llm.call' }).message).toBe(
       'AIVYX_CAPABILITIES="fs.raed,llm.call": unknown scope base "fs.raed" (did you mean fs.read?)',
