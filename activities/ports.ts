@@ -308,13 +308,21 @@ export interface SpendBudgets {
   mission?: SpendBudget;
 }
 
-/** One LLM step's spend, as `llmStep` records it. */
+/** What a model was called for: a turn's model step, or a quarantined read (`value.read`) of one of its calls. */
+export type SpendKind = 'step' | 'quarantined-read';
+
+/** One call of a model's spend, as `llmStep` (a step) or `runTool` (a tool's own model call) records it. */
 export interface SpendRecord {
   turnId: string;
-  /** The turn's run and the step's attempt: each call of the model is counted, a retry or a reset too. */
+  /** The turn's run and the activity's attempt: each call of the model is counted, a retry or a reset too. */
   runId: string;
   attempt: number;
+  /** The model step; a tool's call is counted at the step that proposed it. */
   step: number;
+  /** Default `step`. */
+  kind?: SpendKind;
+  /** The tool call that asked the model (absent for a step). */
+  callId?: string;
   sessionKey: string;
   /** `YYYY-MM-DD` (UTC). */
   day: string;
@@ -323,13 +331,27 @@ export interface SpendRecord {
   costUsd?: number;
 }
 
-/** The worker's own record of what model steps spent (keyed by turn and step: a retried step overwrites). */
+/** The worker's own record of what calls of a model spent: a row per call, run and attempt (the same attempt recording again overwrites). */
 export interface SpendLedgerPort {
   record(r: SpendRecord): Promise<void>;
-  /** What a session's steps spent on `day`. */
+  /** What a session's calls spent on `day`. */
   dayTotal(sessionKey: string, day: string): Promise<Spend>;
-  /** What a turn's steps before `beforeStep` spent. */
+  /** What a turn's calls before `beforeStep` spent (its steps and their calls' reads). */
   turnTotal(turnId: string, beforeStep: number): Promise<Spend>;
+  /** What tool call `callId` of step `step`, in run `runId` of the turn, spent over all its attempts. */
+  callTotal(call: { turnId: string; runId: string; step: number; callId: string }): Promise<Spend>;
+}
+
+/**
+ * How a tool that asks a model itself (`value.read`'s quarantined reader) spends for its turn: the
+ * worker's check of the turn's and the session's day's budgets before the call, and the call's usage
+ * after it, recorded in the ledger against the turn (docs/BUDGETS.md).
+ */
+export interface SpendMeter {
+  /** Refuses (`CapabilityDenied`) when the worker's ledger says the turn or the session's day has used its budget up. */
+  allow(): Promise<void>;
+  /** Notes what one call of model `model` (its price-table key) used. */
+  charge(kind: SpendKind, model: string, usage: TokenUsage): void;
 }
 
 /**

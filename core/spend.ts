@@ -1,7 +1,7 @@
 /**
  * Spend: what model steps cost in tokens and money, and the budgets a turn, a session's day and a
- * mission hold them to (docs/BUDGETS.md). Pure and workflow-safe: workflows sum what `llmStep`
- * results report, so every check replays the same.
+ * mission hold them to (docs/BUDGETS.md). Pure and workflow-safe: workflows sum what `llmStep` and
+ * `runTool` (a quarantined read's model call) results report, so every check replays the same.
  */
 import { z } from 'zod';
 

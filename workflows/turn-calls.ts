@@ -14,6 +14,7 @@ import { summarizeToolOutcome, type ToolOutcome } from '../core/outcomes.js';
 import { findTool, HOST_BOUND_TOOLS, INTERRUPTIBLE_TOOLS } from '../core/tool-catalog.js';
 import type { ToolCall, ToolResult } from '../core/tools.js';
 import type { ToolDefinition } from '../core/tools/define-tool.js';
+import { addSpend } from '../core/spend.js';
 import { unvouchedLabel, type CallTaint } from '../core/taint.js';
 import { loadOutcome, loadTools } from '../core/tool-offer.js';
 import { TOOLS_LOAD } from '../core/tools/tools-load.js';
@@ -166,6 +167,8 @@ async function runGrantedCall(turn: TurnRun, loop: TurnLoop, batch: Batch, call:
   let held = false;
   try {
     ran = await runTool(turn, loop, call, activityId, runInput);
+    // A quarantined read's model call counts towards the turn's budgets (checked once the batch is back).
+    turn.spent = addSpend(turn.spent, ran.spend);
     const handle = heldOutcome(ran);
     held = handle !== undefined;
     out = handle ?? ran.outcome;

@@ -34,7 +34,7 @@ export interface TurnRun {
   /** The channel's cancel (a cancel of the root scope): checked between LLM steps. */
   cancelRequested: boolean;
   toolCallsMade: number;
-  /** What the model steps spent, summed from their results (so the checks replay the same). */
+  /** What the model steps, quarantined reads and specialists spent, summed from their results (so the checks replay the same). */
   spent: Spend;
   /** Scheduled calls whose audit entry is not yet confirmed written (finalizeTurn writes what is left). */
   readonly owed: Map<string, ScheduledCall>;

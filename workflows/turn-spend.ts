@@ -1,4 +1,4 @@
-/** A turn's spend checks (docs/BUDGETS.md): pure, on totals summed from `llmStep` results. */
+/** A turn's spend checks (docs/BUDGETS.md): pure, on totals summed from `llmStep` and `runTool` results. */
 import type { OpenedSpend } from '../activities/turn-activities.js';
 import { addSpend, budgetUsedUp, describeSpend, spentAnything, type BudgetBreach, type BudgetLimit, type Spend } from '../core/spend.js';
 

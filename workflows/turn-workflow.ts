@@ -334,7 +334,7 @@ async function runCalls(
     loop.transcript.push({ role: 'tool', results: batch.value });
   }
   setCurrentDetails(`**Step ${step + 1}**: ${batch.value.map((r) => `${r.tool} → ${summarizeToolOutcome(r.outcome)}`).join(', ')}`);
-  // Specialists' spend counts against this turn's budget (a batch without one spends nothing: the check before it stands).
+  // Specialists' and quarantined reads' spend counts against this turn's budget (a batch without either spends nothing: the check before it stands).
   const turnOver = spendStop(loop.opened.spend, turn.spent, 'turn');
   if (turnOver) return timedOut(turn, turnOver);
   return escalated(turn, step, result, batch.value);

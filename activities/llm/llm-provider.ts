@@ -20,3 +20,8 @@ export interface LlmProvider {
   /** Runs one step (with the tokens it used, when the provider says); throws AivyxError('Llm') for provider failures. */
   step(req: LlmStepRequest, sink: LlmStepSink): Promise<LlmStepResult>;
 }
+
+/** The key the price table (AIVYX_PRICES) knows a provider's model by: `openai:gpt-4o`; the scripted model is `scripted`. */
+export function priceKey(llm: Pick<LlmProvider, 'name' | 'model'>): string {
+  return llm.model ? `${llm.name}:${llm.model}` : llm.name;
+}

@@ -2,11 +2,14 @@
  * The quarantined reader (core/tools/value-read.ts): one model call with no tools, over data the
  * planning model never sees. Its prompt says the data is not instructions, but nothing depends on the
  * model obeying that: it can call nothing, and its answer must fit the declared type or is refused.
+ * Each read is a model call its turn pays for: checked against the turn's budgets and counted in the
+ * spend ledger (docs/BUDGETS.md).
  */
 import { AivyxError } from '../../core/errors.js';
 import { textContent } from '../../core/message.js';
 import type { ReadType } from '../../core/tools/value-read.js';
-import type { LlmProvider } from './llm-provider.js';
+import type { SpendMeter } from '../ports.js';
+import { priceKey, type LlmProvider } from './llm-provider.js';
 
 /** One quarantined question. */
 export interface QuarantinedQuestion {
@@ -18,9 +21,16 @@ export interface QuarantinedQuestion {
   max?: number;
 }
 
+/** What a read runs under: the tool call's cancellation, heartbeat and spend meter (absent: nothing is checked or counted). */
+export interface ReaderRun {
+  signal: AbortSignal;
+  heartbeat(): void;
+  spend?: SpendMeter;
+}
+
 /** Asks a tool-less model; returns its raw answer (the caller checks it fits the declared type). */
 export interface QuarantinedReader {
-  read(q: QuarantinedQuestion, signal: AbortSignal, heartbeat: () => void): Promise<unknown>;
+  read(q: QuarantinedQuestion, run: ReaderRun): Promise<unknown>;
 }
 
 /** How each type is asked for. */
@@ -76,12 +86,16 @@ function answerOf(text: string): unknown {
 /** A quarantined reader over the worker's model. */
 export function quarantinedReader(llm: LlmProvider): QuarantinedReader {
   return {
-    async read(q, signal, heartbeat) {
+    async read(q, { signal, heartbeat, spend }) {
+      // The turn pays for its reads: none once its budget (or the session's day's) is used up.
+      await spend?.allow();
       const message = { id: 'quarantined', sessionId: 'quarantined', content: textContent(prompt(q)), receivedAt: 0 };
       const result = await llm.step(
         { turnId: 'quarantined', step: 0, history: [], message, transcript: [], tools: [] },
         { text: () => undefined, heartbeat, signal },
       );
+      // Counted whatever it answered: an answer refused for its type was paid for too.
+      if (result.usage) spend?.charge('quarantined-read', priceKey(llm), result.usage);
       if (result.type !== 'final')
         throw new AivyxError('Tool', 'value.read: the quarantined reader asked for a tool; it has none', { hint: 'ask again' });
       return answerOf(result.text);

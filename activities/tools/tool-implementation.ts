@@ -5,6 +5,7 @@ import type { ChannelFacts, ReplyRoute } from '../../core/channel.js';
 import type { Verification } from '../../core/outcomes.js';
 import type { ToolDescriptor } from '../../core/tools.js';
 import type { ToolDefinition } from '../../core/tools/define-tool.js';
+import type { SpendMeter } from '../ports.js';
 
 /** What the activity hands a running tool. */
 export interface ToolRunContext {
@@ -30,6 +31,8 @@ export interface ToolRunContext {
   taint?: readonly string[];
   /** Set only when a person approved exactly this call (the turn's verified one-shot grant covers it): the gate that did. */
   approval?: { missionId: string; gateId: string };
+  /** A tool that asks a model itself (value.read) checks the turn's spend budgets here first, and charges the call to the turn. */
+  spend?: SpendMeter;
 }
 
 /** What a tool run ends as; failures are thrown as AivyxError('Tool' | 'Cancelled' | ...). */

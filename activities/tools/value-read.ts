@@ -38,7 +38,8 @@ function answerSchema(i: ValueReadInput): { schema: z.ZodType; says: string } {
 export function createValueReadTool(deps: { reader: QuarantinedReader }): ToolImplementation {
   return implementTool(valueReadTool, {
     async run(i, ctx) {
-      const raw = await deps.reader.read({ ...i, data: i.from }, ctx.signal, () => ctx.heartbeat());
+      const { signal, spend } = ctx;
+      const raw = await deps.reader.read({ ...i, data: i.from }, { signal, heartbeat: () => ctx.heartbeat(), ...(spend ? { spend } : {}) });
       const { schema, says } = answerSchema(i);
       const fits = schema.safeParse(raw);
       if (!fits.success)

@@ -4,7 +4,7 @@ import { summarizeToolOutcome, type ToolOutcome } from '../../core/outcomes.js';
 import type { ToolCall } from '../../core/tools.js';
 import { withHeartbeat } from '../execution.js';
 import { errorData } from '../failure.js';
-import type { ToolCallFacts } from '../ports.js';
+import type { SpendMeter, ToolCallFacts } from '../ports.js';
 import { outputLabel } from '../taint-labels.js';
 import type { ToolImplementation } from '../tools/tool-implementation.js';
 import type { TurnContext } from './context.js';
@@ -20,6 +20,8 @@ export interface ReadyCall {
   scope: string;
   /** The untrusted sources in the turn's context before the call. */
   sources: string[];
+  /** What the call's own model calls spend for the turn (value.read's quarantined reader). */
+  spend?: SpendMeter;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function executeTool(
           ...(authority.replyRoute ? { replyRoute: authority.replyRoute } : {}),
           held: authority.effective,
           taint: ready.sources,
+          ...(ready.spend ? { spend: ready.spend } : {}),
           // The grant was verified with the turn; runTool let a gated call through only on it.
           ...(authority.grant?.tool === call.tool && authority.grant.inputHash === facts.inputHash
             ? { approval: { missionId: authority.grant.missionId, gateId: authority.grant.gateId } }

@@ -5,23 +5,23 @@
  */
 import { Context } from '@temporalio/activity';
 import { toolCallProofBody, type AuthorityProof } from '../../core/authority.js';
-import { AivyxError } from '../../core/errors.js';
 import type { LlmStepInput, LlmStepResult, ToolSpec } from '../../core/llm.js';
-import { budgetUsedUp, priceOf, spendDay, type SpendBudget } from '../../core/spend.js';
-import { specialistPrompt, specialistsDescription, tighterBudget, type Specialist } from '../../core/specialists.js';
+import type { SpendBudget } from '../../core/spend.js';
+import { specialistPrompt, specialistsDescription, type Specialist } from '../../core/specialists.js';
 import type { HistoryEntry } from '../../core/channel.js';
 import { messageText } from '../../core/message.js';
 import type { TokenUsage } from '../../core/spend.js';
 import { mcpToolSpec } from '../../core/tools/mcp-tools.js';
 import { compactedHistory } from '../llm/compaction.js';
 import { DEFAULT_HISTORY_TOKENS } from '../llm/history-window.js';
-import type { LlmProvider, LlmStepSink } from '../llm/llm-provider.js';
+import { priceKey, type LlmStepSink } from '../llm/llm-provider.js';
 import { addUsage, entryCounter, MESSAGE_FRAMING_TOKENS, offeredSpecs, wireSpec } from '../llm/step-prompt.js';
 import { SYSTEM_PROMPT, turnContext } from '../llm/system-prompt.js';
 import { countTokens, loadTokenizer, tokenFamilyOf } from '../llm/token-count.js';
 import { currentExecution, withHeartbeat } from '../execution.js';
 import { toApplicationFailure } from '../failure.js';
 import type { TurnContext } from './context.js';
+import { modelSpend } from './model-spend.js';
 import { SESSION_HISTORY_LIMIT } from './types.js';
 import { historyLabels } from '../taint-labels.js';
 
@@ -41,49 +41,12 @@ export function llmStepActivities(ctx: TurnContext) {
   // Loading starts with the worker (about a second), not inside the first turn's budget.
   const tokenizer = loadTokenizer();
   tokenizer.catch(() => undefined);
-  const budgets = deps.agent.spendBudgets ?? {};
-  // The key the price table knows this worker's model by (`openai:gpt-4o`; the scripted model is `scripted`).
-  const keyOf = (llm: LlmProvider) => (llm.model ? `${llm.name}:${llm.model}` : llm.name);
-
-  /**
-   * The worker's own check before it calls the model: the workflow stops a turn at its budgets, but
-   * an attacker at the frontend can complete activities with forged results (under-reported usage),
-   * so the ledger — written here, by the worker — has the last word on whether another step may spend.
-   */
-  async function refuseOverBudget(input: LlmStepInput, sessionKey: string, slice?: SpendBudget): Promise<void> {
-    const turnBudget = tighterBudget(budgets.turn, slice);
-    if (!deps.spend || (!turnBudget && !budgets.sessionDay)) return;
-    const [turn, day] = await Promise.all([
-      turnBudget ? deps.spend.turnTotal(input.turnId, input.step) : undefined,
-      budgets.sessionDay ? deps.spend.dayTotal(sessionKey, spendDay(Date.now())) : undefined,
-    ]);
-    const over = (turn && budgetUsedUp(turn, turnBudget)) ?? (day && budgetUsedUp(day, budgets.sessionDay));
-    if (over)
-      throw new AivyxError(
-        'CapabilityDenied',
-        `the model is not called: this ${turn && budgetUsedUp(turn, turnBudget) ? 'turn' : "session's day"} has used ${over}`,
-        {
-          hint: 'raise the budget (docs/BUDGETS.md) or wait for the next day (UTC)',
-          detail: { budget: true },
-        },
-      );
-  }
+  const spend = modelSpend(deps);
 
   /** Prices a step's usage and records it in the ledger (the worker's own record, whatever the workflow is told). */
-  async function withSpend(input: LlmStepInput, sessionKey: string, { result, modelKey }: AskedModel): Promise<LlmStepResult> {
+  async function withSpend(input: LlmStepInput, { result, modelKey }: AskedModel): Promise<LlmStepResult> {
     if (!result.usage) return result;
-    const costUsd = priceOf(result.usage, deps.agent.prices?.[modelKey]);
-    await deps.spend?.record({
-      turnId: input.turnId,
-      runId: currentExecution().runId,
-      attempt: Context.current().info.attempt,
-      step: input.step,
-      sessionKey,
-      day: spendDay(Date.now()),
-      model: modelKey,
-      usage: result.usage,
-      ...(costUsd !== undefined ? { costUsd } : {}),
-    });
+    const costUsd = await spend.record(input, { kind: 'step', model: modelKey, usage: result.usage });
     return { ...result, ...(costUsd !== undefined ? { costUsd } : {}) };
   }
 
@@ -169,7 +132,7 @@ export function llmStepActivities(ctx: TurnContext) {
   /** Calls the model for one step, streaming its text to the channel as it arrives. */
   async function callModel(input: LlmStepInput): Promise<AskedModel> {
     const ctx = Context.current();
-    const { sessionKey, toolIds: _ids, tools: _specs, loadedTools: _loaded, ...step } = input;
+    const { sessionKey: _session, toolIds: _ids, tools: _specs, loadedTools: _loaded, ...step } = input;
     const sink: LlmStepSink = {
       text: (chunk) => deps.stream.publish(input.turnId, { type: 'text', text: chunk }),
       heartbeat: () => ctx.heartbeat(),
@@ -177,7 +140,8 @@ export function llmStepActivities(ctx: TurnContext) {
     };
     try {
       const specialist = await specialistOf(input.turnId);
-      await refuseOverBudget(input, sessionKey, specialist?.spendLimit);
+      // The worker's own check: an attacker at the frontend can forge what the workflow was told it spent.
+      await spend.refuseOverBudget(input, input.step, specialist?.spendLimit);
       // The owner's clock when the message arrived: the same line on every step and retry of the turn.
       const context = turnContext(input.message.receivedAt, timeZone);
       const tools = await offeredTools(input);
@@ -187,7 +151,10 @@ export function llmStepActivities(ctx: TurnContext) {
       // A specialist with a model of its own asks that model (its provider was built when the worker started).
       const llm = (specialist && deps.specialistLlms?.get(specialist.def.name)) ?? deps.llm;
       const result = await withHeartbeat(() => llm.step(req, sink));
-      return { result: usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result, modelKey: keyOf(llm) };
+      return {
+        result: usage ? { ...result, usage: result.usage ? addUsage(result.usage, usage) : usage } : result,
+        modelKey: priceKey(llm),
+      };
     } catch (err) {
       throw toApplicationFailure(err);
     } finally {
@@ -205,7 +172,7 @@ export function llmStepActivities(ctx: TurnContext) {
       const { runId } = currentExecution();
       // A retried step re-streams from the start: tell the channel to drop what it showed.
       if (Context.current().info.attempt > 1) deps.stream.publish(input.turnId, { type: 'step_restarted', step: input.step });
-      const result = await withSpend(input, input.sessionKey, await callModel(input));
+      const result = await withSpend(input, await callModel(input));
       if (result.type !== 'tool_calls') return result;
       const callProofs: Record<string, AuthorityProof> = {};
       for (const call of result.calls)

@@ -10,16 +10,19 @@ import { toolCallProofBody, type ToolResultProofBody } from '../../core/authorit
 import { CapabilitySet, Scope } from '../../core/capability/index.js';
 import { inputHash } from '../../core/canonical-json.js';
 import { summarizeToolOutcome, type ToolOutcome } from '../../core/outcomes.js';
+import type { Spend } from '../../core/spend.js';
 import { describeTaint } from '../../core/taint.js';
 import { HOST_BOUND_TOOLS } from '../../core/tool-catalog.js';
 import type { ToolCall } from '../../core/tools.js';
 import { activityKey, currentExecution } from '../execution.js';
 import { errorData } from '../failure.js';
-import type { ToolCallFacts } from '../ports.js';
+import type { SpendMeter, ToolCallFacts } from '../ports.js';
 import type { ToolImplementation } from '../tools/tool-implementation.js';
+import { sessionWorkflowId } from '../../workflows/turn-ids.js';
 import type { TurnContext } from './context.js';
 import { callTaintCheck, type WorkerTaint } from './call-taint.js';
 import { executeTool } from './execute-tool.js';
+import { modelSpend, type SpendAt } from './model-spend.js';
 import { outcomeFromSummary } from './tool-outcome.js';
 import { valueHolding } from './values.js';
 import type { RunToolInput, RunToolResult, TurnAuthority } from './types.js';
@@ -42,14 +45,17 @@ export function runToolActivities(ctx: TurnContext) {
   const { callTaint, grantCovers } = callTaintCheck(ctx);
   const values = valueHolding(ctx);
 
-  /** The result with its receipt: what lets `recordToolCall` trust these facts and this outcome. */
-  const result = (facts: ToolCallFacts, outcome: ToolOutcome): RunToolResult => ({
+  const spending = modelSpend(deps);
+
+  /** The result with its receipt (what lets `recordToolCall` trust these facts and this outcome), and what the call's own model calls spent. */
+  const result = (facts: ToolCallFacts, outcome: ToolOutcome, spend?: Spend): RunToolResult => ({
     outcome,
     facts,
     receipt: deps.proofs.seal('tool-result', facts.turnId, {
       facts,
       outcome: summarizeToolOutcome(outcome),
     } satisfies ToolResultProofBody),
+    ...(spend ? { spend } : {}),
   });
 
   /** Audits `ToolCallRejected` and refuses the call. */
@@ -103,7 +109,14 @@ export function runToolActivities(ctx: TurnContext) {
   /** What becomes of a call that passed every check: refused by the taint policy, held for a person, or run. */
   async function perform(
     input: RunToolInput,
-    run: { call: ToolCall; facts: ToolCallFacts; impl: ToolImplementation; authority: TurnAuthority; taint: WorkerTaint },
+    run: {
+      call: ToolCall;
+      facts: ToolCallFacts;
+      impl: ToolImplementation;
+      authority: TurnAuthority;
+      taint: WorkerTaint;
+      spend?: SpendMeter;
+    },
   ): Promise<{ outcome: ToolOutcome; untrustedOutput?: string }> {
     // The call as the model wrote it (a grant approved exactly this); `run.call` has its values substituted.
     const { call } = input;
@@ -169,9 +182,13 @@ export function runToolActivities(ctx: TurnContext) {
       // The row comes before any effect: with the database down nothing runs (the activity is retried).
       facts = { ...facts, scope: resolved.scope, ...(taint.sources.length > 0 ? { taintedBy: taint.sources } : {}) };
       const start = await deps.toolCalls.begin(facts);
-      // An earlier attempt finished this call: its recorded outcome is the truth (the effect is not repeated).
-      if (start.state === 'done') return result(facts, outcomeFromSummary(start.outcome));
-      const performed = await perform(input, { call: substituted, facts, impl, authority, taint });
+      const at = spendAt(input, authority);
+      // An earlier attempt finished this call: its recorded outcome is the truth (the effect is not repeated, nor paid for again).
+      if (start.state === 'done') return result(facts, outcomeFromSummary(start.outcome), at && (await spending.callSpend(at)));
+      const meter = at && spending.meter(at, authority.spendLimit);
+      const performed = await perform(input, { call: substituted, facts, impl, authority, taint, ...(meter ? { spend: meter } : {}) });
+      // What the call's model calls used is recorded before its outcome: with the database down, nothing is done yet.
+      const spent = await meter?.settle();
       // An untrusted result is held as a value: the model gets its handle, and the turn stays clean.
       const held = await values.hold(call, facts, performed.outcome, performed.untrustedOutput);
       if (held) facts = { ...facts, heldAs: held.heldAs };
@@ -186,7 +203,19 @@ export function runToolActivities(ctx: TurnContext) {
       } catch {
         // written by recordToolCall
       }
-      return result(facts, outcome);
+      return result(facts, outcome, spent);
     },
+  };
+}
+
+/** Where a call's own model calls are counted: its turn, the turn's session, the step that proposed it (a claim without channel facts: nowhere). */
+function spendAt(input: RunToolInput, authority: TurnAuthority): Required<SpendAt> | undefined {
+  const { channel } = authority;
+  if (!channel) return undefined;
+  return {
+    turnId: input.turnId,
+    sessionKey: sessionWorkflowId(channel.name, channel.sessionId),
+    step: input.step,
+    callId: String(input.call.callId),
   };
 }

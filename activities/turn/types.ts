@@ -54,7 +54,7 @@ export interface TurnActivityDeps {
   };
   /** Opens a confirmation gate when a channel turn ends `Escalated`; without it such a turn just ends. */
   confirmations?: ConfirmationPort;
-  /** Where `llmStep` records each step's spend and `openTurn` reads a session's day; none: no session-day budget. */
+  /** Where `llmStep` records each step's spend, `runTool` a quarantined read's, and `openTurn` reads a session's day; none: no session-day budget. */
   spend?: SpendLedgerPort;
   /** Where untrusted results are held as values (core/values.ts); none: they are shown to the model, and taint it. */
   values?: ValueStorePort;
@@ -163,11 +163,13 @@ export interface RunToolInput {
   context?: string[];
 }
 
-/** What `runTool` returns: the outcome, the call's facts, and a receipt that lets `recordToolCall` trust both. */
+/** What `runTool` returns: the outcome, the call's facts, a receipt that lets `recordToolCall` trust both, and what it spent. */
 export interface RunToolResult {
   outcome: ToolOutcome;
   facts: ToolCallFacts;
   receipt: AuthorityProof;
+  /** What the call's own model calls spent, as the worker's ledger holds it (a quarantined read's); the workflow adds it to the turn's. */
+  spend?: Spend;
 }
 
 /** A call as the workflow knows it when runTool returned nothing usable: its key and input. */

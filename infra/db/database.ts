@@ -138,7 +138,7 @@ export interface ToolCallTable {
   untrusted_output: string | null;
 }
 
-/** One LLM step's tokens and cost (migration 0013), keyed by turn and step; summed per session and UTC day. */
+/** One call of a model's tokens and cost (migration 0013): a turn's step or a quarantined read; summed per turn, session and UTC day. */
 export interface LlmSpendTable {
   turn_id: string;
   /** The turn workflow's run and the activity attempt: every call of the model is a row of its own. */
@@ -158,6 +158,10 @@ export interface LlmSpendTable {
   cache_write_tokens: Generated<number>;
   /** Null when the model has no price. */
   cost_usd: number | null;
+  /** What the model was called for (migration 0016): `step` (a turn's model step) or `quarantined-read` (value.read). */
+  kind: Generated<string>;
+  /** The tool call that asked the model (a quarantined read's); empty for a step. */
+  call_id: Generated<string>;
 }
 
 /** One approved version of a learned skill (migration 0015); its content is a sealed record `skill/<name_mac>/<version>`. */

@@ -1,7 +1,7 @@
 /**
  * The session history on sealed storage: turns in order, and a compaction summary that stands for
  * the turns up to its `through` key, so neither `load` nor `loadTurns` returns those turns again;
- * and the spend ledger's record of what the prompt cache served.
+ * and the spend ledger's record of what the prompt cache served and of quarantined reads.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenDatabase } from '../../infra/db/index.js';
@@ -95,5 +95,30 @@ describe.each(openStorageBackends())('the spend ledger on $name', (backend) => {
       { step: 0, input_tokens: 2_000, cached_input_tokens: 1_800, cache_write_tokens: 150 },
       { step: 1, input_tokens: 10, cached_input_tokens: 0, cache_write_tokens: 0 },
     ]);
+  });
+
+  it("keeps a step's quarantined reads apart from it: each read once per attempt, in the turn's and the call's totals", async () => {
+    const ledger = createSpendLedger(s.db);
+    const turnId = `t-reads-${backend.name}-${Date.now()}`;
+    const row = { turnId, runId: 'r', attempt: 1, sessionKey: 's', day: '2026-12-05', model: 'scripted', costUsd: 0.5 };
+    await ledger.record({ ...row, step: 0, usage: { inputTokens: 20, outputTokens: 10 } });
+    const read = { ...row, step: 0, kind: 'quarantined-read' as const, usage: { inputTokens: 30, outputTokens: 10 } };
+    // The same attempt recording twice (its activity retried after the write) is one row; a second call is another.
+    for (const callId of ['s0c0', 's0c0', 's0c1']) await ledger.record({ ...read, callId });
+    await ledger.record({ ...read, callId: 's0c1', attempt: 2 });
+    const kinds = await s.db.selectFrom('llm_spend').select(['kind', 'call_id']).where('turn_id', '=', turnId).orderBy('call_id').execute();
+    expect(kinds).toEqual([
+      { kind: 'step', call_id: '' },
+      { kind: 'quarantined-read', call_id: 's0c0' },
+      { kind: 'quarantined-read', call_id: 's0c1' },
+      { kind: 'quarantined-read', call_id: 's0c1' },
+    ]);
+    expect(await ledger.turnTotal(turnId, 1)).toEqual({ inputTokens: 110, outputTokens: 40, costUsd: 2 });
+    expect(await ledger.turnTotal(turnId, 0)).toEqual({ inputTokens: 0, outputTokens: 0 });
+    expect(await ledger.callTotal({ turnId, runId: 'r', step: 0, callId: 's0c1' })).toEqual({
+      inputTokens: 60,
+      outputTokens: 20,
+      costUsd: 1,
+    });
   });
 });

@@ -15,6 +15,7 @@ import * as llmSpend from './2026-12-05-0013-llm-spend.js';
 import * as llmSpendAttempts from './2026-12-05-0014-llm-spend-attempts.js';
 import * as skillsGraph from './2026-12-05-0015-skills-graph.js';
 import * as llmSpendCache from './2026-12-05-0015-llm-spend-cache.js';
+import * as llmSpendKind from './2026-12-05-0016-llm-spend-kind.js';
 
 /** Every migration, keyed by its frozen name. */
 export const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-05-0014-llm-spend-attempts': llmSpendAttempts,
   '2026-12-05-0015-skills-graph': skillsGraph,
   '2026-12-05-0015-llm-spend-cache': llmSpendCache,
+  '2026-12-05-0016-llm-spend-kind': llmSpendKind,
 };
 
 /** kysely MigrationProvider over the static list. */
