@@ -10,7 +10,10 @@ import type { ChannelContext } from '../channels/contract.js';
 import { MissionGateway } from '../channels/mission-gateway.js';
 import { TurnGateway } from '../channels/turn-gateway.js';
 import { createAttestor } from '../infra/attestation.js';
-import { createAttachmentStore, startAttachmentSweep } from '../infra/attachments.js';
+import { createAttachmentStore } from '../infra/attachments.js';
+import { startExpirySweep } from '../infra/expiry-sweep.js';
+import { createResumeRecords } from '../infra/resume-records.js';
+import { createValueStore } from '../infra/value-store.js';
 import { startAuditCheckpoints, startAuditDigest } from '../infra/audit/index.js';
 import { createAuditPort } from '../infra/audit-port.js';
 import { GateTokens, gateTokenKey } from '../infra/gate-tokens.js';
@@ -85,7 +88,7 @@ export async function wireServices({ config, opts, role, log, cleanups }: StackS
   return { hub, mcp, deliveries, starter, channelState, missions, gateTokens, gateway, ownerSkills, channels, shared };
 }
 
-/** Starts the audit checkpoints (a channels process), the audit digest and the attachment sweep (a worker), each under its lease. */
+/** Starts the audit checkpoints (a channels process), the audit digest and the expiry sweep (a worker), each under its lease. */
 export async function startAuditJobs({ config, role, log, cleanups }: StackStart, store: StackStore, services: StackServices) {
   const { db, audit } = store;
   const { deliveries, shared } = services;
@@ -112,9 +115,15 @@ export async function startAuditJobs({ config, role, log, cleanups }: StackStart
     const target = config.auditDigest;
     await once('audit-digest', async () => startAuditDigest({ service: audit, deliveries, target, log }));
   }
-  // Expired attachments' sealed rows are deleted (they are not served from the moment they expire).
+  // Sealed rows past their use are deleted (they are refused from the moment they expire): attachments,
+  // held values, resume records whose gate can no longer be decided.
   if (runsWorker(role)) {
-    const store = createAttachmentStore(services.channelState, { ttlMs: config.env.AIVYX_ATTACHMENT_TTL });
-    await once('attachment-sweep', async () => startAttachmentSweep({ store, log }));
+    const sessions = store.storage.domain('sessions');
+    const kinds = [
+      { what: 'attachments', ...createAttachmentStore(services.channelState, { ttlMs: config.env.AIVYX_ATTACHMENT_TTL }) },
+      { what: 'held values', ...createValueStore(sessions) },
+      { what: 'resume records', ...createResumeRecords(sessions) },
+    ];
+    await once('expiry-sweep', async () => startExpirySweep({ kinds, log }));
   }
 }

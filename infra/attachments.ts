@@ -112,21 +112,3 @@ export function createAttachmentStore(state: DomainHandle, opts: AttachmentStore
     forgetSession: (channel, sessionId) => forget((m) => m.channel === channel && m.sessionId === sessionId),
   };
 }
-
-/** Sweeps now and then every `intervalMs` (default six hours) while it runs: a leased piece of work. */
-export function startAttachmentSweep(opts: { store: AttachmentForgetting; log: (line: string) => void; intervalMs?: number }): {
-  stop(): void;
-} {
-  const run = async () => {
-    try {
-      const n = await opts.store.sweep();
-      if (n > 0) opts.log(`attachments: deleted ${n} expired attachment${n === 1 ? '' : 's'}`);
-    } catch (e) {
-      opts.log(`attachments: expiry sweep failed: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  };
-  void run();
-  const timer = setInterval(() => void run(), opts.intervalMs ?? 6 * 3_600_000);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
-}
