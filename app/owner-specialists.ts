@@ -82,7 +82,17 @@ export function createOwnerSpecialists(deps: OwnerSpecialistsDeps): OwnerSpecial
       if (!parts) throw notRunning(childTurnId, "it is not a specialist's turn id");
       const scope = `agent.terminate:${parts.specialist}`;
       const held = CapabilitySet.from([...deps.capabilities]).intersect(tierCeiling(by.trustTier, deps.tierPolicy));
-      if (!held.grants(scope))
+      if (!held.grants(scope)) {
+        // Who tried to stop whom is kept: a refused stop is a scope denied on that child's turn.
+        await deps.audit.append(`owner/specialists/refused/${childTurnId}/${randomUUID()}`, {
+          type: 'ScopeDenied',
+          turnId: childTurnId,
+          callId: `stop by ${by.identity} on ${by.channel}`,
+          toolAttempted: 'agent.terminate',
+          scopeRequested: 'agent.terminate',
+          scopeQualifier: parts.specialist,
+          heldCapabilities: held.toJSON(),
+        });
         throw new AivyxError(
           'CapabilityDenied',
           `stopping specialist ${parts.specialist} needs ${scope}, which ${by.identity} on ${by.channel} (${by.trustTier}) does not hold`,
@@ -91,6 +101,7 @@ export function createOwnerSpecialists(deps: OwnerSpecialistsDeps): OwnerSpecial
             hint: 'agent.terminate is Trusted only (the CLI, REST with the owner token); add it to AIVYX_CAPABILITIES if it was removed',
           },
         );
+      }
       const handle = deps.client.workflow.getHandle(childTurnId);
       const described = await handle.describe().catch((err: unknown) => {
         if (isWorkflowNotFound(err)) throw notRunning(childTurnId, 'no such workflow');

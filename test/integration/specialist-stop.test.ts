@@ -146,6 +146,17 @@ describe('the owner stops one specialist', () => {
     }
     for (const id of children()) expect(await running(id)).toBe(true);
     expect((await h.audit(child!)).filter((e) => e.type === 'SpecialistStopped')).toEqual([]);
+    // Each refusal is on the record: who tried, on which channel, what they held.
+    expect((await h.audit(child!)).filter((e) => e.type === 'ScopeDenied' && e.toolAttempted === 'agent.terminate')).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          callId: 'stop by local-user on rest',
+          scopeQualifier: 'researcher',
+          heldCapabilities: expect.arrayContaining(['llm.call']),
+        }),
+        expect.objectContaining({ callId: 'stop by 4242 on telegram', scopeQualifier: 'researcher' }),
+      ]),
+    );
   });
 
   it('an id that is not a running specialist — the lead, its session, a look-alike started at the frontend, an unknown child, junk — is refused; nothing is cancelled', async () => {
