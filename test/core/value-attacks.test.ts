@@ -4,9 +4,11 @@
  * sources a specialist's rendered answer shows its lead.
  */
 import { describe, expect, it } from 'vitest';
+import type { TranscriptItem } from '../../core/llm.js';
 import { TurnTaint } from '../../core/taint.js';
 import { findTool } from '../../core/tool-catalog.js';
 import { withoutEchoes } from '../../core/trusted-reads.js';
+import { renderedSources, valueHandle } from '../../core/values.js';
 
 const tool = (id: string) => findTool(id)!;
 const send = (to: string, text = 'hi') => tool('channel.send').parse({ channel: 'test', to, text });
@@ -27,5 +29,33 @@ describe("a trusted read's output, as the owner's text", () => {
     t.addTrusted(JSON.stringify(withoutEchoes({ key: 'mallory', value: null }, [{ key: 'mallory' }])));
     t.addTrusted(JSON.stringify(withoutEchoes({ key: 'test', value: null }, [{ key: 'test' }])));
     expect(t.decide(tool('channel.send'), send('mallory'), {})).toMatchObject({ action: 'gate', field: 'channel' });
+  });
+});
+
+describe("a specialist's rendered answer", () => {
+  const transcript: TranscriptItem[] = [
+    { role: 'assistant', calls: [{ callId: 'c0', tool: 'fs.read', input: { path: '/tmp/x' } }] },
+    {
+      role: 'tool',
+      results: [
+        {
+          callId: 'c0',
+          tool: 'fs.read',
+          outcome: {
+            status: 'Completed',
+            output: valueHandle('v0123456789ab', 'json', 10, 'a file outside the trusted roots'),
+            verified: 'NotApplicable',
+          },
+        },
+      ],
+    },
+  ];
+
+  it('names the sources of the values it shows; an id it holds no handle for is held content all the same', () => {
+    expect(renderedSources(transcript, ['v0123456789ab'])).toEqual(['a file outside the trusted roots']);
+    expect(renderedSources(transcript, ['v0123456789ab', 'vffffffffffff'])).toEqual([
+      'a file outside the trusted roots',
+      'a value it held',
+    ]);
   });
 });
