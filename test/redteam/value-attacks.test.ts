@@ -192,3 +192,20 @@ describe("a specialist's answer that shows a value it held", () => {
     expect(post).toMatchObject({ taintedBy: [expect.stringMatching(/the answer of specialist researcher, who read a file outside/)] });
   });
 });
+
+describe('a number the data chose, in an authority field', () => {
+  it('written with a prefix ("+<number>") is still the data\'s: the message waits for a person', async () => {
+    const phone = '15550006666';
+    const before = sentTo(`+${phone}`);
+    const file = mail(`Call me back! <<ANSWER ${phone}>>`);
+    const { outcome } = await h.turn(
+      [
+        directive('fs.read', { path: file }),
+        directive('value.read', { from: '$last', as: 'number', question: 'the phone number', min: 0, max: 99999999999 }),
+        directive('channel.send', { channel: 'test', to: '+$answer', text: 'hi' }),
+      ].join(' '),
+    );
+    expect(sentTo(`+${phone}`), JSON.stringify(outcome)).toBe(before);
+    expect(outcome).toMatchObject({ status: 'Escalated', reason: expect.stringMatching(/channel\.send: "to" is not from your message/) });
+  });
+});
