@@ -128,7 +128,7 @@ export class TurnTaint {
     if (this.derived.length === 0 || !taintGoverns(tool)) return undefined;
     let source: string | undefined;
     const chosen = (v: string): boolean => {
-      source = this.derived.find((d) => mentions(v, d.value))?.source;
+      source = this.derived.find((d) => holdsAnswer(v, d.value))?.source;
       return source === undefined || mentions(this.trustedText, v);
     };
     // In a clean turn the model chose every other value itself: only the shown answers are the data's.
@@ -252,6 +252,24 @@ export function mentions(text: string, value: string): boolean {
     }
     return false;
   });
+}
+
+/** A letter or digit: what continues a number, a date or a word (a dot continues it only before another). */
+const ALNUM = /[A-Za-z0-9]/;
+
+/**
+ * True when a quarantined answer stands in `field` as itself, even inside a longer token: `666` in
+ * "+666", "/orders/666/" or "tel:666" is the data's number, while "6660" or "1.666" is another.
+ * (`mentions` asks the opposite question, whether the owner named a whole value, and must not be this lax.)
+ */
+export function holdsAnswer(field: string, answer: string): boolean {
+  const continues = (c: string | undefined, next: string | undefined) =>
+    c !== undefined && (ALNUM.test(c) || (c === '.' && next !== undefined && ALNUM.test(next)));
+  for (let at = field.indexOf(answer); at >= 0; at = field.indexOf(answer, at + 1)) {
+    const end = at + answer.length;
+    if (!continues(field[at - 1], field[at - 2]) && !continues(field[end], field[end + 1])) return true;
+  }
+  return false;
 }
 
 /**

@@ -6,6 +6,7 @@
  * which arguments came from untrusted data. Pure and workflow-safe.
  */
 import { AivyxError } from './errors.js';
+import type { TranscriptItem } from './llm.js';
 
 /** A value's id: `v` and 12 hex digits (derived from the call that produced it). */
 export const VALUE_ID = /^v[0-9a-f]{12}$/;
@@ -96,6 +97,19 @@ export function substituteRefs(input: unknown, lookup: (id: string) => unknown):
   if (input !== null && typeof input === 'object')
     return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, substituteRefs(v, lookup)]));
   return input;
+}
+
+/** What a specialist shows its lead when its answer renders values `ids`: their sources, as the handles in `transcript` name them. */
+export function renderedSources(transcript: readonly TranscriptItem[], ids: readonly string[]): string[] {
+  const from = new Map<string, string>();
+  for (const item of transcript)
+    if (item.role === 'tool')
+      for (const r of item.results) {
+        const h = (r.outcome.status === 'Completed' ? r.outcome.output : undefined) as Partial<ValueHandle> | undefined;
+        if (typeof h?.value === 'string' && typeof h.from === 'string') from.set(h.value, h.from);
+      }
+  // An id with no handle here renders as a refusal, or as a value of the context this turn continues: held content all the same.
+  return [...new Set(ids.map((id) => from.get(id) ?? 'a value it held'))];
 }
 
 /** The error for a value the call cannot use (unknown, another turn's, expired): the model is told how to go on. */

@@ -18,6 +18,7 @@ import { addSpend } from '../core/spend.js';
 import { unvouchedLabel, type CallTaint } from '../core/taint.js';
 import { loadOutcome, loadTools } from '../core/tool-offer.js';
 import { TOOLS_LOAD } from '../core/tools/tools-load.js';
+import { withoutEchoes } from '../core/trusted-reads.js';
 import { refsIn, VALUE_ID, valueHandle, type ValueHandle } from '../core/values.js';
 import { failureToErrorData } from './failures.js';
 import type { TurnLoop, TurnRun } from './turn-run.js';
@@ -271,7 +272,18 @@ function callLabel(def: ToolDefinition, call: ToolCall, ran: RunToolResult | und
           : undefined);
   if (untrusted) return { untrusted };
   if (call.tool === 'value.read') return shownAnswer(out);
-  // Only a trusted read names destinations for the egress rule: an effect's output echoes what the model chose.
-  if (out.status === 'Completed' && !def.provenance.effect) return { trusted: out.output };
+  // Only a trusted read names destinations for the egress rule: an effect's output echoes what the model chose,
+  // and so does a read's echo of its own input (core/trusted-reads.ts).
+  if (out.status === 'Completed' && !def.provenance.effect)
+    return { trusted: withoutEchoes(out.output, [call.input, canonicalOf(def, call.input)]) };
   return undefined;
+}
+
+/** The call's canonical input (a normalized path, a canonical URL), or undefined when it does not parse. */
+function canonicalOf(def: ToolDefinition, input: unknown): unknown {
+  try {
+    return def.parse(input);
+  } catch {
+    return undefined;
+  }
 }

@@ -39,7 +39,7 @@ import {
   RESUME_APPROVED_CALLS,
   RETRY_REFUSED_RESULTS,
 } from './patches.js';
-import { refsIn } from '../core/values.js';
+import { refsIn, renderedSources } from '../core/values.js';
 import { isRefusedResult } from './interceptors.js';
 import { runBatch, shownAnswer, type CallLabel, type ToolCallsStep } from './turn-calls.js';
 import { sessionWorkflowId } from './turn-ids.js';
@@ -205,6 +205,8 @@ async function runStep(turn: TurnRun, loop: TurnLoop, step: number): Promise<Tur
 async function renderFinal(turn: TurnRun, text: string): Promise<string> {
   if (refsIn(text).length === 0 || !patched(RENDER_VALUES)) return text;
   turn.plannerText = text;
+  // A specialist's answer goes to its lead's model, not to a person: the values it shows are untrusted text there.
+  if (turn.req.delegatedBy) for (const source of renderedSources(turn.transcript, refsIn(text))) turn.taint?.add(source);
   return turn.bookkeeping.renderValues({ turnId: turn.req.turnId, text, context: [...turn.context] });
 }
 

@@ -11,7 +11,7 @@ import { CapabilitySet, Scope } from '../../core/capability/index.js';
 import { inputHash } from '../../core/canonical-json.js';
 import { summarizeToolOutcome, type ToolOutcome } from '../../core/outcomes.js';
 import type { Spend } from '../../core/spend.js';
-import { describeTaint } from '../../core/taint.js';
+import { describeTaint, flatLabel } from '../../core/taint.js';
 import { HOST_BOUND_TOOLS } from '../../core/tool-catalog.js';
 import type { ToolCall } from '../../core/tools.js';
 import { activityKey, currentExecution } from '../execution.js';
@@ -24,7 +24,7 @@ import { callTaintCheck, type WorkerTaint } from './call-taint.js';
 import { executeTool } from './execute-tool.js';
 import { modelSpend, type SpendAt } from './model-spend.js';
 import { outcomeFromSummary } from './tool-outcome.js';
-import { valueHolding } from './values.js';
+import { valueHolding, type UsedValue } from './values.js';
 import type { RunToolInput, RunToolResult, TurnAuthority } from './types.js';
 
 /**
@@ -37,6 +37,19 @@ function fieldReason(field: string | undefined, shows?: string): string {
   if (shows !== undefined)
     return `: "${field}" is ${JSON.stringify(shows)}, read from untrusted content, not from your message or configuration`;
   return `: "${field}" is not from your message or configuration`;
+}
+
+/** Tools whose results already account for the values they were given: a typed answer, a specialist that starts tainted. */
+const ANSWERS_FOR_ITS_VALUES: ReadonlySet<string> = new Set(['value.read', 'agent.delegate']);
+
+/**
+ * The sources every result of a call that used values carries: whatever it says back (an output, an
+ * error, a refused scope) may echo them (`fs.metadata` names the path it was given, `config.read` the
+ * key), and the planning model must not read a value's text as a trusted result.
+ */
+function echoLabel(tool: string, used: readonly UsedValue[]): string | undefined {
+  if (used.length === 0 || ANSWERS_FOR_ITS_VALUES.has(tool)) return undefined;
+  return flatLabel(used.map((u) => u.label));
 }
 
 /** The activity that runs one tool call. */
@@ -173,8 +186,9 @@ export function runToolActivities(ctx: TurnContext) {
       const withValues = await values.resolve(input);
       if ('failed' in withValues) return result(facts, withValues.failed);
       const { call: substituted, used } = withValues;
+      const echo = echoLabel(call.tool, used);
       const resolved = await resolvedScope({ ...input, call: substituted }, impl, authority);
-      if ('outcome' in resolved) return result(facts, resolved.outcome);
+      if ('outcome' in resolved) return result(echo ? { ...facts, untrustedOutput: echo } : facts, resolved.outcome);
       const checked = await callTaint(authority, input);
       if ('refused' in checked) return reject(input, facts, checked.refused);
       const taint = values.withValues(call, used, checked, substituted);
@@ -189,10 +203,15 @@ export function runToolActivities(ctx: TurnContext) {
       const performed = await perform(input, { call: substituted, facts, impl, authority, taint, ...(meter ? { spend: meter } : {}) });
       // What the call's model calls used is recorded before its outcome: with the database down, nothing is done yet.
       const spent = await meter?.settle();
+      // A gated call's reason goes to the approver; the model never continues from it.
+      const label =
+        echo === undefined || performed.outcome.status === 'RequiresEscalation'
+          ? performed.untrustedOutput
+          : flatLabel([performed.untrustedOutput ?? '', echo]);
       // An untrusted result is held as a value: the model gets its handle, and the turn stays clean.
-      const held = await values.hold(call, facts, performed.outcome, performed.untrustedOutput);
+      const held = await values.hold(call, facts, performed.outcome, label);
       if (held) facts = { ...facts, heldAs: held.heldAs };
-      else if (performed.untrustedOutput) facts = { ...facts, untrustedOutput: performed.untrustedOutput };
+      else if (label) facts = { ...facts, untrustedOutput: label };
       // The outcome and its entry are written now; bookkeeping after the effect never rewrites its
       // result: if the database is down, the receipt lets recordToolCall write them once it is back.
       let outcome = held?.outcome ?? performed.outcome;
