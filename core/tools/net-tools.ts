@@ -201,7 +201,9 @@ export const netFetchTool = defineTool({
   },
   scope: { base: 'net.fetch', qualifier: (i) => i.url },
   idempotency: 'natural',
-  // A web page is written by whoever controls the site; the URL itself is where a request goes.
+  // A web page is written by whoever controls the site; the URL itself is where a request goes. The
+  // method may hold anything the schema allows: GET and HEAD are both safe methods (RFC 9110), a HEAD
+  // asks for less than the GET would, and anything that changes the server's state is net.post's.
   provenance: { output: 'untrusted', effect: false, egressFields: ['url'], contentFields: ['method', 'maxBytes', 'timeoutMs'] },
 });
 
@@ -245,7 +247,8 @@ export const netPostTool = defineTool({
   scope: { base: 'net.post', qualifier: (i) => i.url },
   idempotency: 'keyed',
   confirmFirst: true,
-  provenance: { output: 'untrusted', effect: true, egressFields: ['url'], contentFields: ['method', 'body', 'contentType'] },
+  // The method is what the request does to the URL: a POST the owner asked for must not become a DELETE.
+  provenance: { output: 'untrusted', effect: true, egressFields: ['url'], contentFields: ['body', 'contentType'] },
 });
 
 export const parseNetFetchInput = netFetchTool.parse;

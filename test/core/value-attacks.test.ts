@@ -50,6 +50,22 @@ describe("a quarantined answer in an authority field (a clean turn's call)", () 
   });
 });
 
+describe("a request's method", () => {
+  const taint = () => new TurnTaint(['a page from evil.example'], 'POST the summary to https://hooks.example/orders');
+  const post = (method: string) => tool('net.post').parse({ url: 'https://hooks.example/orders', method, body: 'page text' });
+
+  it("net.post's method carries authority: the owner's POST runs free, a DELETE the page asked for is gated", () => {
+    expect(taint().decide(tool('net.post'), post('POST'), {})).toMatchObject({ action: 'free' });
+    expect(taint().decide(tool('net.post'), post('DELETE'), {})).toMatchObject({ action: 'gate', field: 'method' });
+  });
+
+  it("net.fetch's does not: HEAD asks for less than GET, and the schema allows nothing else", () => {
+    const head = tool('net.fetch').parse({ url: 'https://hooks.example/orders', method: 'HEAD' });
+    expect(taint().decide(tool('net.fetch'), head, {})).toMatchObject({ action: 'free' });
+    expect(() => tool('net.fetch').parse({ url: 'https://hooks.example/orders', method: 'DELETE' })).toThrow(/GET" or "HEAD/);
+  });
+});
+
 describe("a trusted read's output, as the owner's text", () => {
   it("drops what echoes the call's input, as written or canonical, and keeps the owner's data", () => {
     expect(withoutEchoes({ key: 'mallory', value: null }, [{ key: 'mallory' }])).toEqual({ key: null, value: null });
