@@ -24,7 +24,7 @@ import { callTaintCheck, type WorkerTaint } from './call-taint.js';
 import { executeTool } from './execute-tool.js';
 import { modelSpend, type SpendAt } from './model-spend.js';
 import { outcomeFromSummary } from './tool-outcome.js';
-import { valueHolding, type UsedValue } from './values.js';
+import { ACCOUNTS_FOR_VALUES, valueHolding, type UsedValue } from './values.js';
 import type { RunToolInput, RunToolResult, TurnAuthority } from './types.js';
 
 /**
@@ -39,16 +39,14 @@ function fieldReason(field: string | undefined, shows?: string): string {
   return `: "${field}" is not from your message or configuration`;
 }
 
-/** Tools whose results already account for the values they were given: a typed answer, a specialist that starts tainted. */
-const ANSWERS_FOR_ITS_VALUES: ReadonlySet<string> = new Set(['value.read', 'agent.delegate']);
-
 /**
  * The sources every result of a call that used values carries: whatever it says back (an output, an
  * error, a refused scope) may echo them (`fs.metadata` names the path it was given, `config.read` the
  * key), and the planning model must not read a value's text as a trusted result.
  */
 function echoLabel(tool: string, used: readonly UsedValue[]): string | undefined {
-  if (used.length === 0 || ANSWERS_FOR_ITS_VALUES.has(tool)) return undefined;
+  // value.read (a typed answer) and agent.delegate (a specialist that starts tainted) account for them, in the fields they take them in.
+  if (used.length === 0 || Object.hasOwn(ACCOUNTS_FOR_VALUES, tool)) return undefined;
   return flatLabel(used.map((u) => u.label));
 }
 

@@ -28,6 +28,30 @@ export interface UsedValue {
 /** A call with its references substituted, or why it cannot run. */
 export type ResolvedCall = { call: ToolCall; used: UsedValue[] } | { failed: ToolOutcome };
 
+/**
+ * Tools that account for the values they are given themselves (their results do not carry the values'
+ * sources: run-tool.ts), and the only fields they take them in. value.read reads `from` and asks
+ * `question`; its choices, type and bounds are the caller's own, since a choice comes back shown. A
+ * specialist starts tainted by its `task`; which specialist runs is the caller's choice.
+ */
+export const ACCOUNTS_FOR_VALUES: Readonly<Record<string, readonly string[]>> = {
+  'value.read': ['from', 'question'],
+  'agent.delegate': ['task'],
+};
+
+/** The refusal of a value in a field where `tool` does not take one. */
+function misplacedValue(tool: string, fields: Iterable<string>): ToolOutcome | undefined {
+  const allowed = ACCOUNTS_FOR_VALUES[tool];
+  const field = allowed && [...fields].find((f) => !allowed.includes(f));
+  if (!allowed || field === undefined) return undefined;
+  const where = allowed.map((f) => `"${f}"`).join(' or ');
+  const error = new AivyxError('Tool', `${tool}: a value may stand only in ${where}, not in "${field}"`, {
+    hint: `write "${field}" yourself; pass the value in ${where}`,
+    detail: { tool, field },
+  });
+  return { status: 'Failed', error: error.toData() };
+}
+
 /** The value id of the result of call `idemKey` (the same on every attempt: a retry stores it once). */
 export function valueIdOf(idemKey: string): string {
   return `v${createHash('sha256').update(idemKey).digest('hex').slice(0, 12)}`;
@@ -56,6 +80,8 @@ export function valueHolding({ deps, mcpClasses }: TurnContext) {
     async resolve(input: RunToolInput): Promise<ResolvedCall> {
       const byField = refsByField(fieldsOf(input.call));
       if (byField.size === 0) return { call: input.call, used: [] };
+      const misplaced = misplacedValue(input.call.tool, byField.keys());
+      if (misplaced) return { failed: misplaced };
       // withValues judges an MCP call by the classification its turn opened with (loaded once per worker).
       if (input.call.tool === 'mcp.call') await mcpClasses.load();
       try {
