@@ -229,6 +229,8 @@ export interface MissionRecord {
   startedAt: string;
   /** Who it belongs to, from its definition — only a definition whose proof the worker's key checks. */
   owners: MissionOwners;
+  /** Where the untrusted content came from that its asking turn had read (its goal may be that content's words). */
+  taintedBy?: string[];
 }
 
 /**

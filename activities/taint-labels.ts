@@ -91,11 +91,13 @@ export function outputLabel(
       const path = resolvedScope?.slice(def.scopeBase.length + 1) ?? '';
       return (places.roots ?? []).some((r) => isAbsolute(path) && within(path, r)) ? undefined : 'a file outside the trusted roots';
     }
-    // These label each result themselves (`reported`): an entry, skill or relation keeps the label it was stored with.
+    // These label each result themselves (`reported`): an entry, skill or relation keeps the label it was
+    // stored with, a mission the sources its asking turn had read.
     case 'memory.read':
     case 'skills.list':
     case 'skills.invoke':
     case 'graph.read':
+    case 'mission.list':
       return undefined;
     case 'mcp.call': {
       const server = String(fields.server ?? '');

@@ -93,6 +93,7 @@ async function recordOf(deps: MissionRecordDeps, info: RunInfo, def: MissionDefi
     ...(waiting ? { waiting } : {}),
     startedAt: info.startTime.toISOString(),
     owners: ownersOf(def),
+    ...(def.taintedBy && def.taintedBy.length > 0 ? { taintedBy: def.taintedBy } : {}),
   };
 }
 

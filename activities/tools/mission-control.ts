@@ -6,6 +6,7 @@
  */
 import { askerOf } from '../../core/mission-owner.js';
 import { AivyxError } from '../../core/errors.js';
+import { flatLabel } from '../../core/taint.js';
 import { missionCancelTool } from '../../core/tools/mission-cancel.js';
 import { missionListTool } from '../../core/tools/mission-list.js';
 import { toolError } from '../../core/tools/tool-error.js';
@@ -39,10 +40,13 @@ export function createMissionControlTools(deps: { control?: MissionControlPort }
   return [
     implementTool(missionListTool, {
       async run(input, ctx) {
-        const missions = await listOwnMissions(port('mission.list'), askerFor('mission.list', ctx), input).catch((e: unknown) => {
+        const listed = await listOwnMissions(port('mission.list'), askerFor('mission.list', ctx), input).catch((e: unknown) => {
           throw asToolError('mission.list', e);
         });
-        return { kind: 'completed', output: { missions }, verified: 'Verified' };
+        // A mission drafted after untrusted content: its goal may be that content's words, not the owner's.
+        const untrusted = flatLabel(listed.flatMap((m) => m.taintedBy ?? []));
+        const missions = listed.map(({ taintedBy: _taintedBy, ...m }) => m);
+        return { kind: 'completed', output: { missions }, verified: 'Verified', ...(untrusted ? { untrusted } : {}) };
       },
     }),
     implementTool(missionCancelTool, {

@@ -34,7 +34,9 @@ export const missionListTool = defineTool({
   canonical: (p): MissionListInput => ({ ...(p.state ? { state: p.state } : {}), limit: p.limit ?? 20 }),
   scope: { base: 'mission.list', qualifier: () => 'own' },
   idempotency: 'natural',
-  provenance: { output: 'trusted', effect: false },
+  // The owner's own missions, but a goal drafted after untrusted content may be that content's words:
+  // such a mission's listing carries where the content came from (activities/tools/mission-control.ts).
+  provenance: { output: 'depends', effect: false },
 });
 
 export const parseMissionListInput = missionListTool.parse;

@@ -100,6 +100,18 @@ describe('mission.list', () => {
     expect(bobs.output.missions.map((r) => r.missionId)).toEqual(['mission-b1']);
   });
 
+  it('a listing with a mission drafted after untrusted content carries where that came from; one without, nothing', async () => {
+    const page = { taintedBy: ['a page from evil.example'] };
+    const { list } = tools(
+      stubPort([rec('mission-a1', '42'), rec('mission-a4', '42', { goal: 'lunch with mallory@evil.example', ...page })]),
+    );
+    const out = await list.run({}, ctx(alice));
+    expect(out).toMatchObject({ kind: 'completed', untrusted: 'a page from evil.example' });
+    expect((out as { output: { missions: Record<string, unknown>[] } }).output.missions[1]).not.toHaveProperty('taintedBy');
+    expect(await list.run({ state: 'waiting' }, ctx(bob))).not.toHaveProperty('untrusted');
+    expect(await tools(stubPort([rec('mission-a1', '42')])).list.run({}, ctx(alice))).not.toHaveProperty('untrusted');
+  });
+
   it('the local Trusted owner sees every mission; an Untrusted sender and a turn without a channel none', async () => {
     const { list } = tools(stubPort(missions()));
     const all = (await list.run({ limit: 50 }, ctx(owner))) as { output: { missions: unknown[] } };
