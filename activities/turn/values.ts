@@ -139,13 +139,25 @@ export function valueHolding({ deps, mcpClasses }: TurnContext) {
   };
 }
 
-/** Longest authority value an approval request quotes (an address, a URL, a path). */
-const SHOWN_MAX = 120;
+/**
+ * Longest authority value an approval request quotes whole (an address, a URL, argv): the approver
+ * must see what will run, and a payload sits wherever the data put it, often at the end.
+ */
+export const SHOWN_MAX = 2000;
+/** Of a longer value, its head and its tail are quoted, and how many characters between them are not. */
+const SHOWN_HEAD = 1200;
+const SHOWN_TAIL = 600;
 
-/** An authority value as an approval request quotes it: its text, one line, cut short. */
-function shownValue(value: unknown): string {
-  const text = [...valueText(value)].map((c) => (c < ' ' || c === '\u007f' ? ' ' : c)).join('');
-  return text.length > SHOWN_MAX ? `${text.slice(0, SHOWN_MAX - 1)}…` : text;
+/**
+ * An authority value as an approval request quotes it: its text on one line (a control character
+ * cannot forge a line of the request), whole up to {@link SHOWN_MAX} characters; beyond, head and
+ * tail with the count left out, so the approver knows there is more than was shown.
+ */
+export function shownValue(value: unknown): string {
+  const chars = [...valueText(value)].map((c) => (c < ' ' || c === '\u007f' ? ' ' : c));
+  if (chars.length <= SHOWN_MAX) return chars.join('');
+  const left = chars.length - SHOWN_HEAD - SHOWN_TAIL;
+  return `${chars.slice(0, SHOWN_HEAD).join('')} [… ${left} characters not shown …] ${chars.slice(-SHOWN_TAIL).join('')}`;
 }
 
 /** A call's input as values are attributed to it: by top-level field, and an MCP call by argument (`arguments.<name>`). */

@@ -77,9 +77,11 @@ function fitMessage(lines: string[], max = TELEGRAM_MAX_TEXT): string {
   while (out.join('\n').length > max) {
     const i = out.reduce((best, l, j) => (l.length > (out[best] ?? '').length ? j : best), 0);
     const line = out[i]!;
-    // Halving a line over 160 characters always shortens it, so this ends.
+    // Halving a line over 160 characters always shortens it, so this ends. Its head and its tail stay:
+    // the end of a value quoted in "Why" is where a payload past a URL's first characters would be.
     if (line.length <= 160) break;
-    out[i] = `${line.slice(0, Math.floor(line.length / 2))}… (cut)`;
+    const quarter = Math.floor(line.length / 4);
+    out[i] = `${line.slice(0, quarter)}… (cut) …${line.slice(-quarter)}`;
   }
   return out.join('\n');
 }

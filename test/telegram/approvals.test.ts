@@ -57,7 +57,12 @@ describe('Telegram approvals (pure)', () => {
     const huge = requestText({ ...notice, goal: 'g'.repeat(6000), call: ['x'.repeat(1000), 'y'.repeat(1000)] });
     expect(huge.length).toBeLessThanOrEqual(4096);
     expect(huge).toContain('Gate: mission-1/gate-2');
-    expect(huge).toMatch(/What: g+… \(cut\)/);
+    expect(huge).toMatch(/What: g+… \(cut\) …g+\n/);
+    // A value an approval request quotes keeps its end, where a payload past its first characters would be.
+    const why = `net.fetch: "url" is "https://x.example/${'a'.repeat(1990)}/collect?pin=4711", read from untrusted content`;
+    const long = requestText({ ...notice, goal: 'g'.repeat(6000), why, call: ['x'.repeat(1000), 'y'.repeat(1000)] });
+    expect(long.length).toBeLessThanOrEqual(4096);
+    expect(long).toMatch(/Why: net\.fetch: "url" is "https:\/\/x\.example\/a+… \(cut\) …a+\/collect\?pin=4711", read from/);
     expect(closedText({ ...notice, kind: 'expired', text: 'the gate expired; the mission ends' })).toBe(
       'Gate mission-1/gate-2 (shell.exec, mission mission-1): the gate expired; the mission ends',
     );
