@@ -195,7 +195,7 @@ export function parseMcpClassification(raw: string): McpClassification {
 }
 
 /** The input fields of `tool` that carry authority: all but its content fields. */
-export function authorityFields(tool: ToolDefinition, input: Record<string, unknown>): string[] {
+function authorityFields(tool: ToolDefinition, input: Record<string, unknown>): string[] {
   const content = tool.provenance.contentFields ?? [];
   return Object.keys(input).filter((f) => !content.includes(f));
 }
@@ -205,6 +205,30 @@ function leaves(value: unknown): unknown[] {
   if (Array.isArray(value)) return value.flatMap(leaves);
   if (value !== null && typeof value === 'object') return Object.values(value).flatMap(leaves);
   return [value];
+}
+
+/** The keys a tool's `field[].key` content paths name inside `field`'s items. */
+function contentKeys(tool: ToolDefinition, field: string): string[] {
+  return (tool.provenance.contentFields ?? []).flatMap((p) => (p.startsWith(`${field}[].`) ? [p.slice(field.length + 3)] : []));
+}
+
+/**
+ * Every scalar of the call's authority fields, with its field: a field's content paths (a mission
+ * step's `waitUntil`: when, not who, where or what) are left out, the rest of it is in.
+ */
+export function authorityLeaves(tool: ToolDefinition, input: Record<string, unknown>): { field: string; leaf: unknown }[] {
+  return authorityFields(tool, input).flatMap((field) => {
+    const keys = contentKeys(tool, field);
+    const value = input[field];
+    const items = Array.isArray(value) && keys.length > 0 ? value.map((item) => withoutKeys(item, keys)) : value;
+    return leaves(items).map((leaf) => ({ field, leaf }));
+  });
+}
+
+/** An array item without its content keys (an item that is not an object is kept whole). */
+function withoutKeys(item: unknown, keys: readonly string[]): unknown {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+  return Object.fromEntries(Object.entries(item).filter(([k]) => !keys.includes(k)));
 }
 
 /**
@@ -219,15 +243,13 @@ export function unvouchedField(
   opts: { trueIsOwners?: boolean; launders?: boolean } = {},
 ): string | undefined {
   const fields = (input ?? {}) as Record<string, unknown>;
-  for (const field of authorityFields(tool, fields)) {
-    for (const leaf of leaves(fields[field])) {
-      if (leaf === undefined || leaf === null || leaf === false || leaf === '') continue;
-      if (leaf === true) {
-        if (opts.trueIsOwners) continue;
-        return field;
-      }
-      if ((typeof leaf !== 'string' && typeof leaf !== 'number') || !vouched(String(leaf))) return field;
+  for (const { field, leaf } of authorityLeaves(tool, fields)) {
+    if (leaf === undefined || leaf === null || leaf === false || leaf === '') continue;
+    if (leaf === true) {
+      if (opts.trueIsOwners) continue;
+      return field;
     }
+    if ((typeof leaf !== 'string' && typeof leaf !== 'number') || !vouched(String(leaf))) return field;
   }
   const launders = opts.launders ?? tool.provenance.launders;
   if (launders && (tool.provenance.contentFields ?? []).some((f) => fields[f] !== undefined)) return 'content';
@@ -257,17 +279,23 @@ export function mentions(text: string, value: string): boolean {
 /** A letter or digit: what continues a number, a date or a word (a dot continues it only before another). */
 const ALNUM = /[A-Za-z0-9]/;
 
+/** A date as a quarantined read answers it: in a local time or an instant it is followed by `T` and the hour. */
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
 /**
  * True when a quarantined answer stands in `field` as itself, even inside a longer token: `666` in
- * "+666", "/orders/666/" or "tel:666" is the data's number, while "6660" or "1.666" is another.
- * (`mentions` asks the opposite question, whether the owner named a whole value, and must not be this lax.)
+ * "+666", "/orders/666/" or "tel:666" is the data's number, while "6660" or "1.666" is another; the
+ * date `2027-06-15` is in "2027-06-15T09:00". (`mentions` asks the opposite question, whether the
+ * owner named a whole value, and must not be this lax.)
  */
 export function holdsAnswer(field: string, answer: string): boolean {
   const continues = (c: string | undefined, next: string | undefined) =>
     c !== undefined && (ALNUM.test(c) || (c === '.' && next !== undefined && ALNUM.test(next)));
+  const timeOf = (c: string | undefined, next: string | undefined) => DATE.test(answer) && c === 'T' && /\d/.test(next ?? '');
   for (let at = field.indexOf(answer); at >= 0; at = field.indexOf(answer, at + 1)) {
     const end = at + answer.length;
-    if (!continues(field[at - 1], field[at - 2]) && !continues(field[end], field[end + 1])) return true;
+    const after = timeOf(field[end], field[end + 1]) || !continues(field[end], field[end + 1]);
+    if (!continues(field[at - 1], field[at - 2]) && after) return true;
   }
   return false;
 }

@@ -8,10 +8,10 @@
 import { createHash } from 'node:crypto';
 import { AivyxError } from '../../core/errors.js';
 import type { ToolOutcome } from '../../core/outcomes.js';
-import { authorityFields, mcpFields, mcpRule, policyAction, stricter, taintGoverns } from '../../core/taint.js';
+import { authorityLeaves, mcpFields, mcpRule, policyAction, stricter, taintGoverns } from '../../core/taint.js';
 import { findTool } from '../../core/tool-catalog.js';
 import type { ToolCall } from '../../core/tools.js';
-import { refsByField, substituteRefs, valueHandle, valueRefusal, valueText, VALUE_TTL_MS } from '../../core/values.js';
+import { refsByField, refsIn, substituteRefs, valueHandle, valueRefusal, valueText, VALUE_TTL_MS } from '../../core/values.js';
 import { errorData } from '../failure.js';
 import type { HeldValue, ToolCallFacts } from '../ports.js';
 import type { WorkerTaint } from './call-taint.js';
@@ -105,11 +105,11 @@ export function valueHolding({ deps, mcpClasses }: TurnContext) {
       // An MCP call is judged argument by argument, by the owner's classification of its tool.
       const rule = def && (mcpRule(def, call.input, mcpClasses.current()) ?? def);
       if (!rule || rule === 'read' || !taintGoverns(rule)) return { ...taint, sources };
-      const authority = new Set(authorityFields(rule, Object.fromEntries(used.map((u) => [u.field, true]))));
-      const steering = used.find((u) => authority.has(u.field));
-      const field = steering?.field ?? (rule.provenance.launders ? 'content' : undefined);
+      // A reference in an authority part of the call as the model wrote it (a step's wait time is content).
+      const steering = authorityLeaves(rule, fieldsOf(call)).find(({ leaf }) => refsIn(leaf).length > 0)?.field;
+      const field = steering ?? (rule.provenance.launders ? 'content' : undefined);
       if (field === undefined) return { ...taint, sources };
-      const shows = steering ? shownValue(fieldsOf(substituted)[steering.field]) : undefined;
+      const shows = steering ? shownValue(fieldsOf(substituted)[steering]) : undefined;
       return { sources, action: stricter(taint.action, policyAction(rule.id, policy)), field, ...(shows ? { shows } : {}) };
     },
 

@@ -21,7 +21,9 @@ import { HINT_SEPARATOR } from './fields.js';
  * - `contentFields`: input fields that only fill what the call carries (a message's text, a file's
  *   content, a request body): untrusted data there steers nothing. Every other field carries
  *   authority (a recipient, a URL, a path, argv, a key): after untrusted content an effect runs
- *   without approval only when each of those came from the owner (core/taint.ts).
+ *   without approval only when each of those came from the owner (core/taint.ts). `field[].key`
+ *   names a key of each item of an array field (a mission step's `waitUntil`): that part is content,
+ *   the rest of the field keeps its authority.
  * - `launders`: what the call writes is later read as the owner's own (a file under the trusted
  *   roots, a commit): untrusted data in its content fields still needs approval.
  */
@@ -137,7 +139,8 @@ export function defineTool<S extends z.ZodObject, I = z.output<S>>(spec: ToolSpe
     }
     const fields = Object.keys(schema.shape);
     // A content field that is not an input field is a typo that would leave a field unclassified.
-    const stray = [...(spec.provenance.contentFields ?? []), ...(spec.provenance.egressFields ?? [])].find((f) => !fields.includes(f));
+    const named = [...(spec.provenance.contentFields ?? []), ...(spec.provenance.egressFields ?? [])];
+    const stray = named.find((f) => !fields.includes(f.split('[].')[0]!));
     if (stray !== undefined) throw new AivyxError('Internal', `tool ${id}: provenance names "${stray}", which is not an input field`);
     return (built = { input: schema, fields });
   };

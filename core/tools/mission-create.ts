@@ -74,7 +74,11 @@ export const missionCreateTool = defineTool({
   scope: { base: 'mission.create', qualifier: (i) => missionKind(i.steps) },
   idempotency: 'keyed',
   confirmFirst: true,
-  provenance: { output: 'trusted', effect: true, contentFields: ['goal'] },
+  // A wait's time decides when the mission goes on, not who is told, what runs or who approves: a
+  // reminder the owner asked for may fire on a date read from a page. Every other part of a step
+  // (a notice's text and recipients, a turn step's task, an event to wait for), the capabilities and
+  // a recurring schedule carry authority.
+  provenance: { output: 'trusted', effect: true, contentFields: ['goal', 'steps[].wait', 'steps[].waitUntil', 'steps[].timeZone'] },
 });
 
 export const parseMissionCreateInput = missionCreateTool.parse;
