@@ -82,10 +82,20 @@ function escapeUnsafe(s: string): string {
   });
 }
 
-/** `s` cut at {@link DESCRIBE_MAX_CHARS} characters, with a note of its full size when cut. */
+/**
+ * `s` within {@link DESCRIBE_MAX_CHARS} characters, with a note of its full size when cut. It is cut
+ * in the middle, keeping both ends: what decides where a URL or a command goes is as often at its
+ * end (a query, a last argument) as at its start, and an approver must see both.
+ */
 function cut(s: string): { text: string; note: string } {
   if (s.length <= DESCRIBE_MAX_CHARS) return { text: s, note: '' };
-  return { text: `${s.slice(0, DESCRIBE_MAX_CHARS)}…`, note: ` (cut; ${utf8Length(s)} bytes in all)` };
+  return { text: middleCut(s, DESCRIBE_MAX_CHARS), note: ` (cut in the middle; ${utf8Length(s)} bytes in all)` };
+}
+
+/** The first two thirds and the last third of `max` characters of `s`, joined by "…". */
+function middleCut(s: string, max: number): string {
+  const head = Math.ceil((max * 2) / 3);
+  return `${s.slice(0, head)}…${s.slice(s.length - (max - head))}`;
 }
 
 /** A free text as a quoted, escaped (and, when long, cut) string. */
@@ -405,7 +415,9 @@ const DESCRIBERS: Record<string, (input: unknown) => string[]> = {
 export const DESCRIBED_TOOLS: readonly string[] = Object.freeze(Object.keys(DESCRIBERS));
 
 function capLine(line: string): string {
-  return line.length <= DESCRIBE_MAX_LINE ? line : `${line.slice(0, DESCRIBE_MAX_LINE)}… (line cut; ${line.length} characters in all)`;
+  return line.length <= DESCRIBE_MAX_LINE
+    ? line
+    : `${middleCut(line, DESCRIBE_MAX_LINE)} (line cut in the middle; ${line.length} characters in all)`;
 }
 
 /** How `tool` will be called with `input`, as lines an approver reads. Never throws (workflow code calls it). */

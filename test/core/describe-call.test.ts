@@ -16,7 +16,7 @@ import {
 } from '../../core/tools/describe-call.js';
 
 const TOKEN = 'sk-live-4f9a8b7c6d5e4f3a2b1c';
-const long = 'x'.repeat(5000) + 'TAIL-MARKER';
+const long = 'x'.repeat(2500) + 'MIDDLE-MARKER' + 'x'.repeat(2500) + 'TAIL-MARKER';
 
 /** One valid input per catalog tool, with the line(s) it must produce. */
 const SAMPLES: Record<string, { input: unknown; expect: string[] }> = {
@@ -191,7 +191,7 @@ describe('describeCall', () => {
     for (const n of ['keyword', 'monkey', 'Accept', 'user', 'query', 'limit', 'content-type']) expect(isSecretName(n), n).toBe(false);
   });
 
-  it('cuts long content, messages, bodies and texts, giving the full size in bytes', () => {
+  it('cuts long content, messages, bodies and texts in the middle (both ends shown), giving the full size in bytes', () => {
     const cases = [
       describeCall('fs.write', { path: '/tmp/big', content: long }),
       describeCall('git.commit', { repo: '/r', message: long.slice(0, 9000) }),
@@ -201,15 +201,16 @@ describe('describeCall', () => {
     ];
     for (const d of cases) {
       const text = d.lines.join('\n');
-      expect(text).not.toContain('TAIL-MARKER');
-      expect(text).toMatch(/…"? \(cut; \d+ bytes in all\)/);
+      expect(text).not.toContain('MIDDLE-MARKER');
+      expect(text).toContain('TAIL-MARKER');
+      expect(text).toMatch(/…[^…]*"? \(cut in the middle; \d+ bytes in all\)/);
       for (const line of d.lines) expect(line.length).toBeLessThan(DESCRIBE_MAX_CHARS + 120);
     }
-    expect(cases[0]!.lines[2]).toMatch(/^content: 5011 bytes: "x{300}…" \(cut; 5011 bytes in all\)$/);
+    expect(cases[0]!.lines[2]).toMatch(/^content: 5024 bytes: "x{200}…x{89}TAIL-MARKER" \(cut in the middle; 5024 bytes in all\)$/);
     // Many arguments or headers: the line is cut too, saying so.
     const many = describeCall('shell.exec', { argv: ['echo', ...Array.from({ length: 400 }, (_, i) => `arg${i}`)] }).lines[0]!;
     expect(many.length).toBeLessThanOrEqual(DESCRIBE_MAX_LINE + 60);
-    expect(many).toMatch(/… \(line cut; \d+ characters in all\)$/);
+    expect(many).toMatch(/^argv: echo arg0 .*….* arg399 \(line cut in the middle; \d+ characters in all\)$/);
     // Multi-byte text is counted in UTF-8 bytes.
     expect(describeCall('channel.send', { channel: 'telegram', to: '42', text: 'héllo ✓' }).lines[2]).toBe('text: 10 bytes: "héllo ✓"');
   });
@@ -229,7 +230,7 @@ describe('describeCall', () => {
       /^input \(does not parse: shell\.exec: unknown input field "token"\): \{"argv":\["\/bin\/sh","-c","rm -rf ~"\],"token":"\[redacted, 28 bytes\]"\}$/,
     );
     expect(describeCall('weather.get', undefined).lines).toEqual(['input: null']);
-    expect(describeCall('weather.get', { big: long }).lines[0]).toMatch(/\(cut; 5021 bytes in all\)$/);
+    expect(describeCall('weather.get', { big: long }).lines[0]).toMatch(/\(cut in the middle; 5034 bytes in all\)$/);
   });
 
   it('gives the 12-hex digest that ties a request to the audit log', () => {
