@@ -40,6 +40,8 @@ export default defineConfig({
           exclude: ['test/fixtures/**', 'node_modules/**', ...UNIT_TESTS],
           fileParallelism: false,
           globalSetup: ['test/support/temporal-global-setup.ts'],
+          // The workflows bundled once for the run, not once per file (test/support/workflow-bundles.ts).
+          setupFiles: ['test/support/use-workflow-bundles.ts'],
           sequence: { groupOrder: 1 },
         },
       },

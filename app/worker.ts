@@ -1,10 +1,17 @@
 /** Creating the worker: workflows bundled once per process, activities injected by the composition root. */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { DataConverter } from '@temporalio/common';
-import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  Worker,
+  type BundleOptions,
+  type NativeConnection,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { DEFAULT_WORKFLOW_CACHE } from '../infra/config/env-table.js';
 import { sibling } from '../infra/module-path.js';
 import type { WorkerTracing } from '../infra/telemetry/index.js';
+import { cachedWorkflowBundle, type WorkflowBundleInputs } from './workflow-bundles.js';
 
 /** Absolute path of the workflows entry point (what the bundler and replay tests load). */
 export const WORKFLOWS_PATH = sibling(import.meta.url, '../workflows/index');
@@ -22,29 +29,6 @@ export const SANDBOX_ZOD_PATH = sibling(import.meta.url, '../workflows/sandbox-z
 /** Every workflow module, evaluated once per worker thread and shared by its workflows (see there). */
 export const SANDBOX_SHARED_PATH = sibling(import.meta.url, '../workflows/sandbox-shared');
 
-// Keyed by failure converter path and tracing modules: both are compiled into the bundle.
-const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
-
-/** The workflow bundle, built on first use and shared by every worker of this process. */
-export function workflowBundle(
-  failureConverterPath?: string,
-  tracingModules: readonly string[] = [],
-): Promise<WorkflowBundleWithSourceMap> {
-  const key = [failureConverterPath ?? '', ...tracingModules].join('\n');
-  let bundle = bundles.get(key);
-  if (!bundle) {
-    bundle = bundleWorkflowCode({
-      workflowsPath: WORKFLOWS_PATH,
-      workflowInterceptorModules: [...tracingModules, WORKFLOW_INTERCEPTORS_PATH],
-      preloadModules: [SANDBOX_ZOD_PATH, 'xstate', SANDBOX_SHARED_PATH],
-      logger: quietLogger,
-      ...(failureConverterPath ? { failureConverterPath } : {}),
-    });
-    bundles.set(key, bundle);
-  }
-  return bundle;
-}
-
 const quietLogger = {
   log: () => undefined,
   trace: () => undefined,
@@ -53,6 +37,31 @@ const quietLogger = {
   warn: (m: string) => console.warn(m),
   error: (m: string) => console.error(m),
 };
+
+/** What the bundler is given for `inputs` (the test suite bundles with it once per run: test/support/workflow-bundles.ts). */
+export function workflowBundleOptions(inputs: WorkflowBundleInputs): BundleOptions {
+  return {
+    workflowsPath: inputs.workflowsPath,
+    workflowInterceptorModules: [...inputs.tracingModules, WORKFLOW_INTERCEPTORS_PATH],
+    preloadModules: [SANDBOX_ZOD_PATH, 'xstate', SANDBOX_SHARED_PATH],
+    logger: quietLogger,
+    ...(inputs.failureConverterPath ? { failureConverterPath: inputs.failureConverterPath } : {}),
+  };
+}
+
+/** The inputs of our workflows' bundle: the failure converter and tracing modules are compiled into it. */
+export function workflowBundleInputs(failureConverterPath?: string, tracingModules: readonly string[] = []): WorkflowBundleInputs {
+  return { workflowsPath: WORKFLOWS_PATH, tracingModules, ...(failureConverterPath ? { failureConverterPath } : {}) };
+}
+
+/** The workflow bundle, built on first use (unless provided: app/workflow-bundles.ts) and shared by every worker of this process. */
+export function workflowBundle(
+  failureConverterPath?: string,
+  tracingModules: readonly string[] = [],
+): Promise<WorkflowBundleWithSourceMap> {
+  const inputs = workflowBundleInputs(failureConverterPath, tracingModules);
+  return cachedWorkflowBundle(inputs, () => bundleWorkflowCode(workflowBundleOptions(inputs)));
+}
 
 /** Options for `createAivyxWorker`. */
 export interface AivyxWorkerOptions {

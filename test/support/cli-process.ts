@@ -2,6 +2,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { freePort } from '../../infra/temporal/index.js';
 
+/** `node` arguments that run `aivyx` from its sources through tsx (with this run's workflow bundles: aivyx-main.ts). */
+const AIVYX_MAIN = ['--import', 'tsx', 'test/support/aivyx-main.ts'];
+
 /** An environment for `aivyx` on the embedded defaults (PGlite, own dev server) on free ports. */
 export async function cliEnv(home: string, script: string, extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
   const env: NodeJS.ProcessEnv = {
@@ -23,7 +26,7 @@ export async function cliEnv(home: string, script: string, extra: NodeJS.Process
 
 /** Runs `aivyx args` to completion (stdin from `input` when given). */
 export function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], {
+  return spawnSync(process.execPath, [...AIVYX_MAIN, ...args], {
     env,
     encoding: 'utf8',
     timeout: 120_000,
@@ -36,7 +39,7 @@ export function aivyx(args: string[], env: NodeJS.ProcessEnv, input?: string) {
  * serves something the command uses, e.g. a proxy in front of PostgreSQL).
  */
 export function aivyxAsync(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...AIVYX_MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -66,7 +69,7 @@ const shellWord = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
  * (util-linux `script`), as at a real keyboard; what the test writes is typed into it.
  */
 export function spawnAivyx(args: string[], env: NodeJS.ProcessEnv, opts: { pty?: boolean } = {}): AivyxProcess {
-  const argv = [process.execPath, '--import', 'tsx', 'app/main.ts', ...args];
+  const argv = [process.execPath, ...AIVYX_MAIN, ...args];
   const child = opts.pty
     ? spawn('script', ['-qfec', argv.map(shellWord).join(' '), '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
     : spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });

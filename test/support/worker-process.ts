@@ -3,6 +3,8 @@
  * Env: DATABASE_URL, AIVYX_TEST_TEMPORAL_ADDRESS, AIVYX_TASK_QUEUE, AIVYX_SCRIPT (JSON file), AIVYX_SPECIALISTS (JSON); traces
  * when OTEL_EXPORTER_OTLP_ENDPOINT is set (flushed when SIGTERM stops the worker).
  */
+// First: this test run's workflow bundles, so this worker does not bundle them again.
+import './use-workflow-bundles.js';
 import { readFileSync } from 'node:fs';
 import { NativeConnection } from '@temporalio/worker';
 import { createScriptedProvider } from '../../activities/llm/scripted-provider.js';
